@@ -1,0 +1,112 @@
+#pragma once
+// The validated configuration, as the rest of Rill sees it. Parsed from YAML by
+// config/config_loader.cpp; every field has the default documented in conf/rill.yaml.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rill::config {
+
+using Duration = std::chrono::milliseconds;
+
+// Raised for any invalid configuration. what() reads "FILE:LINE:COL: message" — the message says
+// what was expected (and "did you mean 'x'?" for a misspelt key).
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ListenAddress {
+  std::string host;  // "0.0.0.0", "127.0.0.1", "::1" (no brackets), "::"
+  uint16_t port = 0;
+  std::string to_string() const;  // "0.0.0.0:1935", "[::1]:1935"
+  bool operator==(const ListenAddress&) const = default;
+};
+
+struct LogConfig {
+  std::string level = "info";             // trace|debug|info|warn|error|critical|off
+  std::optional<std::string> file;        // null: stderr
+  std::optional<std::string> access_log;  // null: no access log
+};
+
+struct RtmpConfig {
+  std::vector<ListenAddress> listen{{"0.0.0.0", 1935}};
+  uint32_t chunk_size = 4096;                 // outgoing chunk size we announce
+  uint32_t max_chunk_size = 65536;            // largest Set Chunk Size accepted from a peer
+  size_t max_message_size = 16 * 1024 * 1024; // largest RTMP message accepted
+  Duration handshake_timeout{10000};
+  Duration idle_timeout{30000};               // no bytes from a peer for this long: close
+  Duration ping_interval{10000};              // PingRequest to idle-looking peers
+  uint32_t ack_window = 2500000;              // Window Acknowledgement Size we announce
+  size_t max_connections = 10000;             // per worker
+};
+
+struct HttpConfig {
+  std::vector<ListenAddress> listen{{"0.0.0.0", 8080}};
+  size_t max_header_size = 8 * 1024;
+  size_t max_body_size = 64 * 1024;
+  Duration timeout{30000};          // read/write timeout of normal requests
+  size_t max_connections = 10000;   // per worker
+  std::string cors_origin = "*";    // Access-Control-Allow-Origin on stream responses; "" = off
+};
+
+struct HlsConfig {
+  bool enabled = false;
+  Duration fragment{2000};   // target segment duration: cut at the first keyframe after it
+  uint32_t window = 5;       // segments in the playlist
+  Duration max_fragment{0};  // forced cut without keyframe; 0 = 3 x fragment
+  size_t max_segment_size = 64 * 1024 * 1024;
+};
+
+// Per-application options: apps.NAME in the YAML.
+struct AppConfig {
+  std::string name;
+  bool gop_cache = true;
+  size_t gop_cache_max_bytes = 32 * 1024 * 1024;
+  size_t gop_cache_max_frames = 2048;
+  // A player of a stream with no publisher waits this long for one (0: answer StreamNotFound /
+  // 404 at once).
+  Duration play_wait{0};
+  // After the publisher leaves, players stay attached this long waiting for it to come back.
+  Duration publisher_idle_timeout{10000};
+  // Per-subscriber output queue bounds: past soft, drop video until the next keyframe;
+  // past hard, disconnect the subscriber.
+  size_t queue_soft_bytes = 4 * 1024 * 1024;
+  size_t queue_hard_bytes = 16 * 1024 * 1024;
+  Duration queue_soft_duration{2000};
+  Duration queue_hard_duration{8000};
+  HlsConfig hls;
+};
+
+struct Config {
+  uint32_t workers = 0;  // 0 means "auto" in the file; see resolved_workers()
+  std::optional<std::string> user;
+  std::optional<std::string> pid_file;
+  std::string runtime_dir = "/tmp/rill";
+  Duration shutdown_timeout{10000};  // graceful stop / old workers after reload: drain at most this long
+  LogConfig log;
+  RtmpConfig rtmp;
+  HttpConfig http;
+  std::map<std::string, AppConfig> apps;
+  std::string source_name;  // file path, or "<embedded default>"
+
+  uint32_t resolved_workers() const;  // workers, or the number of online cores for auto
+  const AppConfig* find_app(const std::string& name) const;
+};
+
+// Parse and validate. Throws ConfigError.
+Config load_config_file(const std::string& path);
+Config load_config_string(const std::string& yaml_text, const std::string& source_name);
+Config load_default_config();  // the embedded conf/rill.yaml
+
+// Helpers exposed for tests and for other YAML-driven pieces.
+Duration parse_duration(const std::string& text);         // "2s", "500ms", "1m", "1h"; throws ConfigError
+size_t parse_size(const std::string& text);                // "64KiB", "16MiB", "1GiB", "512", "4k"? (see docs)
+ListenAddress parse_listen(const std::string& text);       // "0.0.0.0:1935", "[::1]:1935", "1935"
+
+}  // namespace rill::config

@@ -1,0 +1,50 @@
+#pragma once
+// Worker: everything one worker process serves, on one libevent event_base and one thread.
+// The process module (process/) forks the worker, installs its signal handling and runs the
+// loop; this class owns the listeners and the sessions.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "rill/config/config.h"
+
+struct event_base;
+
+namespace rill::server {
+
+struct WorkerContext {
+  int id = 0;          // 0..workers-1, stable across respawns of the same slot
+  int generation = 0;  // bumped on every successful reload
+  std::shared_ptr<const config::Config> config;
+  // Listening sockets owned by the master, one per rtmp.listen / http.listen entry, already
+  // bound and listening (SO_REUSEPORT: each worker slot has its own socket per address).
+  std::vector<int> rtmp_fds;
+  std::vector<int> http_fds;
+  std::shared_ptr<spdlog::logger> log;
+  std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
+};
+
+class Worker {
+ public:
+  Worker(event_base* base, WorkerContext ctx);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Registers the listeners on the event base and starts accepting.
+  void start();
+  // Graceful stop (SIGQUIT, or an old worker after reload): stop accepting, let sessions end
+  // (players are ended at the stream's natural end or after `drain_timeout`), then call on_drained.
+  void drain(std::function<void()> on_drained);
+  // Fast stop (SIGTERM): close every session now.
+  void stop_now();
+  size_t session_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rill::server
