@@ -1,37 +1,145 @@
-// Minimal worker (to be replaced by the RTMP/HTTP server): accepts and closes connections.
+// Worker: the listeners and sessions of one worker process, on one event_base.
 #include "rill/server/worker.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <event2/event.h>
-#include <event2/listener.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include "rill/core/event_timer_queue.h"
+#include "rill/media/stream.h"
+#include "rill/server/flush_scheduler.h"
+#include "rill/server/rtmp_session.h"
+#include "rill/server/server_context.h"
 
 namespace rill::server {
 
+namespace {
+
+std::string peer_name(const sockaddr_storage& ss) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+    return "[" + std::string(host) + "]:" + std::to_string(port);
+  }
+  return "unix";
+}
+
+}  // namespace
+
 struct Worker::Impl {
   event_base* base;
-  WorkerContext ctx;
-  std::vector<evconnlistener*> listeners;
+  WorkerContext wctx;
+  EventTimerQueue timers;
+  FlushScheduler flusher;
+  media::StreamRegistry streams;
+  SessionSet sessions;
+  ServerContext ctx;
+  std::vector<event*> rtmp_accept_evs;
+  bool accepting = false;
+  std::function<void()> on_drained;
+  event* drain_check = nullptr;
+
+  Impl(event_base* b, WorkerContext c)
+      : base(b), wctx(std::move(c)), timers(b), flusher(b), streams(timers, wctx.log), sessions(timers) {
+    ctx.base = b;
+    ctx.worker_id = wctx.id;
+    ctx.config = wctx.config;
+    ctx.streams = &streams;
+    ctx.flusher = &flusher;
+    ctx.timers = &timers;
+    ctx.sessions = &sessions;
+    ctx.log = wctx.log;
+    ctx.access_log = wctx.access_log;
+  }
+
+  static void on_rtmp_accept(int fd, short, void* arg) { static_cast<Impl*>(arg)->accept_rtmp(fd); }
+
+  // Accept until EAGAIN: under a connection storm the backlog is emptied every loop iteration.
+  void accept_rtmp(int lfd) {
+    for (int i = 0; i < 1024; ++i) {
+      sockaddr_storage ss{};
+      socklen_t len = sizeof ss;
+      int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) ctx.log->error("rtmp: accept: {} (raise LimitNOFILE)", strerror(errno));
+        return;
+      }
+      std::string peer = peer_name(ss);
+      if (!accepting) { ::close(fd); continue; }
+      if (sessions.size() >= wctx.config->rtmp.max_connections) {
+        ctx.log->warn("rtmp: {} refused: worker connection limit {} reached", peer, wctx.config->rtmp.max_connections);
+        ::close(fd);
+        continue;
+      }
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, fd, std::move(peer))));
+      s->start();
+    }
+  }
 };
 
-static void on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void*) { close(fd); }
+Worker::Worker(event_base* base, WorkerContext ctx) : impl_(std::make_unique<Impl>(base, std::move(ctx))) {}
 
-Worker::Worker(event_base* base, WorkerContext ctx) : impl_(new Impl{base, std::move(ctx), {}}) {}
 Worker::~Worker() {
-  for (auto* l : impl_->listeners) evconnlistener_free(l);
+  impl_->sessions.close_all("worker exiting");
+  for (auto* ev : impl_->rtmp_accept_evs) event_free(ev);
+  if (impl_->drain_check) event_free(impl_->drain_check);
 }
+
 void Worker::start() {
-  for (int fd : impl_->ctx.rtmp_fds)
-    impl_->listeners.push_back(evconnlistener_new(impl_->base, on_accept, this, 0, -1, fd));
-  for (int fd : impl_->ctx.http_fds)
-    impl_->listeners.push_back(evconnlistener_new(impl_->base, on_accept, this, 0, -1, fd));
+  for (int fd : impl_->wctx.rtmp_fds) {
+    evutil_make_socket_nonblocking(fd);
+    event* ev = event_new(impl_->base, fd, EV_READ | EV_PERSIST, &Impl::on_rtmp_accept, impl_.get());
+    event_add(ev, nullptr);
+    impl_->rtmp_accept_evs.push_back(ev);
+  }
+  impl_->accepting = true;
+  impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
+                       impl_->wctx.rtmp_fds.size(), impl_->wctx.http_fds.size());
 }
+
 void Worker::drain(std::function<void()> on_drained) {
-  for (auto* l : impl_->listeners) evconnlistener_disable(l);
-  on_drained();
+  impl_->accepting = false;
+  for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
+  impl_->sessions.drain_all();
+  impl_->on_drained = std::move(on_drained);
+  // Sessions are destroyed after their callbacks; check until none is left.
+  auto check = [](int, short, void* arg) {
+    auto* impl = static_cast<Impl*>(arg);
+    if (impl->sessions.size() == 0 && impl->on_drained) {
+      auto cb = std::move(impl->on_drained);
+      impl->on_drained = nullptr;
+      event_del(impl->drain_check);
+      cb();
+    }
+  };
+  impl_->drain_check = event_new(impl_->base, -1, EV_PERSIST, check, impl_.get());
+  timeval tv{0, 50 * 1000};
+  event_add(impl_->drain_check, &tv);
 }
+
 void Worker::stop_now() {
-  for (auto* l : impl_->listeners) evconnlistener_disable(l);
+  impl_->accepting = false;
+  for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
+  impl_->sessions.close_all("worker stopping");
 }
-size_t Worker::session_count() const { return 0; }
+
+size_t Worker::session_count() const { return impl_->sessions.size(); }
 
 }  // namespace rill::server

@@ -32,6 +32,7 @@ struct LogConfig {
   std::string level = "info";             // trace|debug|info|warn|error|critical|off
   std::optional<std::string> file;        // null: stderr
   std::optional<std::string> access_log;  // null: no access log
+  bool operator==(const LogConfig&) const = default;
 };
 
 struct RtmpConfig {
@@ -44,6 +45,7 @@ struct RtmpConfig {
   Duration ping_interval{10000};              // PingRequest to idle-looking peers
   uint32_t ack_window = 2500000;              // Window Acknowledgement Size we announce
   size_t max_connections = 10000;             // per worker
+  bool operator==(const RtmpConfig&) const = default;
 };
 
 struct HttpConfig {
@@ -53,6 +55,7 @@ struct HttpConfig {
   Duration timeout{30000};          // read/write timeout of normal requests
   size_t max_connections = 10000;   // per worker
   std::string cors_origin = "*";    // Access-Control-Allow-Origin on stream responses; "" = off
+  bool operator==(const HttpConfig&) const = default;
 };
 
 struct HlsConfig {
@@ -61,6 +64,7 @@ struct HlsConfig {
   uint32_t window = 5;       // segments in the playlist
   Duration max_fragment{0};  // forced cut without keyframe; 0 = 3 x fragment
   size_t max_segment_size = 64 * 1024 * 1024;
+  bool operator==(const HlsConfig&) const = default;
 };
 
 // Per-application options: apps.NAME in the YAML.
@@ -81,6 +85,7 @@ struct AppConfig {
   Duration queue_soft_duration{2000};
   Duration queue_hard_duration{8000};
   HlsConfig hls;
+  bool operator==(const AppConfig&) const = default;
 };
 
 struct Config {
@@ -97,6 +102,8 @@ struct Config {
 
   uint32_t resolved_workers() const;  // workers, or the number of online cores for auto
   const AppConfig* find_app(const std::string& name) const;
+  // Field-by-field equality (source_name included), e.g. to see what a reload changes.
+  bool operator==(const Config&) const = default;
 };
 
 // Parse and validate. Throws ConfigError.

@@ -1,0 +1,143 @@
+#pragma once
+// Stream: one live stream (app/name) — at most one publisher, any number of subscribers, a GOP
+// cache. Ingest hands it raw FLV tag bodies; it classifies them, rewrites timestamps onto one
+// output timeline that never goes backwards (a republish continues where the last one stopped),
+// remembers metadata and sequence headers, and fans every frame out to every subscriber.
+//
+// The hub knows no socket and no clock but the TimerQueue it is given. Everything runs on one
+// worker thread.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "rill/config/config.h"
+#include "rill/core/timer_queue.h"
+#include "rill/media/gop_cache.h"
+#include "rill/media/media_frame.h"
+#include "rill/media/subscriber.h"
+
+namespace rill::media {
+
+class StreamRegistry;
+
+// What the hub learned about the published media (for stats, the FLV header, HLS).
+struct StreamInfo {
+  bool has_audio = false;
+  bool has_video = false;
+  uint8_t video_codec_id = 0;  // FLV codec id (7 AVC, 12 HEVC) or 0
+  uint32_t video_fourcc = 0;   // Enhanced RTMP FourCC, or 0
+  uint8_t audio_format = 0;    // FLV sound format (10 AAC, 2 MP3)
+  uint64_t frames_in = 0;
+  uint64_t bytes_in = 0;
+  uint64_t frames_dropped = 0;  // malformed bodies dropped (not forwarded)
+};
+
+class Stream {
+ public:
+  Stream(StreamRegistry& registry, std::string app, std::string name, const config::AppConfig& cfg);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  const std::string& app() const { return app_; }
+  const std::string& name() const { return name_; }
+  std::string key() const { return app_ + "/" + name_; }
+  const config::AppConfig& app_config() const { return cfg_; }
+  const StreamInfo& info() const { return info_; }
+  const GopCache& gop_cache() const { return gop_; }
+
+  // --- publishing ---
+  bool has_publisher() const { return publisher_ != nullptr; }
+  // Claims the stream for a publisher (an opaque owner tag, e.g. the session). False if another
+  // publisher holds it (the caller answers NetStream.Publish.BadName).
+  bool attach_publisher(const void* owner);
+  // One message from the publisher: type and timestamp as received, payload = FLV tag body.
+  // Malformed bodies are dropped (counted) rather than forwarded. Script data other than
+  // onMetaData/@setDataFrame is ignored.
+  void publish(MediaType type, uint32_t timestamp, BufferRef payload);
+  // The publisher left (unpublish, disconnect). Subscribers get on_unpublish and stay; after the
+  // app's publisher_idle_timeout with no new publisher they get on_stream_end. May destroy the
+  // stream when nobody is left: do not touch it after this call.
+  void detach_publisher(const void* owner);
+
+  // --- subscribing ---
+  // Attaches and replays metadata, sequence headers and the GOP cache to the new subscriber
+  // (synchronously, before returning). With no publisher, the subscriber waits: after the app's
+  // play_wait (if > 0) it gets on_stream_end unless a publisher came.
+  void add_subscriber(Subscriber* s);
+  // May destroy the stream when nobody is left: do not touch it after this call.
+  void remove_subscriber(Subscriber* s);
+  size_t subscriber_count() const { return subscribers_.size() - removed_pending_; }
+
+ private:
+  friend class StreamRegistry;
+  class DispatchScope;  // marks a callback loop (see dispatching_), compacts at the outermost end
+  void fan_out(const FramePtr& f);
+  uint32_t map_timestamp(uint32_t in);
+  void start_idle_timer();
+  void end_stream();  // tells every subscriber on_stream_end and detaches them
+  void maybe_release();
+  void detach_at(size_t i);
+  void end_subscriber(Subscriber* s);  // play_wait expired for s
+  void cancel_wait(Subscriber* s);
+  void compact();
+  size_t index_of(const Subscriber* s) const;  // subscribers_.size() when absent
+
+  StreamRegistry& registry_;
+  std::string app_, name_;
+  const config::AppConfig& cfg_;
+  StreamInfo info_;
+  GopCache gop_;
+  const void* publisher_ = nullptr;
+  // Slots are nulled (not erased) while dispatching, so subscribers may leave during a callback;
+  // compacted when the outermost dispatch ends.
+  std::vector<Subscriber*> subscribers_;
+  size_t removed_pending_ = 0;  // nulled slots in subscribers_
+  // Subscribers waiting for a publisher with a play_wait timer running.
+  std::vector<std::pair<Subscriber*, TimerId>> waiters_;
+  // Subscribers attached while no publisher was there: they get on_publish when one comes.
+  bool ever_published_ = false;
+  // Output timeline: out = in - in_base + out_base (mod 2^32), rebased on every new publisher.
+  bool timeline_started_ = false;
+  uint32_t in_base_ = 0, out_base_ = 0, last_out_ = 0;
+  bool session_started_ = false;  // the current publisher's first frame has been mapped
+  std::optional<TimerId> idle_timer_;
+  std::optional<TimerId> release_timer_;  // deferred release (release() called while dispatching)
+  bool dispatching_ = false;  // re-entrancy guard while calling subscribers
+};
+
+// StreamRegistry: the streams of one worker, by app/name. Streams with neither a publisher nor
+// subscribers (nor a pending idle wait) are destroyed.
+class StreamRegistry {
+ public:
+  StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log);
+  ~StreamRegistry();
+
+  Stream* find(const std::string& app, const std::string& name);
+  Stream& get_or_create(const std::string& app, const std::string& name, const config::AppConfig& cfg);
+  size_t size() const { return streams_.size(); }
+  template <typename F>
+  void for_each(F&& f) {
+    for (auto& [k, s] : streams_) f(*s);
+  }
+
+  TimerQueue& timers() { return timers_; }
+  spdlog::logger& log() { return *log_; }
+
+ private:
+  friend class Stream;
+  // Destroys the stream (deferred to a 0 ms timer if called while it is dispatching).
+  void release(Stream* s);
+
+  TimerQueue& timers_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::map<std::string, std::unique_ptr<Stream>> streams_;
+};
+
+}  // namespace rill::media

@@ -1,0 +1,26 @@
+#pragma once
+// Subscriber: the one small interface every output plugs into the hub through — an RTMP player,
+// an HTTP-FLV response, the HLS segmenter, a relay link to another worker. None knows another.
+#include "rill/media/media_frame.h"
+
+namespace rill::media {
+
+class Stream;
+
+class Subscriber {
+ public:
+  virtual ~Subscriber() = default;
+  // A frame, in order: on attach first metadata, sequence headers and the GOP cache, then live.
+  virtual void on_frame(const FramePtr& frame) = 0;
+  // A publisher started publishing to a stream this subscriber waits on or watched before.
+  // (Not called for the publisher that was already there when the subscriber attached.)
+  virtual void on_publish(Stream&) {}
+  // The publisher left. The subscriber stays attached; the stream waits for a new publisher for
+  // the app's publisher_idle_timeout.
+  virtual void on_unpublish(Stream&) {}
+  // The stream is gone (idle timeout passed, no publisher came back, or play_wait expired with no
+  // publisher). The hub has already detached this subscriber: it must not call remove_subscriber.
+  virtual void on_stream_end(Stream&) {}
+};
+
+}  // namespace rill::media

@@ -1,0 +1,41 @@
+#pragma once
+// FlushScheduler: batches socket writes per event-loop iteration. Whatever a callback queues for
+// a connection (one publisher read may fan out a video frame and several audio frames to 1000
+// players) is written once, with one writev per connection, when the loop has run the callbacks
+// that are ready — never later, and never delayed by a timer: latency is part of the product.
+#include <vector>
+
+struct event_base;
+struct event;
+
+namespace rill::server {
+
+class Flushable {
+ public:
+  virtual ~Flushable() = default;
+  virtual void flush() = 0;
+
+ private:
+  friend class FlushScheduler;
+  bool flush_requested_ = false;
+};
+
+class FlushScheduler {
+ public:
+  explicit FlushScheduler(event_base* base);
+  ~FlushScheduler();
+  // Idempotent until the flush ran. The Flushable must call forget() before it is destroyed.
+  void request(Flushable* f);
+  void forget(Flushable* f);
+
+ private:
+  static void on_run(int, short, void* arg);
+  void run();
+
+  event* ev_;
+  bool armed_ = false;
+  std::vector<Flushable*> pending_;
+  std::vector<Flushable*> running_;
+};
+
+}  // namespace rill::server

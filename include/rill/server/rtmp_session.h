@@ -1,0 +1,117 @@
+#pragma once
+// RtmpSession: one RTMP connection — handshake, chunk stream, commands — adapted onto the hub.
+// A publishing session feeds a media::Stream; a playing session is a media::Subscriber whose
+// output queue holds the stream's shared, already-chunked buffers.
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rill/media/output_queue.h"
+#include "rill/media/stream.h"
+#include "rill/protocol/chunk_reader.h"
+#include "rill/protocol/rtmp_command.h"
+#include "rill/protocol/rtmp_handshake.h"
+#include "rill/protocol/rtmp_message.h"
+#include "rill/server/server_context.h"
+
+struct event;
+
+namespace rill::server {
+
+class RtmpSession final : public Session, public Flushable, public media::Subscriber {
+ public:
+  RtmpSession(ServerContext& ctx, int fd, std::string peer);
+  ~RtmpSession() override;
+
+  void start();
+  void close(const char* reason) override;
+  void drain() override;
+
+  // Flushable
+  void flush() override;
+  // media::Subscriber
+  void on_frame(const media::FramePtr& frame) override;
+  void on_publish(media::Stream& s) override;
+  void on_unpublish(media::Stream& s) override;
+  void on_stream_end(media::Stream& s) override;
+
+  const std::string& peer() const { return peer_; }
+
+ private:
+  enum class State { Handshake, Connected, Closed };
+
+  static void on_read_event(int fd, short what, void* arg);
+  static void on_write_event(int fd, short what, void* arg);
+  static void on_tick_event(int fd, short what, void* arg);
+  void handle_readable();
+  void handle_bytes(const uint8_t* data, size_t len);
+  void handle_message(protocol::RtmpMessage&& msg);
+  void handle_command(const protocol::RtmpMessage& msg);
+  void handle_tick();
+
+  // Commands (rtmp_session_commands.cpp)
+  void cmd_connect(const protocol::RtmpCommand& c);
+  void cmd_create_stream(const protocol::RtmpCommand& c);
+  void cmd_publish(const protocol::RtmpCommand& c, uint32_t msid);
+  void cmd_play(const protocol::RtmpCommand& c, uint32_t msid);
+  void cmd_pause(const protocol::RtmpCommand& c);
+  void cmd_close_stream(const char* why);
+  void stop_publishing();
+  void stop_playing();
+
+  // Output
+  void send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts, BufferRef payload);
+  void send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts, std::span<const uint8_t> payload);
+  void send_command(uint32_t csid, uint32_t msid, std::string_view name, double tid, const protocol::Amf0Value& obj,
+                    std::span<const protocol::Amf0Value> args = {});
+  void send_status(uint32_t msid, std::string_view level, std::string_view code, std::string_view description);
+  void send_user_control(uint16_t event, uint32_t value);
+  void queue_control(BufferRef bytes);
+  void close_after_flush(const char* reason);
+  static media::QueueLimits queue_limits(const config::AppConfig* app);
+
+  ServerContext& ctx_;
+  int fd_;
+  std::string peer_;
+  State state_ = State::Handshake;
+  event* read_ev_ = nullptr;
+  event* write_ev_ = nullptr;
+  event* tick_ev_ = nullptr;
+  bool write_armed_ = false;
+  int64_t started_ms_ = 0;
+  int64_t last_read_ms_ = 0;
+  int64_t last_ping_ms_ = 0;
+
+  protocol::ServerHandshake handshake_;
+  std::unique_ptr<protocol::ChunkReader> reader_;
+  media::OutputQueue queue_;
+  uint32_t out_chunk_size_ = 128;
+
+  // Acknowledgement (§5.4.3): the peer's window, and the byte count we last acknowledged.
+  uint32_t peer_ack_window_ = 0;
+  uint64_t last_acked_ = 0;
+
+  // connect
+  std::string app_;
+  std::string tc_url_;
+  const config::AppConfig* app_cfg_ = nullptr;
+
+  // publish / play
+  uint32_t next_stream_id_ = 1;
+  media::Stream* stream_ = nullptr;
+  bool publishing_ = false;
+  bool playing_ = false;
+  bool paused_ = false;
+  bool receive_audio_ = true;
+  bool receive_video_ = true;
+  bool wait_keyframe_ = false;  // after a drop-induced reset, skip video until a keyframe
+  uint32_t play_msid_ = media::kRtmpPlayStreamId;
+  std::string stream_name_;
+  uint64_t frames_out_ = 0;
+  bool closing_after_flush_ = false;
+  std::string close_reason_;
+};
+
+}  // namespace rill::server

@@ -1,0 +1,68 @@
+#pragma once
+// What every session of a worker needs, passed explicitly (no singletons).
+#include <cstdint>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "rill/config/config.h"
+#include "rill/core/event_timer_queue.h"
+#include "rill/media/stream.h"
+#include "rill/server/flush_scheduler.h"
+
+struct event_base;
+
+namespace rill::server {
+
+class SessionSet;
+
+struct ServerContext {
+  event_base* base = nullptr;
+  int worker_id = 0;
+  std::shared_ptr<const config::Config> config;
+  media::StreamRegistry* streams = nullptr;
+  FlushScheduler* flusher = nullptr;
+  EventTimerQueue* timers = nullptr;
+  SessionSet* sessions = nullptr;
+  std::shared_ptr<spdlog::logger> log;
+  std::shared_ptr<spdlog::logger> access_log;  // may be null
+};
+
+// A connection-level session owned by the worker's SessionSet.
+class Session {
+ public:
+  virtual ~Session() = default;
+  // Close now (fast stop) with a reason for the log.
+  virtual void close(const char* reason) = 0;
+  // Graceful stop: stop taking new work; close when done (publishers: now; players: now).
+  virtual void drain() { close("worker shutting down"); }
+};
+
+// The sessions of one worker: ownership, the per-worker connection limit, and deferred
+// destruction (a session closing inside its own callback is destroyed after the callback).
+class SessionSet {
+ public:
+  SessionSet(EventTimerQueue& timers) : timers_(timers) {}
+  ~SessionSet();
+  Session* add(std::unique_ptr<Session> s);
+  // Destroys the session after the current callback returns.
+  void retire(Session* s);
+  size_t size() const { return live_set_.size(); }
+  template <typename F>
+  void for_each(F&& f) {
+    for (auto* s : live_set_) f(*s);
+  }
+  void close_all(const char* reason);
+  void drain_all();
+
+ private:
+  void reap();
+  EventTimerQueue& timers_;
+  std::unordered_set<Session*> live_set_;  // owned
+  std::vector<Session*> retired_;
+  bool reap_scheduled_ = false;
+};
+
+}  // namespace rill::server

@@ -1,0 +1,296 @@
+// RtmpSession: socket I/O, handshake, chunk stream and protocol control messages.
+// Commands (connect, publish, play ...) are in rtmp_session_commands.cpp.
+#include "rill/server/rtmp_session.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+
+#include "rill/protocol/chunk_writer.h"
+#include "rill/protocol/error.h"
+
+namespace rill::server {
+
+namespace {
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kMaxReadPerEvent = 1024 * 1024;  // fairness between connections
+constexpr int kMaxIov = 64;
+
+}  // namespace
+
+media::QueueLimits RtmpSession::queue_limits(const config::AppConfig* app) {
+  media::QueueLimits l;
+  if (app) {
+    l.soft_bytes = app->queue_soft_bytes;
+    l.hard_bytes = app->queue_hard_bytes;
+    l.soft_duration_ms = static_cast<uint32_t>(app->queue_soft_duration.count());
+    l.hard_duration_ms = static_cast<uint32_t>(app->queue_hard_duration.count());
+  }
+  return l;
+}
+
+
+RtmpSession::RtmpSession(ServerContext& ctx, int fd, std::string peer)
+    : ctx_(ctx), fd_(fd), peer_(std::move(peer)), handshake_(protocol::system_random()), queue_(queue_limits(nullptr)) {}
+
+RtmpSession::~RtmpSession() {
+  if (state_ != State::Closed) close("destroyed");
+}
+
+void RtmpSession::start() {
+  const auto& rc = ctx_.config->rtmp;
+  started_ms_ = last_read_ms_ = ctx_.timers->now_ms();
+  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &RtmpSession::on_read_event, this);
+  write_ev_ = event_new(ctx_.base, fd_, EV_WRITE | EV_PERSIST, &RtmpSession::on_write_event, this);
+  tick_ev_ = event_new(ctx_.base, -1, EV_PERSIST, &RtmpSession::on_tick_event, this);
+  event_add(read_ev_, nullptr);
+  // One periodic tick per session drives the handshake timeout, pings and the idle timeout.
+  int64_t tick_ms = std::min<int64_t>({rc.handshake_timeout.count(), rc.ping_interval.count(), 1000 * 5});
+  if (tick_ms < 100) tick_ms = 100;
+  timeval tv{static_cast<time_t>(tick_ms / 1000), static_cast<suseconds_t>((tick_ms % 1000) * 1000)};
+  event_add(tick_ev_, &tv);
+  ctx_.log->debug("rtmp: {} connected", peer_);
+}
+
+void RtmpSession::close(const char* reason) {
+  if (state_ == State::Closed) return;
+  state_ = State::Closed;
+  if (publishing_ || playing_ || stream_) {
+    ctx_.log->info("rtmp: {} closed ({}) stream={} {} frames_out={} dropped={}", peer_, reason,
+                   stream_ ? stream_->key() : std::string("-"), publishing_ ? "publisher" : "player", frames_out_,
+                   queue_.frames_dropped());
+  } else {
+    ctx_.log->debug("rtmp: {} closed ({})", peer_, reason);
+  }
+  stop_publishing();
+  stop_playing();
+  ctx_.flusher->forget(this);
+  for (event** ev : {&read_ev_, &write_ev_, &tick_ev_}) {
+    if (*ev) { event_free(*ev); *ev = nullptr; }
+  }
+  queue_.clear();
+  if (fd_ >= 0) { ::close(fd_); fd_ = -1; }
+  ctx_.sessions->retire(this);
+}
+
+void RtmpSession::drain() {
+  // A graceful stop ends players and publishers alike: the new worker generation takes over.
+  close("worker shutting down");
+}
+
+void RtmpSession::close_after_flush(const char* reason) {
+  closing_after_flush_ = true;
+  close_reason_ = reason;
+  if (read_ev_) event_del(read_ev_);
+  ctx_.flusher->request(this);
+}
+
+// ---------------------------------------------------------------- input
+
+void RtmpSession::on_read_event(int, short, void* arg) { static_cast<RtmpSession*>(arg)->handle_readable(); }
+
+void RtmpSession::handle_readable() {
+  uint8_t buf[kReadChunk];
+  size_t total = 0;
+  while (state_ != State::Closed && !closing_after_flush_ && total < kMaxReadPerEvent) {
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n > 0) {
+      total += static_cast<size_t>(n);
+      last_read_ms_ = ctx_.timers->now_ms();
+      try {
+        handle_bytes(buf, static_cast<size_t>(n));
+      } catch (const protocol::ProtocolError& e) {
+        ctx_.log->warn("rtmp: {} protocol error, closing: {}", peer_, e.what());
+        close("protocol error");
+        return;
+      }
+      if (static_cast<size_t>(n) < sizeof buf) return;  // drained the socket
+      continue;
+    }
+    if (n == 0) { close("peer closed"); return; }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    ctx_.log->debug("rtmp: {} read error: {}", peer_, strerror(errno));
+    close("read error");
+    return;
+  }
+}
+
+void RtmpSession::handle_bytes(const uint8_t* data, size_t len) {
+  if (state_ == State::Handshake) {
+    size_t used = handshake_.feed({data, len});
+    if (handshake_.has_output()) queue_control(handshake_.take_output());
+    if (!handshake_.done()) return;
+    state_ = State::Connected;
+    protocol::ChunkReaderLimits lim;
+    lim.max_message_size = static_cast<uint32_t>(ctx_.config->rtmp.max_message_size);
+    lim.max_chunk_size = ctx_.config->rtmp.max_chunk_size;
+    reader_ = std::make_unique<protocol::ChunkReader>(
+        [this](protocol::RtmpMessage&& m) {
+          if (state_ == State::Closed || closing_after_flush_) return;
+          handle_message(std::move(m));
+        },
+        lim);
+    data += used;
+    len -= used;
+    if (len == 0) return;
+  }
+  if (state_ != State::Connected) return;
+  reader_->feed({data, len});
+  // §5.4.3: acknowledge after every window of received bytes.
+  if (peer_ack_window_ && reader_->bytes_received() - last_acked_ >= peer_ack_window_) {
+    last_acked_ = reader_->bytes_received();
+    auto ack = protocol::ack_payload(static_cast<uint32_t>(last_acked_));
+    send_message(protocol::msg_type::Ack, 2, 0, 0, ack);
+  }
+}
+
+void RtmpSession::handle_message(protocol::RtmpMessage&& msg) {
+  using namespace protocol;
+  switch (msg.type_id) {
+    case msg_type::Audio:
+    case msg_type::Video:
+      if (publishing_ && stream_) {
+        stream_->publish(msg.type_id == msg_type::Audio ? media::MediaType::Audio : media::MediaType::Video, msg.timestamp,
+                         std::move(msg.payload));
+      }
+      return;
+    case msg_type::DataAmf0:
+      if (publishing_ && stream_) stream_->publish(media::MediaType::Data, msg.timestamp, std::move(msg.payload));
+      return;
+    case msg_type::CommandAmf0:
+      handle_command(msg);
+      return;
+    case msg_type::CommandAmf3:
+      // AMF3 command: a format byte (0) then AMF0 values (§7.1.1, as FMS clients send it).
+      if (msg.payload.size() > 0) {
+        RtmpMessage m = msg;
+        m.payload = SharedBuffer::copy_of(msg.payload.span().subspan(1));
+        handle_command(m);
+      }
+      return;
+    case msg_type::DataAmf3:
+      if (publishing_ && stream_ && msg.payload.size() > 1) {
+        stream_->publish(media::MediaType::Data, msg.timestamp,
+                         SharedBuffer::copy_of(msg.payload.span().subspan(1)));
+      }
+      return;
+    case msg_type::Aggregate:
+      for (auto& sub : split_aggregate(msg)) handle_message(std::move(sub));
+      return;
+    case msg_type::WindowAckSize:
+      peer_ack_window_ = parse_window_ack_size(msg.payload.span());
+      return;
+    case msg_type::UserControl: {
+      auto uc = parse_user_control(msg.payload.span());
+      if (uc.event == uc_event::PingRequest) {
+        send_message(msg_type::UserControl, 2, 0, 0, user_control_payload(uc_event::PingResponse, uc.value1));
+      }
+      return;
+    }
+    case msg_type::SetChunkSize:  // applied by the reader
+    case msg_type::Abort:         // applied by the reader
+    case msg_type::Ack:
+    case msg_type::SetPeerBandwidth:
+      return;
+    default:
+      ctx_.log->debug("rtmp: {} ignoring message type {}", peer_, msg.type_id);
+      return;
+  }
+}
+
+void RtmpSession::on_tick_event(int, short, void* arg) { static_cast<RtmpSession*>(arg)->handle_tick(); }
+
+void RtmpSession::handle_tick() {
+  const auto& rc = ctx_.config->rtmp;
+  int64_t now = ctx_.timers->now_ms();
+  if (state_ == State::Handshake) {
+    if (now - started_ms_ >= rc.handshake_timeout.count()) {
+      ctx_.log->warn("rtmp: {} handshake timeout after {} ms, closing", peer_, now - started_ms_);
+      close("handshake timeout");
+    }
+    return;
+  }
+  int64_t silent = now - last_read_ms_;
+  if (silent >= rc.idle_timeout.count()) {
+    ctx_.log->warn("rtmp: {} idle for {} ms, closing", peer_, silent);
+    close("idle timeout");
+    return;
+  }
+  if (silent >= rc.ping_interval.count() && now - last_ping_ms_ >= rc.ping_interval.count()) {
+    last_ping_ms_ = now;
+    send_user_control(protocol::uc_event::PingRequest, static_cast<uint32_t>(now));
+  }
+}
+
+// ---------------------------------------------------------------- output
+
+void RtmpSession::send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts, BufferRef payload) {
+  protocol::RtmpMessage m;
+  m.type_id = type;
+  m.csid = csid;
+  m.stream_id = msid;
+  m.timestamp = ts;
+  m.payload = std::move(payload);
+  queue_control(protocol::ChunkWriter::serialize(m, out_chunk_size_));
+}
+
+void RtmpSession::send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts,
+                               std::span<const uint8_t> payload) {
+  send_message(type, csid, msid, ts, SharedBuffer::copy_of(payload));
+}
+
+void RtmpSession::send_command(uint32_t csid, uint32_t msid, std::string_view name, double tid,
+                               const protocol::Amf0Value& obj, std::span<const protocol::Amf0Value> args) {
+  auto body = protocol::encode_command(name, tid, obj, args);
+  send_message(protocol::msg_type::CommandAmf0, csid, msid, 0, body);
+}
+
+void RtmpSession::send_status(uint32_t msid, std::string_view level, std::string_view code,
+                              std::string_view description) {
+  protocol::Amf0Value info = protocol::status_info(level, code, description);
+  if (!stream_name_.empty()) info.set("details", protocol::Amf0Value::string(stream_name_));
+  info.set("clientid", protocol::Amf0Value::string("rill"));
+  protocol::Amf0Value args[] = {info};
+  send_command(5, msid, "onStatus", 0, protocol::Amf0Value::null(), args);
+}
+
+void RtmpSession::send_user_control(uint16_t ev, uint32_t value) {
+  send_message(protocol::msg_type::UserControl, 2, 0, 0, protocol::user_control_payload(ev, value));
+}
+
+void RtmpSession::queue_control(BufferRef bytes) {
+  if (state_ == State::Closed) return;
+  queue_.push_control(std::move(bytes));
+  ctx_.flusher->request(this);
+}
+
+void RtmpSession::on_write_event(int, short, void* arg) { static_cast<RtmpSession*>(arg)->flush(); }
+
+void RtmpSession::flush() {
+  if (state_ == State::Closed) return;
+  iovec iov[kMaxIov];
+  while (!queue_.empty()) {
+    size_t n = queue_.fill_iov(iov, kMaxIov);
+    ssize_t w = ::writev(fd_, iov, static_cast<int>(n));
+    if (w > 0) {
+      queue_.consume(static_cast<size_t>(w));
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!write_armed_) { event_add(write_ev_, nullptr); write_armed_ = true; }
+      return;
+    }
+    ctx_.log->debug("rtmp: {} write error: {}", peer_, strerror(errno));
+    close("write error");
+    return;
+  }
+  if (write_armed_) { event_del(write_ev_); write_armed_ = false; }
+  if (closing_after_flush_) close(close_reason_.c_str());
+}
+
+}  // namespace rill::server

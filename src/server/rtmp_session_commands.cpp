@@ -1,0 +1,269 @@
+// RtmpSession: NetConnection and NetStream commands (RTMP spec 1.0 §7.2.1, §7.2.2) and the
+// subscriber side (frames and publisher events from the hub).
+#include <algorithm>
+
+#include "rill/protocol/chunk_writer.h"
+#include "rill/server/rtmp_session.h"
+
+namespace rill::server {
+
+using protocol::Amf0Value;
+
+namespace {
+
+// "live?token=x" -> "live"; "app/inst" -> "app/inst" (the app is matched as a whole).
+std::string strip_query(std::string s) {
+  auto q = s.find('?');
+  if (q != std::string::npos) s.resize(q);
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool valid_stream_name(const std::string& n) {
+  if (n.empty() || n.size() > 256) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.' || c == '~';
+  });
+}
+
+}  // namespace
+
+void RtmpSession::handle_command(const protocol::RtmpMessage& msg) {
+  protocol::Amf0Limits lim;
+  lim.max_depth = 16;
+  lim.max_string = 64 * 1024;
+  protocol::RtmpCommand c = protocol::parse_command(msg.payload.span(), lim);
+  const std::string& n = c.name;
+  if (n == "connect") return cmd_connect(c);
+  if (app_cfg_ == nullptr) {
+    throw protocol::ProtocolError("command '" + n + "' before connect");
+  }
+  if (n == "createStream") return cmd_create_stream(c);
+  if (n == "publish") return cmd_publish(c, msg.stream_id);
+  if (n == "play") return cmd_play(c, msg.stream_id);
+  if (n == "pause") return cmd_pause(c);
+  if (n == "deleteStream" || n == "closeStream") return cmd_close_stream(n.c_str());
+  if (n == "FCUnpublish") {
+    if (publishing_) cmd_close_stream("FCUnpublish");
+    return;
+  }
+  if (n == "receiveAudio") { receive_audio_ = c.arg_bool(0, true); return; }
+  if (n == "receiveVideo") {
+    receive_video_ = c.arg_bool(0, true);
+    if (receive_video_) wait_keyframe_ = true;
+    return;
+  }
+  if (n == "releaseStream" || n == "FCPublish" || n == "getStreamLength" || n == "checkBandwidth" ||
+      n == "_checkbw" || n == "FCSubscribe") {
+    // Answered harmlessly so that OBS, ffmpeg and Flash-era clients carry on.
+    if (n == "FCPublish") {
+      Amf0Value args[] = {protocol::status_info("status", "NetStream.Publish.Start", c.arg_string(0))};
+      send_command(3, 0, "onFCPublish", 0, Amf0Value::null(), args);
+    }
+    if (c.transaction_id != 0) {
+      Amf0Value args[] = {n == "getStreamLength" ? Amf0Value::number(0) : Amf0Value::undefined()};
+      send_command(3, 0, "_result", c.transaction_id, Amf0Value::null(), args);
+    }
+    return;
+  }
+  if (n == "_result" || n == "_error" || n == "onBWDone" || n == "onStatus") return;  // replies to us
+  ctx_.log->debug("rtmp: {} unknown command '{}' ignored", peer_, n);
+  if (c.transaction_id != 0) {
+    Amf0Value args[] = {protocol::status_info("error", "NetConnection.Call.Failed", "unknown command " + n)};
+    send_command(3, 0, "_error", c.transaction_id, Amf0Value::null(), args);
+  }
+}
+
+void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
+  if (app_cfg_ != nullptr) throw protocol::ProtocolError("second connect on one connection");
+  auto app = c.command_object.find_string("app");
+  app_ = strip_query(app ? std::string(*app) : std::string());
+  if (auto tc = c.command_object.find_string("tcUrl")) tc_url_ = std::string(*tc);
+  app_cfg_ = ctx_.config->find_app(app_);
+  if (app_cfg_ == nullptr) {
+    ctx_.log->warn("rtmp: {} connect to unknown app '{}' rejected", peer_, app_);
+    Amf0Value args[] = {protocol::status_info("error", "NetConnection.Connect.Rejected", "unknown application " + app_)};
+    send_command(3, 0, "_error", c.transaction_id, Amf0Value::null(), args);
+    close_after_flush("unknown app");
+    return;
+  }
+  queue_ = media::OutputQueue(queue_limits(app_cfg_));
+  // §7.2.1.1: Window Acknowledgement Size, Set Peer Bandwidth, then the _result.
+  send_message(protocol::msg_type::WindowAckSize, 2, 0, 0, protocol::window_ack_size_payload(ctx_.config->rtmp.ack_window));
+  send_message(protocol::msg_type::SetPeerBandwidth, 2, 0, 0,
+               protocol::set_peer_bandwidth_payload(ctx_.config->rtmp.ack_window, 2));
+  send_message(protocol::msg_type::SetChunkSize, 2, 0, 0, protocol::set_chunk_size_payload(ctx_.config->rtmp.chunk_size));
+  out_chunk_size_ = ctx_.config->rtmp.chunk_size;
+  Amf0Value props = Amf0Value::object();
+  props.set("fmsVer", Amf0Value::string("FMS/3,5,7,7009"));
+  props.set("capabilities", Amf0Value::number(31));
+  props.set("mode", Amf0Value::number(1));
+  Amf0Value info = protocol::status_info("status", "NetConnection.Connect.Success", "Connection succeeded.");
+  info.set("objectEncoding", Amf0Value::number(c.command_object.find_number("objectEncoding").value_or(0)));
+  Amf0Value args[] = {info};
+  send_command(3, 0, "_result", c.transaction_id, props, args);
+  ctx_.log->debug("rtmp: {} connected to app '{}'", peer_, app_);
+}
+
+void RtmpSession::cmd_create_stream(const protocol::RtmpCommand& c) {
+  Amf0Value args[] = {Amf0Value::number(next_stream_id_)};
+  if (next_stream_id_ < 64) ++next_stream_id_;
+  send_command(3, 0, "_result", c.transaction_id, Amf0Value::null(), args);
+}
+
+void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
+  if (publishing_ || playing_) throw protocol::ProtocolError("publish on a connection that already publishes or plays");
+  stream_name_ = strip_query(c.arg_string(0));
+  if (!valid_stream_name(stream_name_)) {
+    ctx_.log->warn("rtmp: {} publish with invalid stream name '{}'", peer_, stream_name_);
+    send_status(msid, "error", "NetStream.Publish.BadName", "invalid stream name");
+    close_after_flush("invalid stream name");
+    return;
+  }
+  media::Stream& s = ctx_.streams->get_or_create(app_, stream_name_, *app_cfg_);
+  if (!s.attach_publisher(this)) {
+    ctx_.log->warn("rtmp: {} publish {}/{} refused: already publishing", peer_, app_, stream_name_);
+    send_status(msid, "error", "NetStream.Publish.BadName", "stream " + stream_name_ + " is already publishing");
+    // get_or_create may have made nothing new; the stream keeps its publisher.
+    close_after_flush("stream already publishing");
+    return;
+  }
+  stream_ = &s;
+  publishing_ = true;
+  send_user_control(protocol::uc_event::StreamBegin, msid);
+  send_status(msid, "status", "NetStream.Publish.Start", stream_name_ + " is now published.");
+  ctx_.log->info("rtmp: {} publishing {}/{}", peer_, app_, stream_name_);
+}
+
+void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
+  if (publishing_ || playing_) throw protocol::ProtocolError("play on a connection that already publishes or plays");
+  stream_name_ = strip_query(c.arg_string(0));
+  play_msid_ = msid;
+  if (!valid_stream_name(stream_name_)) {
+    send_status(msid, "error", "NetStream.Play.StreamNotFound", "invalid stream name");
+    close_after_flush("invalid stream name");
+    return;
+  }
+  media::Stream* existing = ctx_.streams->find(app_, stream_name_);
+  bool live = existing && existing->has_publisher();
+  if (!live && app_cfg_->play_wait.count() == 0) {
+    ctx_.log->info("rtmp: {} play {}/{}: stream not found", peer_, app_, stream_name_);
+    send_status(msid, "error", "NetStream.Play.StreamNotFound", "no stream " + stream_name_);
+    close_after_flush("stream not found");
+    return;
+  }
+  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(app_, stream_name_, *app_cfg_);
+  // §7.2.2.1: StreamBegin, then NetStream.Play.Reset and NetStream.Play.Start.
+  send_user_control(protocol::uc_event::StreamBegin, msid);
+  send_status(msid, "status", "NetStream.Play.Reset", "Playing and resetting " + stream_name_ + ".");
+  send_status(msid, "status", "NetStream.Play.Start", "Started playing " + stream_name_ + ".");
+  {
+    std::vector<uint8_t> body;
+    protocol::Amf0Encoder enc(body);
+    enc.write_string("|RtmpSampleAccess");
+    enc.write_bool(true);
+    enc.write_bool(true);
+    send_message(protocol::msg_type::DataAmf0, 5, msid, 0, body);
+  }
+  stream_ = &s;
+  playing_ = true;
+  ctx_.log->info("rtmp: {} playing {}/{}", peer_, app_, stream_name_);
+  s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+}
+
+void RtmpSession::cmd_pause(const protocol::RtmpCommand& c) {
+  if (!playing_) return;
+  bool pause = c.arg_bool(0, true);
+  if (pause == paused_) return;
+  paused_ = pause;
+  if (pause) {
+    send_status(play_msid_, "status", "NetStream.Pause.Notify", "Paused " + stream_name_ + ".");
+  } else {
+    wait_keyframe_ = true;  // resume at the next keyframe: what was skipped cannot be decoded
+    send_status(play_msid_, "status", "NetStream.Unpause.Notify", "Unpaused " + stream_name_ + ".");
+  }
+}
+
+void RtmpSession::cmd_close_stream(const char* why) {
+  if (publishing_) {
+    send_status(1, "status", "NetStream.Unpublish.Success", stream_name_ + " is now unpublished.");
+    ctx_.log->info("rtmp: {} unpublished {}/{} ({})", peer_, app_, stream_name_, why);
+    stop_publishing();
+  } else if (playing_) {
+    stop_playing();
+  }
+}
+
+void RtmpSession::stop_publishing() {
+  if (!publishing_) return;
+  publishing_ = false;
+  media::Stream* s = std::exchange(stream_, nullptr);
+  if (s) s->detach_publisher(this);
+}
+
+void RtmpSession::stop_playing() {
+  if (!playing_) return;
+  playing_ = false;
+  media::Stream* s = std::exchange(stream_, nullptr);
+  if (s) s->remove_subscriber(this);
+}
+
+// ---------------------------------------------------------------- media::Subscriber
+
+void RtmpSession::on_frame(const media::FramePtr& f) {
+  if (state_ == State::Closed || paused_) {
+    if (paused_ && f->type == media::MediaType::Video) wait_keyframe_ = true;
+    return;
+  }
+  if (f->type == media::MediaType::Audio && !receive_audio_) return;
+  if (f->type == media::MediaType::Video) {
+    if (!receive_video_) return;
+    if (wait_keyframe_ && !f->sequence_header) {
+      if (!f->keyframe) return;
+      wait_keyframe_ = false;
+    }
+  }
+  BufferRef bytes;
+  if (play_msid_ == media::kRtmpPlayStreamId) {
+    bytes = f->rtmp_chunks(out_chunk_size_);  // shared by every player of this stream
+  } else {
+    protocol::RtmpMessage m;
+    m.type_id = static_cast<uint8_t>(f->type);
+    m.csid = f->type == media::MediaType::Audio ? media::kRtmpCsidAudio
+             : f->type == media::MediaType::Video ? media::kRtmpCsidVideo : media::kRtmpCsidData;
+    m.stream_id = play_msid_;
+    m.timestamp = f->timestamp;
+    m.payload = f->payload;
+    bytes = protocol::ChunkWriter::serialize(m, out_chunk_size_);
+  }
+  auto r = queue_.push_frame(*f, std::move(bytes));
+  if (r == media::OutputQueue::PushResult::Overflow) {
+    ctx_.log->warn("rtmp: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", peer_,
+                   stream_ ? stream_->key() : std::string("-"), queue_.bytes(), queue_.duration_ms());
+    close("slow consumer");
+    return;
+  }
+  if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
+  ctx_.flusher->request(this);
+}
+
+void RtmpSession::on_publish(media::Stream&) {
+  send_user_control(protocol::uc_event::StreamBegin, play_msid_);
+  send_status(play_msid_, "status", "NetStream.Play.PublishNotify", stream_name_ + " is now published.");
+}
+
+void RtmpSession::on_unpublish(media::Stream&) {
+  send_status(play_msid_, "status", "NetStream.Play.UnpublishNotify", stream_name_ + " is now unpublished.");
+}
+
+void RtmpSession::on_stream_end(media::Stream&) {
+  // The hub has detached us already.
+  playing_ = false;
+  stream_ = nullptr;
+  send_user_control(protocol::uc_event::StreamEOF, play_msid_);
+  send_status(play_msid_, "status", "NetStream.Play.Stop", "Stopped playing " + stream_name_ + ".");
+  close_after_flush("stream ended");
+}
+
+}  // namespace rill::server
