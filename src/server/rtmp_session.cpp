@@ -21,20 +21,9 @@ constexpr int kMaxIov = 64;
 
 }  // namespace
 
-media::QueueLimits RtmpSession::queue_limits(const config::AppConfig* app) {
-  media::QueueLimits l;
-  if (app) {
-    l.soft_bytes = app->queue_soft_bytes;
-    l.hard_bytes = app->queue_hard_bytes;
-    l.soft_duration_ms = static_cast<uint32_t>(app->queue_soft_duration.count());
-    l.hard_duration_ms = static_cast<uint32_t>(app->queue_hard_duration.count());
-  }
-  return l;
-}
-
 
 RtmpSession::RtmpSession(ServerContext& ctx, int fd, std::string peer)
-    : ctx_(ctx), fd_(fd), peer_(std::move(peer)), handshake_(protocol::system_random()), queue_(queue_limits(nullptr)) {}
+    : ctx_(ctx), fd_(fd), peer_(std::move(peer)), handshake_(protocol::system_random()), queue_(queue_limits_for(nullptr)) {}
 
 RtmpSession::~RtmpSession() {
   if (state_ != State::Closed) close("destroyed");

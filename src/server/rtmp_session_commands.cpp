@@ -88,7 +88,7 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
     close_after_flush("unknown app");
     return;
   }
-  queue_ = media::OutputQueue(queue_limits(app_cfg_));
+  queue_ = media::OutputQueue(queue_limits_for(app_cfg_));
   // §7.2.1.1: Window Acknowledgement Size, Set Peer Bandwidth, then the _result.
   send_message(protocol::msg_type::WindowAckSize, 2, 0, 0, protocol::window_ack_size_payload(ctx_.config->rtmp.ack_window));
   send_message(protocol::msg_type::SetPeerBandwidth, 2, 0, 0,

@@ -13,6 +13,8 @@
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/stream.h"
 #include "rill/server/flush_scheduler.h"
+#include "rill/server/http_flv_session.h"
+#include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/server_context.h"
 
@@ -48,6 +50,7 @@ struct Worker::Impl {
   media::StreamRegistry streams;
   SessionSet sessions;
   ServerContext ctx;
+  std::unique_ptr<HttpServer> http;
   std::vector<event*> rtmp_accept_evs;
   bool accepting = false;
   std::function<void()> on_drained;
@@ -64,6 +67,11 @@ struct Worker::Impl {
     ctx.sessions = &sessions;
     ctx.log = wctx.log;
     ctx.access_log = wctx.access_log;
+    http = std::make_unique<HttpServer>(ctx);
+    http->set_handler(HttpRoute::Kind::Flv, [this](evhttp_request* req, const HttpRoute& route) {
+      auto* s = static_cast<HttpFlvSession*>(sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, req, route)));
+      s->start();
+    });
   }
 
   static void on_rtmp_accept(int fd, short, void* arg) { static_cast<Impl*>(arg)->accept_rtmp(fd); }
@@ -98,6 +106,7 @@ Worker::Worker(event_base* base, WorkerContext ctx) : impl_(std::make_unique<Imp
 
 Worker::~Worker() {
   impl_->sessions.close_all("worker exiting");
+  impl_->http.reset();
   for (auto* ev : impl_->rtmp_accept_evs) event_free(ev);
   if (impl_->drain_check) event_free(impl_->drain_check);
 }
@@ -109,6 +118,7 @@ void Worker::start() {
     event_add(ev, nullptr);
     impl_->rtmp_accept_evs.push_back(ev);
   }
+  for (int fd : impl_->wctx.http_fds) impl_->http->listen(fd);
   impl_->accepting = true;
   impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
                        impl_->wctx.rtmp_fds.size(), impl_->wctx.http_fds.size());
@@ -117,6 +127,7 @@ void Worker::start() {
 void Worker::drain(std::function<void()> on_drained) {
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
+  impl_->http->stop_accepting();
   impl_->sessions.drain_all();
   impl_->on_drained = std::move(on_drained);
   // Sessions are destroyed after their callbacks; check until none is left.
@@ -137,6 +148,7 @@ void Worker::drain(std::function<void()> on_drained) {
 void Worker::stop_now() {
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
+  impl_->http->stop_accepting();
   impl_->sessions.close_all("worker stopping");
 }
 

@@ -107,6 +107,10 @@ class Stream {
   bool timeline_started_ = false;
   uint32_t in_base_ = 0, out_base_ = 0, last_out_ = 0;
   bool session_started_ = false;  // the current publisher's first frame has been mapped
+  // Progress of the current session: newest input timestamp, and how far (64-bit, so a session
+  // may run past the 32-bit wrap any number of times) it lies after the session's first frame.
+  uint32_t session_max_in_ = 0;
+  uint64_t session_span_ = 0;
   std::optional<TimerId> idle_timer_;
   std::optional<TimerId> release_timer_;  // deferred release (release() called while dispatching)
   bool dispatching_ = false;  // re-entrancy guard while calling subscribers

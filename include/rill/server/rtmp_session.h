@@ -70,7 +70,6 @@ class RtmpSession final : public Session, public Flushable, public media::Subscr
   void send_user_control(uint16_t event, uint32_t value);
   void queue_control(BufferRef bytes);
   void close_after_flush(const char* reason);
-  static media::QueueLimits queue_limits(const config::AppConfig* app);
 
   ServerContext& ctx_;
   int fd_;

@@ -9,6 +9,7 @@
 
 #include "rill/config/config.h"
 #include "rill/core/event_timer_queue.h"
+#include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
 #include "rill/server/flush_scheduler.h"
 
@@ -17,6 +18,18 @@ struct event_base;
 namespace rill::server {
 
 class SessionSet;
+
+// A subscriber's output queue bounds, from its app's `queue` settings (defaults without an app).
+inline media::QueueLimits queue_limits_for(const config::AppConfig* app) {
+  media::QueueLimits l;
+  if (app) {
+    l.soft_bytes = app->queue_soft_bytes;
+    l.hard_bytes = app->queue_hard_bytes;
+    l.soft_duration_ms = static_cast<uint32_t>(app->queue_soft_duration.count());
+    l.hard_duration_ms = static_cast<uint32_t>(app->queue_hard_duration.count());
+  }
+  return l;
+}
 
 struct ServerContext {
   event_base* base = nullptr;

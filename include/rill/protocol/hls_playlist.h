@@ -1,0 +1,73 @@
+#pragma once
+// Live HLS media playlist model and writer (RFC 8216). Pure state: the segmenter tells it when
+// a segment is finished; it keeps the sliding window, the sequence numbers and the target
+// duration, and renders the playlist text. One object lives as long as the stream's HLS output,
+// across publisher reconnects, so sequence numbers never go backwards.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace rill::protocol {
+
+struct HlsSegmentEntry {
+  uint64_t sequence = 0;      // Media Sequence Number (§3)
+  double duration_s = 0;      // EXTINF
+  bool discontinuity = false;  // preceded by EXT-X-DISCONTINUITY (§4.3.2.3)
+  std::string uri;
+};
+
+struct HlsPlaylistState {
+  uint64_t media_sequence = 0;          // EXT-X-MEDIA-SEQUENCE: sequence of segments.front()
+  uint64_t discontinuity_sequence = 0;  // EXT-X-DISCONTINUITY-SEQUENCE (§4.3.3.3)
+  std::deque<HlsSegmentEntry> segments;
+  bool ended = false;                   // EXT-X-ENDLIST (§4.3.3.4)
+  uint32_t target_duration = 1;         // EXT-X-TARGETDURATION, the largest ever rendered
+  bool pending_discontinuity = false;   // the next added segment gets EXT-X-DISCONTINUITY
+};
+
+// Renders a media playlist from a state (any worker holding a copy of the state can serve it).
+std::string render_media_playlist(const HlsPlaylistState& state);
+
+// EXTINF value rounded to the nearest integer as a client reads it: from the 3-decimal text
+// written, half away from zero (§4.3.3.1).
+uint32_t hls_rounded_duration(double duration_s);
+
+class HlsPlaylist {
+ public:
+  // window: segments kept in the playlist (at least 1). fragment_s: the configured fragment
+  // duration; the target duration is never below it rounded up.
+  HlsPlaylist(size_t window, double fragment_s);
+
+  struct Added {
+    uint64_t sequence;                     // assigned to the new segment
+    std::vector<HlsSegmentEntry> removed;  // slid out of the window, oldest first; keep them
+                                           // fetchable for a while (§6.2.2)
+  };
+
+  // The sequence number the next add_segment will assign (to name the segment's URI).
+  uint64_t next_sequence() const { return state_.media_sequence + state_.segments.size(); }
+
+  // Appends a finished segment. `discontinuity` or a pending mark_discontinuity()/restart()
+  // tags it. Adding to an ended playlist restarts it first. Then segments leave from the front
+  // while more than `window` remain, except that the playlist never drops below three target
+  // durations (§6.2.2); each removal advances EXT-X-MEDIA-SEQUENCE, and removing a tagged
+  // segment advances EXT-X-DISCONTINUITY-SEQUENCE (§4.3.3.3).
+  Added add_segment(double duration_s, bool discontinuity, std::string uri);
+
+  void mark_discontinuity() { state_.pending_discontinuity = true; }
+  void end() { state_.ended = true; }                   // publisher left: EXT-X-ENDLIST
+  void restart();                                       // publisher back: no ENDLIST, discontinuity next
+  bool ended() const { return state_.ended; }
+
+  std::string render() const { return render_media_playlist(state_); }
+  const HlsPlaylistState& state() const { return state_; }
+  size_t window() const { return window_; }
+
+ private:
+  HlsPlaylistState state_;
+  size_t window_;
+};
+
+}  // namespace rill::protocol

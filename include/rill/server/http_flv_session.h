@@ -1,0 +1,58 @@
+#pragma once
+// HttpFlvSession: one HTTP-FLV response (GET /APP/STREAM.flv) as a hub subscriber. The FLV file
+// header goes first, then metadata, sequence headers and the GOP cache, then live tags. Each tag
+// is serialized once per stream (MediaFrame::flv_tag) and handed to libevent by reference, so
+// 1000 clients share one buffer per tag. evhttp adds the chunked framing (HTTP/1.1) or sends a
+// close-delimited body (HTTP/1.0).
+#include <string>
+
+#include "rill/media/output_queue.h"
+#include "rill/media/stream.h"
+#include "rill/server/http_router.h"
+#include "rill/server/server_context.h"
+
+struct evhttp_request;
+struct evhttp_connection;
+
+namespace rill::server {
+
+class HttpServer;
+
+class HttpFlvSession final : public Session, public Flushable, public media::Subscriber {
+ public:
+  HttpFlvSession(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+  ~HttpFlvSession() override;
+
+  // Called by the route handler: answers 404 or starts the response.
+  void start();
+  void close(const char* reason) override;
+
+  void flush() override;
+  void on_frame(const media::FramePtr& frame) override;
+  void on_publish(media::Stream&) override {}
+  void on_unpublish(media::Stream&) override {}
+  void on_stream_end(media::Stream& s) override;
+
+ private:
+  static void on_conn_close(evhttp_connection* conn, void* arg);
+  static void on_chunk_written(evhttp_connection* conn, void* arg);
+  void begin_response();
+  void finish(const char* reason);
+  void flush_queue_to_evhttp(bool want_callback);
+
+  ServerContext& ctx_;
+  HttpServer& http_;
+  evhttp_request* req_;
+  HttpRoute route_;
+  std::string peer_;
+  media::Stream* stream_ = nullptr;
+  media::OutputQueue queue_;
+  bool started_ = false;
+  bool in_flight_ = false;  // a batch is in evhttp's output, not yet written to the socket
+  bool closed_ = false;
+  bool header_sent_ = false;
+  int64_t started_ms_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace rill::server

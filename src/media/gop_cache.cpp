@@ -1,0 +1,85 @@
+#include "rill/media/gop_cache.h"
+
+namespace rill::media {
+
+GopCache::GopCache(bool enabled, size_t max_bytes, size_t max_frames)
+    : enabled_(enabled), max_bytes_(max_bytes), max_frames_(max_frames) {}
+
+void GopCache::drop_gop() {
+  gop_.clear();
+  gop_bytes_ = 0;
+}
+
+void GopCache::clear() {
+  metadata_.reset();
+  video_header_.reset();
+  audio_header_.reset();
+  drop_gop();
+  overflowed_ = false;
+  seen_video_ = false;
+}
+
+void GopCache::add(const FramePtr& frame) {
+  if (!frame) return;
+  const MediaFrame& f = *frame;
+
+  if (f.type == MediaType::Video && !seen_video_) {
+    // First video of this publisher: whatever the audio-only window holds does not start with a
+    // keyframe, so it cannot lead a GOP.
+    seen_video_ = true;
+    drop_gop();
+  }
+
+  if (f.metadata) {
+    metadata_ = frame;
+    return;
+  }
+  if (f.sequence_header) {
+    if (f.type == MediaType::Video) video_header_ = frame;
+    else if (f.type == MediaType::Audio) audio_header_ = frame;
+    return;
+  }
+  if (f.type == MediaType::Data || !enabled_) return;
+
+  if (f.type == MediaType::Video) {
+    if (f.keyframe) {
+      drop_gop();
+      overflowed_ = false;
+    } else if (gop_.empty() || overflowed_) {
+      return;  // no open GOP: an inter frame is useless to a new player
+    }
+  } else if (seen_video_) {  // audio in an audio+video stream
+    if (gop_.empty() || overflowed_) return;
+  } else {  // audio-only stream: sliding window
+    gop_.push_back(frame);
+    gop_bytes_ += f.payload.size();
+    while (gop_.size() > 1 &&
+           (gop_.size() > kAudioOnlyWindowFrames || gop_bytes_ > max_bytes_ || gop_.size() > max_frames_ ||
+            static_cast<int32_t>(f.timestamp - gop_.front()->timestamp) > static_cast<int32_t>(kAudioOnlyWindowMs))) {
+      gop_bytes_ -= gop_.front()->payload.size();
+      gop_.pop_front();
+    }
+    if (gop_bytes_ > max_bytes_ || gop_.size() > max_frames_) drop_gop();
+    return;
+  }
+
+  gop_.push_back(frame);
+  gop_bytes_ += f.payload.size();
+  if (gop_bytes_ > max_bytes_ || gop_.size() > max_frames_) {
+    drop_gop();
+    overflowed_ = true;
+  }
+}
+
+void GopCache::replay(const std::function<void(const FramePtr&)>& sink) const {
+  if (metadata_) sink(metadata_);
+  if (video_header_) sink(video_header_);
+  if (audio_header_) sink(audio_header_);
+  // Indexed: stays well-defined even if the sink ends up adding to or clearing this cache.
+  for (size_t i = 0; i < gop_.size(); ++i) {
+    FramePtr f = gop_[i];
+    sink(f);
+  }
+}
+
+}  // namespace rill::media

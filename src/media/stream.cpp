@@ -1,0 +1,328 @@
+#include "rill/media/stream.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "rill/protocol/error.h"
+#include "rill/protocol/flv_tag.h"
+
+namespace rill::media {
+
+namespace {
+const char* type_name(MediaType t) {
+  switch (t) {
+    case MediaType::Audio: return "audio";
+    case MediaType::Video: return "video";
+    case MediaType::Data: return "data";
+  }
+  return "?";
+}
+}  // namespace
+
+// While any callback loop runs, subscribers_ slots are nulled instead of erased and releasing
+// the stream is deferred; the outermost scope compacts the vector when it ends.
+class Stream::DispatchScope {
+ public:
+  explicit DispatchScope(Stream& s) : s_(s), prev_(s.dispatching_) { s_.dispatching_ = true; }
+  ~DispatchScope() {
+    s_.dispatching_ = prev_;
+    if (!prev_) s_.compact();
+  }
+  DispatchScope(const DispatchScope&) = delete;
+  DispatchScope& operator=(const DispatchScope&) = delete;
+
+ private:
+  Stream& s_;
+  bool prev_;
+};
+
+Stream::Stream(StreamRegistry& registry, std::string app, std::string name, const config::AppConfig& cfg)
+    : registry_(registry),
+      app_(std::move(app)),
+      name_(std::move(name)),
+      cfg_(cfg),
+      gop_(cfg.gop_cache, cfg.gop_cache_max_bytes, cfg.gop_cache_max_frames) {}
+
+Stream::~Stream() {
+  TimerQueue& t = registry_.timers();
+  if (idle_timer_) t.cancel(*idle_timer_);
+  if (release_timer_) t.cancel(*release_timer_);
+  for (auto& w : waiters_) t.cancel(w.second);
+}
+
+// ---------------------------------------------------------------------------------------------
+// subscribers bookkeeping
+
+size_t Stream::index_of(const Subscriber* s) const {
+  if (!s) return subscribers_.size();
+  auto it = std::find(subscribers_.begin(), subscribers_.end(), s);
+  return static_cast<size_t>(it - subscribers_.begin());
+}
+
+void Stream::detach_at(size_t i) {
+  if (dispatching_) {
+    subscribers_[i] = nullptr;
+    ++removed_pending_;
+  } else {
+    // Order among subscribers carries no meaning: swap with the last, O(1).
+    subscribers_[i] = subscribers_.back();
+    subscribers_.pop_back();
+  }
+}
+
+void Stream::compact() {
+  if (removed_pending_ == 0) return;
+  std::erase(subscribers_, nullptr);
+  removed_pending_ = 0;
+}
+
+void Stream::cancel_wait(Subscriber* s) {
+  for (size_t i = 0; i < waiters_.size(); ++i) {
+    if (waiters_[i].first == s) {
+      registry_.timers().cancel(waiters_[i].second);
+      waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
+}
+
+void Stream::maybe_release() {
+  if (!publisher_ && subscriber_count() == 0 && !idle_timer_) registry_.release(this);
+}
+
+// ---------------------------------------------------------------------------------------------
+// publishing
+
+bool Stream::attach_publisher(const void* owner) {
+  if (publisher_) return publisher_ == owner;
+  publisher_ = owner;
+  TimerQueue& t = registry_.timers();
+  if (idle_timer_) {
+    t.cancel(*idle_timer_);
+    idle_timer_.reset();
+  }
+  for (auto& w : waiters_) t.cancel(w.second);
+  waiters_.clear();
+  // Nothing stale survives a republish: the new publisher sends its own metadata and headers.
+  gop_.clear();
+  info_.has_audio = info_.has_video = false;
+  info_.video_codec_id = 0;
+  info_.video_fourcc = 0;
+  info_.audio_format = 0;
+  session_started_ = false;
+  const bool republish = ever_published_;
+  ever_published_ = true;
+  registry_.log().info("publish start: {}{} ({} subscriber(s) waiting)", key(), republish ? " (republish)" : "",
+                       subscriber_count());
+
+  DispatchScope scope(*this);
+  const size_t n = subscribers_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (Subscriber* s = subscribers_[i]) s->on_publish(*this);
+  }
+  return true;
+}
+
+uint32_t Stream::map_timestamp(uint32_t in) {
+  if (!session_started_) {
+    session_started_ = true;
+    in_base_ = in;
+    out_base_ = timeline_started_ ? last_out_ + 1 : 0;
+    timeline_started_ = true;
+    session_max_in_ = in;
+    session_span_ = 0;
+  }
+  // The publisher's deltas are kept (32-bit modular input). A frame behind the newest one
+  // (audio/video interleaving) keeps its offset, except that nothing maps before the session's
+  // first frame: that is what keeps the output from going back across a republish.
+  const int32_t d = static_cast<int32_t>(in - session_max_in_);
+  uint64_t pos = session_span_;
+  if (d > 0) {
+    session_max_in_ = in;
+    session_span_ += static_cast<uint32_t>(d);
+    pos = session_span_;
+  } else {
+    const uint64_t behind = static_cast<uint64_t>(-static_cast<int64_t>(d));
+    pos = behind > session_span_ ? 0 : session_span_ - behind;
+  }
+  last_out_ = out_base_ + static_cast<uint32_t>(session_span_);
+  return out_base_ + static_cast<uint32_t>(pos);
+}
+
+void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
+  if (!publisher_) return;
+  ++info_.frames_in;
+  info_.bytes_in += payload.size();
+
+  auto f = std::make_shared<MediaFrame>();
+  f->type = type;
+  const std::span<const uint8_t> body = payload.span();
+  try {
+    switch (type) {
+      case MediaType::Video: {
+        const protocol::VideoTagInfo vi = protocol::parse_video_tag(body);
+        f->sequence_header = vi.is_sequence_header;
+        f->keyframe = vi.is_keyframe || vi.is_sequence_header;
+        f->composition_time = vi.composition_time_ms;
+        info_.has_video = true;
+        if (vi.codec_id) info_.video_codec_id = vi.codec_id;
+        if (vi.fourcc) info_.video_fourcc = vi.fourcc;
+        f->payload = std::move(payload);
+        break;
+      }
+      case MediaType::Audio: {
+        const protocol::AudioTagInfo ai = protocol::parse_audio_tag(body);
+        f->sequence_header = ai.is_sequence_header;
+        info_.has_audio = true;
+        info_.audio_format = ai.sound_format;
+        f->payload = std::move(payload);
+        break;
+      }
+      case MediaType::Data: {
+        if (!protocol::is_metadata(body)) return;  // other script data is not forwarded
+        const size_t off = protocol::set_data_frame_offset(body);
+        f->metadata = true;
+        f->payload = off == 0 ? std::move(payload) : SharedBuffer::copy_of(body.subspan(off));
+        break;
+      }
+      default:
+        return;
+    }
+  } catch (const protocol::ProtocolError& e) {
+    ++info_.frames_dropped;
+    registry_.log().debug("{}: dropped malformed {} message ({} bytes, ts {}): {}", key(), type_name(type),
+                          body.size(), timestamp, e.what());
+    return;
+  }
+
+  f->timestamp = map_timestamp(timestamp);
+  FramePtr frame = std::move(f);
+  gop_.add(frame);
+  fan_out(frame);
+}
+
+void Stream::fan_out(const FramePtr& f) {
+  DispatchScope scope(*this);
+  // Subscribers added during the loop (index >= n) already got this frame from the replay.
+  const size_t n = subscribers_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (Subscriber* s = subscribers_[i]) s->on_frame(f);
+  }
+}
+
+void Stream::detach_publisher(const void* owner) {
+  if (!publisher_ || publisher_ != owner) return;
+  publisher_ = nullptr;
+  session_started_ = false;
+  registry_.log().info("publish stop: {} ({} frames, {} bytes in; {} subscriber(s) left)", key(), info_.frames_in,
+                       info_.bytes_in, subscriber_count());
+  {
+    DispatchScope scope(*this);
+    const size_t n = subscribers_.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (Subscriber* s = subscribers_[i]) s->on_unpublish(*this);
+    }
+  }
+  start_idle_timer();
+  maybe_release();
+}
+
+void Stream::start_idle_timer() {
+  // Only worth waiting while somebody waits for the publisher to come back.
+  if (publisher_ || idle_timer_ || subscriber_count() == 0) return;
+  idle_timer_ = registry_.timers().schedule(cfg_.publisher_idle_timeout, [this] {
+    idle_timer_.reset();
+    if (publisher_) return;
+    end_stream();  // may destroy *this
+  });
+}
+
+void Stream::end_stream() {
+  TimerQueue& t = registry_.timers();
+  if (idle_timer_) {
+    t.cancel(*idle_timer_);
+    idle_timer_.reset();
+  }
+  for (auto& w : waiters_) t.cancel(w.second);
+  waiters_.clear();
+  registry_.log().info("stream end: {} ({} subscriber(s) detached)", key(), subscriber_count());
+  {
+    DispatchScope scope(*this);
+    const size_t n = subscribers_.size();
+    for (size_t i = 0; i < n; ++i) {
+      Subscriber* s = subscribers_[i];
+      if (!s) continue;
+      subscribers_[i] = nullptr;  // detached before it hears of it
+      ++removed_pending_;
+      s->on_stream_end(*this);
+    }
+  }
+  maybe_release();
+}
+
+// ---------------------------------------------------------------------------------------------
+// subscribing
+
+void Stream::add_subscriber(Subscriber* s) {
+  if (!s || index_of(s) != subscribers_.size()) return;
+  subscribers_.push_back(s);
+  {
+    DispatchScope scope(*this);
+    const size_t idx = subscribers_.size() - 1;
+    auto attached = [&] { return idx < subscribers_.size() && subscribers_[idx] == s; };
+    auto send = [&](const FramePtr& f) {
+      if (f && attached()) s->on_frame(f);
+    };
+    send(gop_.metadata());
+    send(gop_.video_header());
+    send(gop_.audio_header());
+    const auto& frames = gop_.gop();
+    for (size_t i = 0; i < frames.size() && attached(); ++i) {
+      FramePtr f = frames[i];
+      send(f);
+    }
+  }
+  if (!publisher_ && cfg_.play_wait.count() > 0 && index_of(s) != subscribers_.size()) {
+    const TimerId id = registry_.timers().schedule(cfg_.play_wait, [this, s] {
+      for (size_t i = 0; i < waiters_.size(); ++i) {
+        if (waiters_[i].first == s) {
+          waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+      end_subscriber(s);  // may destroy *this
+    });
+    waiters_.emplace_back(s, id);
+  }
+  // A subscriber that left again during the replay was removed while dispatching, so releasing
+  // an emptied stream was deferred: the caller may still use the stream after this returns.
+}
+
+void Stream::end_subscriber(Subscriber* s) {
+  if (publisher_) return;
+  const size_t i = index_of(s);
+  if (i == subscribers_.size()) return;
+  registry_.log().info("{}: no publisher after play_wait {} ms, ending a waiting subscriber", key(),
+                       cfg_.play_wait.count());
+  detach_at(i);
+  {
+    DispatchScope scope(*this);
+    s->on_stream_end(*this);
+  }
+  maybe_release();
+}
+
+void Stream::remove_subscriber(Subscriber* s) {
+  const size_t i = index_of(s);
+  if (i == subscribers_.size()) return;
+  detach_at(i);
+  cancel_wait(s);
+  if (!publisher_ && subscriber_count() == 0 && idle_timer_) {
+    // Nobody is left to wait for the publisher to come back.
+    registry_.timers().cancel(*idle_timer_);
+    idle_timer_.reset();
+  }
+  maybe_release();
+}
+
+}  // namespace rill::media

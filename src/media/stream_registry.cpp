@@ -1,0 +1,49 @@
+#include <chrono>
+
+#include "rill/media/stream.h"
+
+namespace rill::media {
+
+StreamRegistry::StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log)
+    : timers_(timers), log_(std::move(log)) {}
+
+StreamRegistry::~StreamRegistry() = default;  // each Stream cancels its own timers
+
+Stream* StreamRegistry::find(const std::string& app, const std::string& name) {
+  auto it = streams_.find(app + "/" + name);
+  return it == streams_.end() ? nullptr : it->second.get();
+}
+
+Stream& StreamRegistry::get_or_create(const std::string& app, const std::string& name,
+                                      const config::AppConfig& cfg) {
+  std::string key = app + "/" + name;
+  auto it = streams_.find(key);
+  if (it == streams_.end()) {
+    it = streams_.emplace(std::move(key), std::make_unique<Stream>(*this, app, name, cfg)).first;
+    log_->debug("stream created: {}", it->first);
+  }
+  return *it->second;
+}
+
+void StreamRegistry::release(Stream* s) {
+  if (!s) return;
+  if (s->dispatching_) {
+    // Called from inside one of the stream's callback loops: the loop (and maybe its caller)
+    // still uses the stream. Look again from the event loop.
+    if (!s->release_timer_) {
+      s->release_timer_ = timers_.schedule(std::chrono::milliseconds(0), [s] {
+        s->release_timer_.reset();
+        s->maybe_release();  // may destroy s
+      });
+    }
+    return;
+  }
+  auto it = streams_.find(s->key());
+  if (it == streams_.end() || it->second.get() != s) return;
+  log_->debug("stream released: {}", it->first);
+  auto owned = std::move(it->second);
+  streams_.erase(it);
+  // owned goes out of scope here: ~Stream cancels its timers.
+}
+
+}  // namespace rill::media

@@ -1,0 +1,555 @@
+// Process design
+// ==============
+//
+// rill runs as one master process and N worker processes (N = workers, `auto` = online cores).
+// It stays in the foreground (no daemonizing): systemd (Type=notify), a container runtime or a
+// shell supervises the master; the master supervises the workers.
+//
+//   master  "rill: master -c /etc/rill/rill.yaml"   config, sockets, pid file, supervision
+//    ├─ worker 0  "rill: worker 0"                 one libevent loop: RTMP, HTTP, relay
+//    └─ worker N-1
+//
+// Startup (master)
+//   1. Block SIGHUP/SIGTERM/SIGINT/SIGQUIT/SIGUSR1/SIGCHLD for good (they are taken
+//      synchronously with sigtimedwait(), see "Master loop"); ignore SIGPIPE.
+//   2. Load and validate the config (-c FILE, or the embedded default). Invalid: print
+//      "FILE:LINE:COL: message" to stderr and exit 1.
+//   3. Open the log (file or stderr). Resolve `user` (must exist; switching needs root).
+//      Create the log files and runtime_dir and chown them to that user so that workers can
+//      reopen them after dropping privileges.
+//   4. Write the pid file, held with flock() for the master's life: refuse to start if another
+//      live master holds it (the lock, or a live "rill: master" process named in it); a stale
+//      file left by a crash is taken over.
+//   5. Bind the listeners (see listeners.h): for EACH worker slot and EACH listen address one
+//      socket with SO_REUSEADDR + SO_REUSEPORT (+ IPV6_V6ONLY for v6), non-blocking,
+//      close-on-exec, backlog 4096 (net.core.somaxconn is raised to 4096 where writable). A
+//      new address is first probed with a bind without SO_REUSEPORT so that a port already in
+//      use, even by another rill of the same user, fails loudly instead of being shared.
+//      Why the master binds, and per slot: workers drop privileges, so they could not bind
+//      ports < 1024 themselves; the master keeps every socket, so a respawned worker inherits
+//      its slot's socket (connections queued while it was down are served, not refused) and
+//      a reload reuses the sockets of unchanged addresses (no refused connection during a
+//      reload); one socket per slot lets the kernel's SO_REUSEPORT hashing spread
+//      connections over the workers with no accept lock and no thundering herd.
+//   6. Fork the workers (slot 0..N-1), then sd_notify READY=1 + MAINPID, title "rill: master".
+//
+// Worker (worker_process.cpp), right after fork
+//   PR_SET_PDEATHSIG(SIGTERM) then getppid() check (the master may already be gone); signal
+//   dispositions reset (signals stay blocked until the worker's handlers exist, so nothing
+//   sent right after fork is lost); close the other slots' sockets, the pid file and the
+//   master's log; title "rill: worker N" (argv overwritten + PR_SET_NAME); open its own log
+//   ("[worker N]"); drop privileges to `user` (initgroups/setgid/setuid; the death signal is
+//   set again since a credential change clears it); event_base + server::Worker(base, ctx),
+//   start(); libevent signal events: SIGTERM/SIGINT -> stop_now() + loopexit,
+//   SIGQUIT -> drain(loopexit) with a hard shutdown_timeout timer, SIGUSR1 -> reopen logs,
+//   SIGHUP and SIGPIPE ignored. Second guard against an orphaned worker: the read end of a
+//   pipe whose only write end the master holds; EOF means the master is gone -> stop_now.
+//   The worker ends with _exit() (never runs the master's destructors or flushes its stdio).
+//   Listening sockets stay close-on-exec in the worker too: nothing is exec'ed today, and a
+//   program a worker may exec one day must not inherit them.
+//
+// Master loop
+//   All master signals are blocked and consumed with sigtimedwait(); its timeout is the next
+//   timer (a delayed respawn, a SIGKILL deadline). No handler runs asynchronously, so there is
+//   no async-signal-safety problem, no EINTR in the middle of the master's work, and a
+//   SIGCHLD arriving during fork() simply stays pending until the loop picks it up.
+//   SIGCHLD  reap with waitpid(-1, WNOHANG) until none is left; log the exit status or signal.
+//            A current-generation worker that died is respawned into the same slot (same
+//            sockets) unless the master is stopping. Back-off: a slot whose worker died less
+//            than 1 s after its start more than 3 times in a row is respawned after 100 ms,
+//            doubling up to 10 s; the count is reset once a worker of that slot lived > 10 s.
+//   SIGHUP   reload: sd_notify RELOADING=1; load the config again from the same -c path (the
+//            embedded default without -c). Everything that can fail is done before anything
+//            changes: parse/validate, resolve the user, open the new log file, bind new
+//            listen addresses. On any error: log "reload failed, keeping the running
+//            configuration: ..." and change nothing. On success: close the sockets of removed
+//            addresses (and of slots beyond the new worker count), fork a full new generation
+//            (generation = reload count) with the new config, send SIGQUIT to every worker of
+//            the old generation (they stop accepting and drain; the master SIGKILLs any still
+//            alive shutdown_timeout + 5 s later), then READY=1. Unchanged addresses keep their
+//            sockets, so old and new generation share them and no connection is refused.
+//   SIGTERM/SIGINT  fast stop: STOPPING=1, SIGTERM to every worker, SIGKILL to those still
+//            alive after shutdown_timeout; then remove the pid file and exit 0.
+//   SIGQUIT  graceful stop: STOPPING=1, SIGQUIT to every worker (each drains for at most
+//            shutdown_timeout), SIGKILL to those still alive 1 s after that; remove the pid
+//            file, exit 0. A SIGTERM during a graceful stop turns it into a fast stop.
+//   SIGUSR1  reopen: create the log files again (owned by `user`), reopen the master's log,
+//            forward SIGUSR1 to every worker, which reopens its own.
+//
+// Never a zombie: every child is reaped by the loop, including old-generation workers. No fd
+// leak: the master holds exactly the listening sockets, the pid file, its log file and the
+// master pipe; a worker closes everything of the master's but its own slot's sockets and the
+// pipe's read end.
+#include "rill/process/master.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "rill/core/log.h"
+#include "rill/process/listeners.h"
+#include "rill/process/notify.h"
+#include "rill/process/pid_file.h"
+#include "rill/process/privileges.h"
+#include "rill/process/proctitle.h"
+#include "rill/process/signals.h"
+#include "rill/process/worker_process.h"
+
+namespace rill::process {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kQuickDeath{1000};      // a worker dying sooner than this "died quickly"
+constexpr int kQuickDeathsBeforeBackoff = 3;   // respawn at once this many times in a row
+constexpr milliseconds kBackoffFirst{100};
+constexpr milliseconds kBackoffMax{10000};
+constexpr milliseconds kStableLifetime{10000};  // resets the quick-death count
+constexpr milliseconds kRetireGrace{5000};      // old generation: SIGKILL after timeout + this
+constexpr milliseconds kQuitGrace{1000};        // graceful stop: SIGKILL after timeout + this
+constexpr milliseconds kForkRetry{1000};
+
+long long ms(Clock::duration d) { return std::chrono::duration_cast<milliseconds>(d).count(); }
+
+bool same_log_config(const config::LogConfig& a, const config::LogConfig& b) {
+  return a.level == b.level && a.file == b.file && a.access_log == b.access_log;
+}
+
+}  // namespace
+
+config::Config load_master_config(const MasterOptions& opts) {
+  config::Config c = opts.config_path ? config::load_config_file(*opts.config_path)
+                                      : config::load_default_config();
+  if (opts.pid_file) c.pid_file = *opts.pid_file;
+  return c;
+}
+
+struct Master::Impl {
+  struct Proc {
+    uint32_t slot = 0;
+    int generation = 0;
+    Clock::time_point started;
+    bool retiring = false;  // old generation (after a reload): drains and exits, not respawned
+    std::optional<Clock::time_point> kill_at;
+  };
+  struct Slot {
+    pid_t pid = 0;  // 0: no worker running
+    int quick_deaths = 0;
+    std::optional<Clock::time_point> respawn_at;
+  };
+  enum class StopMode { none, graceful, fast };
+
+  MasterOptions opts;
+  std::shared_ptr<const config::Config> cfg;
+  std::shared_ptr<spdlog::logger> log;
+  std::optional<UserIds> user;
+  std::unique_ptr<PidFile> pid_file;
+  Listeners listeners;
+  int pipe_r = -1;
+  int pipe_w = -1;
+  std::map<pid_t, Proc> procs;  // every live child
+  std::vector<Slot> slots;      // the current generation
+  int generation = 0;
+  StopMode stop = StopMode::none;
+  std::optional<Clock::time_point> stop_kill_at;
+  pid_t self = 0;
+
+  ~Impl() {
+    if (pipe_r >= 0) ::close(pipe_r);
+    if (pipe_w >= 0) ::close(pipe_w);
+  }
+
+  // ---- helpers -------------------------------------------------------------------------
+
+  int uid() const { return user ? static_cast<int>(user->uid) : -1; }
+  int gid() const { return user ? static_cast<int>(user->gid) : -1; }
+
+  bool log_to_file() const { return cfg && cfg->log.file && !cfg->log.file->empty(); }
+
+  // A startup failure: logged, and also printed to stderr when the log goes to a file (an
+  // operator starting rill by hand must see why it did not start).
+  int fatal(const std::string& msg) {
+    if (log) log->critical("{}", msg);
+    if (!log || log_to_file()) std::fprintf(stderr, "rill: %s\n", msg.c_str());
+    return 1;
+  }
+
+  std::string status_line() const {
+    return std::to_string(slots.size()) + " workers, generation " + std::to_string(generation);
+  }
+
+  void prepare_runtime_dir(const config::Config& c) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.runtime_dir, ec);
+    if (ec) {
+      log->warn("cannot create runtime_dir {}: {}", c.runtime_dir, ec.message());
+      return;
+    }
+    if (user && ::chown(c.runtime_dir.c_str(), user->uid, user->gid) != 0)
+      log->warn("cannot chown runtime_dir {} to {}: {}", c.runtime_dir, user->name, std::strerror(errno));
+  }
+
+  // ---- startup -------------------------------------------------------------------------
+
+  int run() {
+    self = ::getpid();
+    block_master_signals();
+
+    try {
+      cfg = std::make_shared<const config::Config>(load_master_config(opts));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rill: %s\n", e.what());
+      return 1;
+    }
+    try {
+      log = core::make_logger("rill", cfg->log, -1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rill: %s\n", e.what());
+      return 1;
+    }
+    set_proctitle(opts.config_path ? "rill: master -c " + *opts.config_path : "rill: master");
+
+    const uint32_t n = cfg->resolved_workers();
+    log->info("rill {} starting: configuration {}, {} worker{}", RILL_VERSION, cfg->source_name, n,
+              n == 1 ? "" : "s");
+    try {
+      if (cfg->user) user = resolve_user(*cfg->user);
+    } catch (const std::exception& e) {
+      return fatal(e.what());
+    }
+    std::string err;
+    if (!core::prepare_log_files(cfg->log, uid(), gid(), &err)) return fatal(err);
+    prepare_runtime_dir(*cfg);
+
+    if (cfg->pid_file) {
+      try {
+        pid_file = std::make_unique<PidFile>(*cfg->pid_file);
+      } catch (const std::exception& e) {
+        return fatal(e.what());
+      }
+    }
+
+    raise_somaxconn(kListenBacklog, *log);
+    try {
+      listeners.reconcile(*cfg, n, *log);
+    } catch (const std::exception& e) {
+      return fatal(e.what());
+    }
+
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return fatal(std::string("pipe: ") + std::strerror(errno));
+    pipe_r = p[0];
+    pipe_w = p[1];
+
+    slots.assign(n, Slot{});
+    for (uint32_t i = 0; i < n; ++i) spawn(i);
+
+    notify::ready(status_line());
+    log->info("master started (pid {}, {})", self, status_line());
+    return loop();
+  }
+
+  // ---- the loop ------------------------------------------------------------------------
+
+  int loop() {
+    const sigset_t set = master_signal_set();
+    for (;;) {
+      if (stop != StopMode::none && procs.empty()) break;
+
+      timespec ts = next_timeout();
+      siginfo_t info{};
+      int sig = ::sigtimedwait(&set, &info, &ts);
+      if (sig > 0) {
+        handle_signal(sig, info);
+      } else if (errno != EAGAIN && errno != EINTR) {
+        log->error("sigtimedwait: {}", std::strerror(errno));
+        ::sleep(1);
+      }
+      run_timers();
+    }
+
+    listeners.close_all();
+    pid_file.reset();  // removes the file
+    log->info("master exiting");
+    log->flush();
+    return 0;
+  }
+
+  timespec next_timeout() const {
+    std::optional<Clock::time_point> next = stop_kill_at;
+    auto consider = [&](const std::optional<Clock::time_point>& t) {
+      if (t && (!next || *t < *next)) next = t;
+    };
+    for (const auto& s : slots) consider(s.respawn_at);
+    for (const auto& [pid, p] : procs) consider(p.kill_at);
+    long long wait_ms = 3600 * 1000;
+    if (next) wait_ms = std::clamp<long long>(ms(*next - Clock::now()) + 1, 0, wait_ms);
+    return timespec{static_cast<time_t>(wait_ms / 1000), static_cast<long>((wait_ms % 1000) * 1000000)};
+  }
+
+  void handle_signal(int sig, const siginfo_t& info) {
+    if (sig != SIGCHLD)
+      log->debug("{} received from pid {}", signal_name(sig), static_cast<int>(info.si_pid));
+    switch (sig) {
+      case SIGCHLD: reap(); break;
+      case SIGHUP: reload(); break;
+      case SIGTERM:
+      case SIGINT: begin_stop(StopMode::fast, sig); break;
+      case SIGQUIT: begin_stop(StopMode::graceful, sig); break;
+      case SIGUSR1: reopen(); break;
+      default: break;
+    }
+  }
+
+  void run_timers() {
+    auto now = Clock::now();
+    if (stop == StopMode::none) {
+      for (uint32_t i = 0; i < slots.size(); ++i) {
+        if (slots[i].respawn_at && *slots[i].respawn_at <= now) {
+          slots[i].respawn_at.reset();
+          spawn(i);
+        }
+      }
+    }
+    for (auto& [pid, p] : procs) {
+      if (p.kill_at && *p.kill_at <= now) {
+        p.kill_at.reset();
+        log->warn("worker {} (pid {}, generation {}) still alive after shutdown_timeout; sending SIGKILL",
+                  p.slot, pid, p.generation);
+        ::kill(pid, SIGKILL);
+      }
+    }
+    if (stop_kill_at && *stop_kill_at <= now) {
+      stop_kill_at.reset();
+      for (auto& [pid, p] : procs) {
+        log->warn("worker {} (pid {}) did not exit within shutdown_timeout; sending SIGKILL", p.slot, pid);
+        ::kill(pid, SIGKILL);
+      }
+    }
+  }
+
+  // ---- workers -------------------------------------------------------------------------
+
+  void spawn(uint32_t slot) {
+    // Nothing buffered may be inherited (the child never flushes stdio: it ends with _exit).
+    log->flush();
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      log->error("cannot fork worker {}: {}; retrying in {} ms", slot, std::strerror(errno),
+                 kForkRetry.count());
+      slots[slot].pid = 0;
+      slots[slot].respawn_at = Clock::now() + kForkRetry;
+      return;
+    }
+    if (pid == 0) child(slot);  // never returns
+    procs[pid] = Proc{slot, generation, Clock::now(), false, std::nullopt};
+    slots[slot].pid = pid;
+    slots[slot].respawn_at.reset();
+    log->info("started worker {} (pid {}, generation {})", slot, pid, generation);
+  }
+
+  [[noreturn]] void child(uint32_t slot) {
+    try {
+      // Close everything that belongs to the master: the other slots' sockets, the pid file
+      // (the lock stays with the master's descriptor), the write end of the master pipe and
+      // the master's log file.
+      listeners.close_except_slot(slot);
+      if (pid_file) pid_file->close_in_child();
+      ::close(pipe_w);
+      log.reset();
+      WorkerProcessParams params;
+      params.slot = static_cast<int>(slot);
+      params.generation = generation;
+      params.config = cfg;
+      params.rtmp_fds = listeners.fds(ListenerKind::rtmp, slot);
+      params.http_fds = listeners.fds(ListenerKind::http, slot);
+      params.master_pipe_fd = pipe_r;
+      params.master_pid = self;
+      params.user = user;
+      run_worker_process(std::move(params));
+    } catch (...) {
+    }
+    _exit(kWorkerExitError);
+  }
+
+  void reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid == 0) return;
+      if (pid < 0) {
+        if (errno == EINTR) continue;
+        return;  // ECHILD: nothing left
+      }
+      on_child_exit(pid, status);
+    }
+  }
+
+  void on_child_exit(pid_t pid, int status) {
+    auto it = procs.find(pid);
+    if (it == procs.end()) {
+      log->debug("reaped unknown child {} ({})", pid, describe_wait_status(status));
+      return;
+    }
+    Proc p = it->second;
+    procs.erase(it);
+    auto now = Clock::now();
+    auto lifetime = now - p.started;
+    bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    bool current = !p.retiring && p.slot < slots.size() && slots[p.slot].pid == pid;
+
+    if (!current || stop != StopMode::none) {
+      auto level = clean || (WIFSIGNALED(status) && stop == StopMode::fast && WTERMSIG(status) == SIGTERM)
+                       ? spdlog::level::info
+                       : spdlog::level::warn;
+      log->log(level, "worker {} (pid {}, generation {}) {}", p.slot, pid, p.generation,
+               describe_wait_status(status));
+      if (current) slots[p.slot].pid = 0;
+      return;
+    }
+
+    Slot& s = slots[p.slot];
+    s.pid = 0;
+    if (lifetime < kQuickDeath)
+      ++s.quick_deaths;
+    else if (lifetime > kStableLifetime)
+      s.quick_deaths = 0;
+    milliseconds delay{0};
+    if (s.quick_deaths > kQuickDeathsBeforeBackoff) {
+      int shift = std::min(s.quick_deaths - kQuickDeathsBeforeBackoff - 1, 16);
+      delay = std::min<milliseconds>(kBackoffFirst * (1LL << shift), kBackoffMax);
+    }
+    log->error("worker {} (pid {}, generation {}) {} after {} ms; {}", p.slot, pid, p.generation,
+               describe_wait_status(status), ms(lifetime),
+               delay.count() == 0 ? std::string("respawning")
+                                  : "respawning in " + std::to_string(delay.count()) + " ms (back-off: " +
+                                        std::to_string(s.quick_deaths) + " quick deaths in a row)");
+    if (delay.count() == 0)
+      spawn(p.slot);
+    else
+      s.respawn_at = now + delay;
+  }
+
+  // ---- signals -------------------------------------------------------------------------
+
+  void begin_stop(StopMode mode, int sig) {
+    if (stop == StopMode::fast || (stop == StopMode::graceful && mode == StopMode::graceful)) {
+      log->info("{} received: already stopping", signal_name(sig));
+      return;
+    }
+    const bool fast = mode == StopMode::fast;
+    if (stop == StopMode::none) notify::stopping();
+    log->info("{} received: {} stop of {} worker process(es)", signal_name(sig), fast ? "fast" : "graceful",
+              procs.size());
+    stop = mode;
+    for (auto& s : slots) s.respawn_at.reset();
+    for (auto& [pid, p] : procs) ::kill(pid, fast ? SIGTERM : SIGQUIT);
+    auto deadline = Clock::now() + cfg->shutdown_timeout + (fast ? milliseconds{0} : kQuitGrace);
+    if (!stop_kill_at || deadline < *stop_kill_at) stop_kill_at = deadline;
+  }
+
+  void reopen() {
+    log->info("SIGUSR1 received: reopening log files");
+    std::string err;
+    if (!core::prepare_log_files(cfg->log, uid(), gid(), &err)) log->error("{}", err);
+    if (!core::reopen_log_files(*log, &err))
+      log->error("reopening the master log failed: {}", err);
+    else
+      log->info("log files reopened");
+    for (auto& [pid, p] : procs) ::kill(pid, SIGUSR1);
+  }
+
+  void reload() {
+    if (stop != StopMode::none) {
+      log->info("SIGHUP received while stopping: ignored");
+      return;
+    }
+    notify::reloading();
+    log->info("SIGHUP received: reloading configuration from {}",
+              opts.config_path ? *opts.config_path : std::string("<embedded default>"));
+
+    std::shared_ptr<const config::Config> next;
+    std::optional<UserIds> next_user;
+    std::shared_ptr<spdlog::logger> next_log = log;
+    uint32_t n = 0;
+    try {
+      next = std::make_shared<const config::Config>(load_master_config(opts));
+      if (next->user) next_user = resolve_user(*next->user);
+      if (!same_log_config(next->log, cfg->log)) next_log = core::make_logger("rill", next->log, -1);
+      std::string err;
+      if (!core::prepare_log_files(next->log, next_user ? static_cast<int>(next_user->uid) : -1,
+                                   next_user ? static_cast<int>(next_user->gid) : -1, &err))
+        throw std::runtime_error(err);
+      n = next->resolved_workers();
+      listeners.reconcile(*next, n, *log);  // last step that can fail; transactional
+    } catch (const std::exception& e) {
+      log->error("reload failed, keeping the running configuration: {}", e.what());
+      notify::ready(status_line());
+      return;
+    }
+
+    // Commit.
+    if (next_log != log) {
+      log->info("log configuration changed; continuing in {}", next->log.file.value_or("<stderr>"));
+      log = next_log;
+    }
+    next_log.reset();  // `log` is the only reference left: a forked child closes it
+    if (next->pid_file != cfg->pid_file) move_pid_file(next->pid_file);
+    cfg = next;
+    user = next_user;
+    ++generation;
+    prepare_runtime_dir(*cfg);
+
+    std::vector<pid_t> old;
+    for (auto& [pid, p] : procs)
+      if (!p.retiring) old.push_back(pid);
+    slots.assign(n, Slot{});
+    for (uint32_t i = 0; i < n; ++i) spawn(i);
+    auto kill_at = Clock::now() + cfg->shutdown_timeout + kRetireGrace;
+    for (pid_t pid : old) {
+      auto& p = procs[pid];
+      p.retiring = true;
+      p.kill_at = kill_at;
+      ::kill(pid, SIGQUIT);
+    }
+    log->info("configuration reloaded (generation {}): {} new worker(s) started, {} old worker(s) draining",
+              generation, n, old.size());
+    notify::ready(status_line());
+  }
+
+  void move_pid_file(const std::optional<std::string>& path) {
+    std::unique_ptr<PidFile> next;
+    if (path) {
+      try {
+        next = std::make_unique<PidFile>(*path);
+      } catch (const std::exception& e) {
+        log->error("pid_file changed but the new one cannot be written ({}); keeping {}", e.what(),
+                   pid_file ? pid_file->path() : std::string("none"));
+        return;
+      }
+    }
+    log->info("pid file moved from {} to {}", pid_file ? pid_file->path() : std::string("none"),
+              path.value_or("none"));
+    pid_file = std::move(next);  // the old one is removed
+  }
+};
+
+Master::Master(MasterOptions opts) : impl_(std::make_unique<Impl>()) { impl_->opts = std::move(opts); }
+Master::~Master() = default;
+int Master::run() { return impl_->run(); }
+
+}  // namespace rill::process

@@ -1,0 +1,180 @@
+#include "rill/process/worker_process.h"
+
+#include <event2/event.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "rill/core/log.h"
+#include "rill/process/proctitle.h"
+#include "rill/process/signals.h"
+#include "rill/server/worker.h"
+
+namespace rill::process {
+namespace {
+
+struct WorkerState {
+  event_base* base = nullptr;
+  std::unique_ptr<server::Worker> worker;
+  std::shared_ptr<spdlog::logger> log;
+  std::shared_ptr<spdlog::logger> access_log;
+  config::Duration shutdown_timeout{0};
+  event* drain_timer = nullptr;
+  bool draining = false;
+  bool stopping = false;
+};
+
+void stop_now(WorkerState& st, const char* why) {
+  if (st.stopping) return;
+  st.stopping = true;
+  st.log->info("{}: closing {} session(s) and exiting", why, st.worker->session_count());
+  st.worker->stop_now();
+  event_base_loopexit(st.base, nullptr);
+}
+
+void on_drain_timeout(evutil_socket_t, short, void* arg) {
+  auto& st = *static_cast<WorkerState*>(arg);
+  st.log->warn("drain not finished after {} ms", st.shutdown_timeout.count());
+  stop_now(st, "shutdown_timeout reached");
+}
+
+void on_signal(evutil_socket_t sig, short, void* arg) {
+  auto& st = *static_cast<WorkerState*>(arg);
+  switch (sig) {
+    case SIGTERM:
+    case SIGINT:
+      stop_now(st, (signal_name(static_cast<int>(sig)) + " received").c_str());
+      break;
+    case SIGQUIT: {
+      if (st.draining || st.stopping) return;
+      st.draining = true;
+      st.log->info("SIGQUIT received: graceful stop, draining {} session(s) (at most {} ms)",
+                   st.worker->session_count(), st.shutdown_timeout.count());
+      st.drain_timer = evtimer_new(st.base, on_drain_timeout, &st);
+      timeval tv{static_cast<time_t>(st.shutdown_timeout.count() / 1000),
+                 static_cast<suseconds_t>((st.shutdown_timeout.count() % 1000) * 1000)};
+      evtimer_add(st.drain_timer, &tv);
+      st.worker->drain([&st] {
+        if (st.stopping) return;
+        st.stopping = true;
+        st.log->info("drained, exiting");
+        event_base_loopexit(st.base, nullptr);
+      });
+      break;
+    }
+    case SIGUSR1: {
+      std::string err;
+      bool ok = core::reopen_log_files(*st.log, &err);
+      if (st.access_log && !core::reopen_log_files(*st.access_log, ok ? &err : nullptr)) ok = false;
+      if (ok)
+        st.log->info("log files reopened");
+      else
+        st.log->error("reopening log files failed: {}", err);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void on_master_pipe(evutil_socket_t fd, short, void* arg) {
+  auto& st = *static_cast<WorkerState*>(arg);
+  char buf[64];
+  ssize_t n = ::read(static_cast<int>(fd), buf, sizeof(buf));
+  if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) return;
+  stop_now(st, "master process is gone");
+}
+
+void set_death_signal(pid_t master_pid) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+  if (::getppid() != master_pid) _exit(kWorkerExitOk);  // the master died before we got here
+}
+
+}  // namespace
+
+void run_worker_process(WorkerProcessParams p) {
+  set_death_signal(p.master_pid);
+  reset_signals_for_worker();
+  set_proctitle("rill: worker " + std::to_string(p.slot));
+
+  WorkerState st;
+  try {
+    st.log = core::make_logger("rill", p.config->log, p.slot);
+    st.access_log = core::make_access_logger(p.config->log, p.slot);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rill: worker %d: %s\n", p.slot, e.what());
+    _exit(kWorkerExitError);
+  }
+  st.shutdown_timeout = p.config->shutdown_timeout;
+
+  int rc = kWorkerExitOk;
+  try {
+    if (p.user) {
+      drop_privileges(*p.user);
+      set_death_signal(p.master_pid);  // changing credentials clears the parent-death signal
+    }
+    if (p.master_pipe_fd >= 0)
+      ::fcntl(p.master_pipe_fd, F_SETFL, ::fcntl(p.master_pipe_fd, F_GETFL) | O_NONBLOCK);
+
+    st.base = event_base_new();
+    if (!st.base) throw std::runtime_error("event_base_new failed");
+
+    server::WorkerContext ctx;
+    ctx.id = p.slot;
+    ctx.generation = p.generation;
+    ctx.config = p.config;
+    ctx.rtmp_fds = p.rtmp_fds;
+    ctx.http_fds = p.http_fds;
+    ctx.log = st.log;
+    ctx.access_log = st.access_log;
+    st.worker = std::make_unique<server::Worker>(st.base, std::move(ctx));
+    st.worker->start();
+
+    std::vector<event*> events;
+    for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGUSR1}) {
+      event* ev = evsignal_new(st.base, sig, on_signal, &st);
+      if (!ev || evsignal_add(ev, nullptr) != 0) throw std::runtime_error("cannot install signal events");
+      events.push_back(ev);
+    }
+    if (p.master_pipe_fd >= 0) {
+      event* ev = event_new(st.base, p.master_pipe_fd, EV_READ | EV_PERSIST, on_master_pipe, &st);
+      if (!ev || event_add(ev, nullptr) != 0) throw std::runtime_error("cannot watch the master pipe");
+      events.push_back(ev);
+    }
+    // Handlers are in place: let pending and future signals in.
+    unblock_all_signals();
+
+    st.log->info("worker process started (pid {}, generation {}, {} rtmp + {} http listener(s){})",
+                 ::getpid(), p.generation, p.rtmp_fds.size(), p.http_fds.size(),
+                 p.user ? ", user " + p.user->name : std::string());
+
+    if (event_base_dispatch(st.base) < 0) {
+      st.log->error("event loop failed");
+      rc = kWorkerExitError;
+    }
+
+    for (event* ev : events) event_free(ev);
+    if (st.drain_timer) event_free(st.drain_timer);
+    st.worker.reset();
+    event_base_free(st.base);
+    st.log->info("worker process exiting");
+  } catch (const std::exception& e) {
+    st.log->critical("worker {} failed: {}", p.slot, e.what());
+    rc = kWorkerExitError;
+  } catch (...) {
+    st.log->critical("worker {} failed: unknown exception", p.slot);
+    rc = kWorkerExitError;
+  }
+  st.log->flush();
+  // _exit: no atexit handlers and no stdio flushing of buffers inherited from the master.
+  _exit(rc);
+}
+
+}  // namespace rill::process

@@ -1,0 +1,306 @@
+#include "rill/protocol/chunk_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "rill/protocol/error.h"
+
+namespace rill::protocol {
+namespace {
+
+// 5.3.1.2: message header length by fmt (Type 0: 11, Type 1: 7, Type 2: 3, Type 3: 0).
+constexpr uint8_t kMessageHeaderSize[4] = {11, 7, 3, 0};
+
+inline uint32_t be24(const uint8_t* p) {
+  return (uint32_t(p[0]) << 16) | (uint32_t(p[1]) << 8) | p[2];
+}
+inline uint32_t be32(const uint8_t* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+inline uint32_t le32(const uint8_t* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
+}
+
+// 5.3.1.1: chunk basic header. The low 6 bits of the first byte are the csid (2..63); 0 means
+// a 2-byte form (csid = 64 + second byte), 1 a 3-byte form (csid = 64 + b1 + b2 * 256).
+inline uint8_t basic_header_size(uint8_t b0) {
+  uint8_t cs = b0 & 0x3F;
+  return cs == 0 ? 2 : cs == 1 ? 3 : 1;
+}
+inline uint32_t basic_header_csid(const uint8_t* h) {
+  uint8_t cs = h[0] & 0x3F;
+  if (cs == 0) return 64u + h[1];
+  if (cs == 1) return 64u + h[1] + (uint32_t(h[2]) << 8);
+  return cs;
+}
+
+std::string cs_name(uint32_t csid) { return "chunk stream " + std::to_string(csid); }
+
+}  // namespace
+
+ChunkReader::ChunkReader(Handler on_message, ChunkReaderLimits limits)
+    : handler_(std::move(on_message)), limits_(limits) {
+  streams_.reserve(8);
+}
+
+size_t ChunkReader::feed(std::span<const uint8_t> bytes) {
+  bytes_received_ += bytes.size();
+  const uint8_t* p = bytes.data();
+  size_t n = bytes.size();
+  while (n) {
+    size_t k = step(p, n);
+    p += k;
+    n -= k;
+    if (replay_len_) drain_replay();
+  }
+  return bytes.size();
+}
+
+void ChunkReader::drain_replay() {
+  // The replayed bytes (at most 3) start a fresh chunk header, which needs at least 5 bytes to
+  // produce another replay, so replays never nest.
+  uint8_t tmp[sizeof(replay_)];
+  size_t m = replay_len_;
+  std::memcpy(tmp, replay_, m);
+  replay_len_ = 0;
+  size_t i = 0;
+  while (i < m) {
+    i += step(tmp + i, m - i);
+    if (replay_len_) throw ProtocolError("chunk reader: nested extended-timestamp replay");
+  }
+}
+
+size_t ChunkReader::step(const uint8_t* p, size_t n) {
+  return in_payload_ ? step_payload(p, n) : step_header(p, n);
+}
+
+size_t ChunkReader::step_payload(const uint8_t* p, size_t n) {
+  Stream& s = streams_[cur_];
+  size_t take = std::min<size_t>(chunk_left_, n);
+  std::memcpy(s.payload->tail(), p, take);
+  s.payload->commit(take);
+  chunk_left_ -= static_cast<uint32_t>(take);
+  if (chunk_left_ == 0) end_chunk();
+  return take;
+}
+
+size_t ChunkReader::step_header(const uint8_t* p, size_t n) {
+  size_t used = 0;
+  for (;;) {
+    size_t take = std::min<size_t>(hdr_need_ - hdr_len_, n - used);
+    std::memcpy(hdr_ + hdr_len_, p + used, take);
+    hdr_len_ += static_cast<uint8_t>(take);
+    used += take;
+    if (hdr_len_ < hdr_need_) return used;
+    if (header_complete()) {
+      on_header();
+      return used;
+    }
+  }
+}
+
+bool ChunkReader::header_complete() {
+  const uint8_t fmt = hdr_[0] >> 6;
+  const uint8_t basic = basic_header_size(hdr_[0]);
+  switch (hdr_stage_) {
+    case 0:
+      hdr_need_ = basic + kMessageHeaderSize[fmt];
+      hdr_stage_ = 1;
+      if (hdr_len_ < hdr_need_) return false;
+      [[fallthrough]];
+    case 1: {
+      // 5.3.1.3 Extended Timestamp: present when the timestamp field is 0xFFFFFF. On fmt 3 chunks
+      // Flash, librtmp, ffmpeg and nginx-rtmp repeat it when the stream's last fmt 0/1/2 header
+      // carried one; the spec is silent, so that is what we expect (see on_header for senders
+      // that don't repeat it on continuation chunks).
+      bool ext;
+      if (fmt < 3) {
+        ext = be24(hdr_ + basic) == 0xFFFFFF;
+      } else {
+        const Stream* s = find(basic_header_csid(hdr_));
+        ext = s && s->extended;
+      }
+      hdr_stage_ = 2;
+      if (!ext) return true;
+      hdr_need_ += 4;
+      return hdr_len_ >= hdr_need_;
+    }
+    default:
+      return true;
+  }
+}
+
+void ChunkReader::on_header() {
+  const uint8_t fmt = hdr_[0] >> 6;
+  const uint8_t basic = basic_header_size(hdr_[0]);
+  const uint32_t csid = basic_header_csid(hdr_);
+  const uint8_t* mh = hdr_ + basic;
+  const bool has_ext = hdr_len_ > basic + kMessageHeaderSize[fmt];
+  const uint8_t* ext = mh + kMessageHeaderSize[fmt];
+  hdr_len_ = 0;
+  hdr_need_ = 1;
+  hdr_stage_ = 0;
+
+  Stream& s = find_or_create(csid, fmt);
+  cur_ = static_cast<size_t>(&s - streams_.data());
+  const bool in_progress = static_cast<bool>(s.payload);
+
+  if (in_progress) {
+    if (fmt <= 1) {
+      // A full header in the middle of a message: accept it as a continuation when it agrees
+      // on the length (as ffmpeg does), refuse otherwise.
+      uint32_t len = be24(mh + 3);
+      if (len != s.length) {
+        throw ProtocolError(cs_name(csid) + ": fmt " + std::to_string(fmt) +
+                            " header announces length " + std::to_string(len) +
+                            " while a message of length " + std::to_string(s.length) +
+                            " is incomplete (" + std::to_string(s.payload->size()) +
+                            " bytes received)");
+      }
+    } else if (fmt == 3 && has_ext && be32(ext) != s.ts_field) {
+      // A continuation chunk whose 4 bytes after the basic header do not repeat the extended
+      // timestamp: the sender follows the letter of the spec, those bytes are payload.
+      chunk_left_ = std::min(chunk_size_, s.length - static_cast<uint32_t>(s.payload->size()));
+      uint32_t k = std::min<uint32_t>(4, chunk_left_);
+      std::memcpy(s.payload->tail(), ext, k);
+      s.payload->commit(k);
+      chunk_left_ -= k;
+      replay_len_ = static_cast<uint8_t>(4 - k);
+      std::memcpy(replay_, ext + k, replay_len_);
+      if (chunk_left_ == 0) {
+        end_chunk();
+      } else {
+        in_payload_ = true;
+      }
+      return;
+    }
+    // Continuation chunk: 5.3.1.2.4, "all chunks of a message except the first one should use
+    // this type".
+    chunk_left_ = std::min(chunk_size_, s.length - static_cast<uint32_t>(s.payload->size()));
+    in_payload_ = true;
+    return;
+  }
+
+  // First chunk of a new message.
+  if (fmt < 3) {
+    uint32_t ts = be24(mh);
+    s.extended = ts == 0xFFFFFF;
+    if (s.extended) ts = be32(ext);
+    s.ts_field = ts;
+    if (fmt == 0) {
+      s.timestamp = ts;  // 5.3.1.2.1: absolute timestamp
+    } else {
+      s.timestamp += ts;  // 5.3.1.2.2/3: delta; wraps mod 2^32
+    }
+    if (fmt <= 1) {
+      s.length = be24(mh + 3);
+      s.type_id = mh[6];
+    }
+    if (fmt == 0) s.stream_id = le32(mh + 7);  // message stream id is little-endian
+  } else {
+    // 5.3.1.2.4: a Type 3 chunk starting a message takes everything from the previous header,
+    // including the delta ("If the delta between the first message and the second message is
+    // same as the time stamp of the first message, then a chunk of Type 3 could immediately
+    // follow the chunk of Type 0").
+    if (has_ext) s.ts_field = be32(ext);
+    s.timestamp += s.ts_field;
+  }
+
+  if (s.length > limits_.max_message_size) {
+    throw ProtocolError(cs_name(csid) + ": chunk header: message length " +
+                        std::to_string(s.length) + " exceeds limit " +
+                        std::to_string(limits_.max_message_size));
+  }
+  if (s.length == 0) {
+    s.payload = SharedBuffer::create(0);
+    deliver(s);
+    return;
+  }
+  if (partial_messages_ >= limits_.max_partial_messages) {
+    throw ProtocolError(cs_name(csid) + ": expected at most " +
+                        std::to_string(limits_.max_partial_messages) +
+                        " partially received messages, got one more");
+  }
+  if (s.length > limits_.max_partial_bytes - partial_bytes_) {
+    throw ProtocolError(cs_name(csid) + ": message length " + std::to_string(s.length) +
+                        " would put partially received messages at " +
+                        std::to_string(partial_bytes_ + s.length) + " bytes, limit " +
+                        std::to_string(limits_.max_partial_bytes));
+  }
+  // Allocated once with the message length as capacity; filled in place.
+  s.payload = SharedBuffer::create(s.length);
+  ++partial_messages_;
+  partial_bytes_ += s.length;
+  chunk_left_ = std::min(chunk_size_, s.length);
+  in_payload_ = true;
+}
+
+void ChunkReader::end_chunk() {
+  in_payload_ = false;
+  Stream& s = streams_[cur_];
+  if (s.payload->size() == s.length) deliver(s);
+}
+
+void ChunkReader::deliver(Stream& s) {
+  RtmpMessage m;
+  m.type_id = s.type_id;
+  m.stream_id = s.stream_id;
+  m.timestamp = s.timestamp;
+  m.csid = s.csid;
+  m.payload = std::move(s.payload);
+  if (s.length) {
+    --partial_messages_;
+    partial_bytes_ -= s.length;
+  }
+  if (m.type_id == msg_type::SetChunkSize) {
+    // 5.4.1: applies to the chunks that follow.
+    uint32_t v = parse_set_chunk_size(m.payload.span());
+    if (v > limits_.max_chunk_size) {
+      throw ProtocolError("Set Chunk Size: chunk size " + std::to_string(v) + " exceeds limit " +
+                          std::to_string(limits_.max_chunk_size));
+    }
+    chunk_size_ = v;
+  } else if (m.type_id == msg_type::Abort) {
+    // 5.4.2: "discard the partially received message over a chunk stream".
+    if (Stream* a = find(parse_abort(m.payload.span())); a && a->payload) drop_partial(*a);
+  }
+  if (handler_) handler_(std::move(m));
+}
+
+void ChunkReader::drop_partial(Stream& s) {
+  s.payload.reset();
+  --partial_messages_;
+  partial_bytes_ -= s.length;
+}
+
+ChunkReader::Stream* ChunkReader::find(uint32_t csid) {
+  if (last_ < streams_.size() && streams_[last_].csid == csid) return &streams_[last_];
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    if (streams_[i].csid == csid) {
+      last_ = i;
+      return &streams_[i];
+    }
+  }
+  return nullptr;
+}
+
+ChunkReader::Stream& ChunkReader::find_or_create(uint32_t csid, uint8_t fmt) {
+  if (Stream* s = find(csid)) return *s;
+  // A fmt 1 header is accepted as the first one (librtmp may start a channel with it; the
+  // stream id then defaults to 0, as in nginx-rtmp and ffmpeg); fmt 2/3 have nothing to reuse.
+  if (fmt >= 2) {
+    throw ProtocolError(cs_name(csid) + ": expected a fmt 0 or 1 header first, got fmt " +
+                        std::to_string(fmt));
+  }
+  if (streams_.size() >= limits_.max_chunk_streams) {
+    throw ProtocolError("expected at most " + std::to_string(limits_.max_chunk_streams) +
+                        " chunk streams, got a new one: " + cs_name(csid));
+  }
+  Stream& s = streams_.emplace_back();
+  s.csid = csid;
+  last_ = streams_.size() - 1;
+  return s;
+}
+
+}  // namespace rill::protocol

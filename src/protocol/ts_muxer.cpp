@@ -1,0 +1,247 @@
+#include "rill/protocol/ts_muxer.h"
+
+#include <cstring>
+#include <string>
+
+#include "rill/protocol/crc32_mpeg.h"
+#include "rill/protocol/error.h"
+
+namespace rill::protocol {
+namespace {
+
+constexpr size_t kTsHeader = 4;
+constexpr size_t kTsPayload = TsMuxer::kPacketSize - kTsHeader;  // 184
+constexpr uint64_t kMask33 = (uint64_t{1} << 33) - 1;
+constexpr uint16_t kNoPcrPid = 0x1FFF;  // 2.4.4.9: no PCR in this program
+
+// Table 2-34 stream_type.
+constexpr uint8_t kStreamTypeH264 = 0x1B;
+constexpr uint8_t kStreamTypeAacAdts = 0x0F;
+constexpr uint8_t kStreamTypeMpeg1Audio = 0x03;
+
+// Table 2-22 stream_id.
+constexpr uint8_t kStreamIdVideo = 0xE0;
+constexpr uint8_t kStreamIdAudio = 0xC0;
+
+// Milliseconds (mod 2^64) to 90 kHz mod 2^33; unsigned, so no overflow for any int64 input.
+inline uint64_t ms_to_90k(uint64_t ms) { return ms * 90u & kMask33; }
+
+// 2.4.3.7: PTS/DTS as '4-bit prefix' [32..30] '1' [29..15] '1' [14..0] '1'.
+inline uint8_t* put_timestamp(uint8_t* p, uint8_t prefix, uint64_t ts) {
+  p[0] = static_cast<uint8_t>((prefix << 4) | (((ts >> 30) & 0x07) << 1) | 1);
+  p[1] = static_cast<uint8_t>(ts >> 22);
+  p[2] = static_cast<uint8_t>((((ts >> 15) & 0x7F) << 1) | 1);
+  p[3] = static_cast<uint8_t>(ts >> 7);
+  p[4] = static_cast<uint8_t>(((ts & 0x7F) << 1) | 1);
+  return p + 5;
+}
+
+// 2.4.3.5: program_clock_reference_base(33) reserved(6) program_clock_reference_extension(9).
+// The extension stays 0: PCR = base * 300.
+inline uint8_t* put_pcr(uint8_t* p, uint64_t base) {
+  p[0] = static_cast<uint8_t>(base >> 25);
+  p[1] = static_cast<uint8_t>(base >> 17);
+  p[2] = static_cast<uint8_t>(base >> 9);
+  p[3] = static_cast<uint8_t>(base >> 1);
+  p[4] = static_cast<uint8_t>(((base & 1) << 7) | 0x7E);
+  p[5] = 0x00;
+  return p + 6;
+}
+
+}  // namespace
+
+TsMuxer::TsMuxer(TsStreams streams) : streams_(streams) { pes_.reserve(64 * 1024); }
+
+void TsMuxer::set_avc_config(std::span<const uint8_t> avcc_record) {
+  have_avc_ = false;
+  avc_ = parse_avc_config(avcc_record);
+  have_avc_ = true;
+}
+
+void TsMuxer::set_aac_config(std::span<const uint8_t> asc) {
+  have_aac_ = false;
+  AacConfig c = parse_aac_config(asc);
+  check_adts_compatible(c);
+  aac_ = c;
+  have_aac_ = true;
+}
+
+uint8_t TsMuxer::next_cc(uint16_t pid) {
+  // 2.4.3.3: continuity_counter increments per packet with payload of a PID, modulo 16.
+  uint8_t* cc = pid == kPatPid ? &cc_pat_ : pid == kPmtPid ? &cc_pmt_
+              : pid == kVideoPid ? &cc_video_ : &cc_audio_;
+  uint8_t v = *cc;
+  *cc = static_cast<uint8_t>((v + 1) & 0x0F);
+  return v;
+}
+
+void TsMuxer::write_psi(uint16_t pid, std::span<const uint8_t> section, std::vector<uint8_t>& out) {
+  const size_t pos = out.size();
+  out.resize(pos + kPacketSize, 0xFF);  // 2.4.4: stuffing bytes 0xFF may follow the section
+  uint8_t* p = out.data() + pos;
+  p[0] = 0x47;
+  p[1] = static_cast<uint8_t>(0x40 | (pid >> 8));  // payload_unit_start_indicator
+  p[2] = static_cast<uint8_t>(pid);
+  p[3] = static_cast<uint8_t>(0x10 | next_cc(pid));  // adaptation_field_control 01: payload only
+  p[4] = 0x00;                                        // pointer_field (2.4.4.2)
+  std::memcpy(p + 5, section.data(), section.size());
+  ++stats_.packets;
+}
+
+void TsMuxer::begin_segment(std::vector<uint8_t>& out) {
+  // program_association_section (2.4.4.3, Table 2-30).
+  uint8_t pat[16] = {
+      0x00,                    // table_id
+      0xB0, 0x0D,              // section_syntax_indicator 1, '0', reserved '11', section_length 13
+      0x00, 0x01,              // transport_stream_id
+      0xC1,                    // reserved '11', version_number 0, current_next_indicator 1
+      0x00, 0x00,              // section_number, last_section_number
+      static_cast<uint8_t>(kProgramNumber >> 8), static_cast<uint8_t>(kProgramNumber),
+      static_cast<uint8_t>(0xE0 | (kPmtPid >> 8)), static_cast<uint8_t>(kPmtPid),  // program_map_PID
+  };
+  uint32_t crc = crc32_mpeg2({pat, 12});
+  pat[12] = static_cast<uint8_t>(crc >> 24);
+  pat[13] = static_cast<uint8_t>(crc >> 16);
+  pat[14] = static_cast<uint8_t>(crc >> 8);
+  pat[15] = static_cast<uint8_t>(crc);
+  write_psi(kPatPid, {pat, 16}, out);
+
+  // TS_program_map_section (2.4.4.8, Table 2-33); no program or ES descriptors.
+  const uint16_t pcr_pid = streams_.has_video ? kVideoPid : streams_.has_audio ? kAudioPid : kNoPcrPid;
+  uint8_t pmt[32];
+  size_t n = 0;
+  pmt[n++] = 0x02;  // table_id
+  pmt[n++] = 0xB0;  // section_length filled below
+  pmt[n++] = 0x00;
+  pmt[n++] = static_cast<uint8_t>(kProgramNumber >> 8);
+  pmt[n++] = static_cast<uint8_t>(kProgramNumber);
+  pmt[n++] = 0xC1;  // version 0, current_next 1
+  pmt[n++] = 0x00;
+  pmt[n++] = 0x00;
+  pmt[n++] = static_cast<uint8_t>(0xE0 | (pcr_pid >> 8));  // reserved '111', PCR_PID
+  pmt[n++] = static_cast<uint8_t>(pcr_pid);
+  pmt[n++] = 0xF0;  // reserved '1111', program_info_length 0
+  pmt[n++] = 0x00;
+  auto add_es = [&](uint8_t type, uint16_t pid) {
+    pmt[n++] = type;
+    pmt[n++] = static_cast<uint8_t>(0xE0 | (pid >> 8));  // reserved '111', elementary_PID
+    pmt[n++] = static_cast<uint8_t>(pid);
+    pmt[n++] = 0xF0;  // reserved '1111', ES_info_length 0
+    pmt[n++] = 0x00;
+  };
+  if (streams_.has_video) add_es(kStreamTypeH264, kVideoPid);
+  if (streams_.has_audio)
+    add_es(streams_.audio == AudioCodec::AAC ? kStreamTypeAacAdts : kStreamTypeMpeg1Audio, kAudioPid);
+  pmt[2] = static_cast<uint8_t>(n + 4 - 3);  // section_length: bytes after it, CRC included
+  crc = crc32_mpeg2({pmt, n});
+  pmt[n++] = static_cast<uint8_t>(crc >> 24);
+  pmt[n++] = static_cast<uint8_t>(crc >> 16);
+  pmt[n++] = static_cast<uint8_t>(crc >> 8);
+  pmt[n++] = static_cast<uint8_t>(crc);
+  write_psi(kPmtPid, {pmt, n}, out);
+}
+
+void TsMuxer::write(const TsSample& s, std::vector<uint8_t>& out) {
+  const bool video = s.kind == TsSample::Kind::Video;
+  if (video ? !streams_.has_video : !streams_.has_audio) {
+    ++stats_.skipped_no_stream;
+    return;
+  }
+  const bool aac = !video && streams_.audio == AudioCodec::AAC;
+  if ((video && !have_avc_) || (aac && !have_aac_)) {
+    ++stats_.skipped_no_config;
+    return;
+  }
+
+  // PES header (2.4.3.6, Table 2-21). PTS = DTS + cts; DTS written only when it differs (2.4.3.7).
+  const uint64_t dts_ms = static_cast<uint64_t>(s.dts_ms);
+  const uint64_t dts = ms_to_90k(dts_ms);
+  const uint64_t pts = ms_to_90k(dts_ms + static_cast<uint64_t>(static_cast<int64_t>(s.cts_ms)));
+  const bool with_dts = pts != dts;
+  pes_.clear();
+  pes_.resize(with_dts ? 19 : 14);
+  uint8_t* h = pes_.data();
+  h[0] = 0x00;  // packet_start_code_prefix
+  h[1] = 0x00;
+  h[2] = 0x01;
+  h[3] = video ? kStreamIdVideo : kStreamIdAudio;
+  h[4] = h[5] = 0;  // PES_packet_length, set below for audio; 0 (unbounded) for video (2.4.3.7)
+  h[6] = 0x84;      // '10', scrambling 00, priority 0, data_alignment_indicator 1, copyright 0, original 0
+  h[7] = with_dts ? 0xC0 : 0x80;  // PTS_DTS_flags '11' or '10'
+  h[8] = with_dts ? 10 : 5;       // PES_header_data_length
+  uint8_t* t = put_timestamp(h + 9, with_dts ? 0x3 : 0x2, pts);
+  if (with_dts) put_timestamp(t, 0x1, dts);
+
+  if (video) {
+    avcc_to_annexb_access_unit(s.data, avc_, s.keyframe, pes_);
+  } else {
+    if (aac) {
+      auto adts = make_adts_header(aac_, s.data.size());
+      pes_.insert(pes_.end(), adts.begin(), adts.end());
+    }
+    pes_.insert(pes_.end(), s.data.begin(), s.data.end());
+    const size_t len = pes_.size() - 6;
+    if (len > 0xFFFF)
+      throw ProtocolError("TS muxer: audio PES of " + std::to_string(len) +
+                          " bytes exceeds PES_packet_length limit 65535");
+    pes_[4] = static_cast<uint8_t>(len >> 8);
+    pes_[5] = static_cast<uint8_t>(len);
+  }
+
+  const uint16_t pid = video ? kVideoPid : kAudioPid;
+  const bool pcr = video || !streams_.has_video;  // the PCR PID carries a PCR on every PES start
+  uint64_t pcr_base = 0;
+  if (pcr && !(s.dts_ms >= 0 && s.dts_ms < kPcrLeadMs))
+    pcr_base = ms_to_90k(dts_ms - static_cast<uint64_t>(kPcrLeadMs));
+  // random_access_indicator (2.4.3.5): video keyframes; every AAC/MP3 frame decodes on its own.
+  packetize(pid, pcr, video ? s.keyframe : true, pcr_base, out);
+  if (video) ++stats_.video_written;
+  else ++stats_.audio_written;
+}
+
+void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base,
+                        std::vector<uint8_t>& out) {
+  const size_t total = pes_.size();
+  // Adaptation field of the first packet: length(1) + flags(1) + PCR(6) when anything is flagged.
+  const size_t first_af = (pcr || random_access) ? 2 + (pcr ? 6 : 0) : 0;
+  const size_t first_room = kTsPayload - first_af;
+  const size_t packets =
+      total <= first_room ? 1 : 1 + (total - first_room + kTsPayload - 1) / kTsPayload;
+  size_t pos = out.size();
+  out.resize(pos + packets * kPacketSize);
+  const uint8_t* src = pes_.data();
+  size_t off = 0;
+  for (size_t i = 0; i < packets; ++i, pos += kPacketSize) {
+    uint8_t* p = out.data() + pos;
+    const bool first = i == 0;
+    const size_t min_af = first ? first_af : 0;
+    const size_t left = total - off;
+    const size_t payload = left < kTsPayload - min_af ? left : kTsPayload - min_af;
+    const size_t af = kTsPayload - payload;  // adaptation field bytes incl. its length byte
+    p[0] = 0x47;
+    p[1] = static_cast<uint8_t>((first ? 0x40 : 0x00) | (pid >> 8));
+    p[2] = static_cast<uint8_t>(pid);
+    // adaptation_field_control '11' (AF + payload) or '01' (payload only); every packet has payload.
+    p[3] = static_cast<uint8_t>((af ? 0x30 : 0x10) | next_cc(pid));
+    uint8_t* q = p + kTsHeader;
+    if (af) {
+      // 2.4.3.4: adaptation_field_length counts the bytes after it; 0 is a single stuffing byte.
+      *q++ = static_cast<uint8_t>(af - 1);
+      if (af > 1) {
+        uint8_t* end = q + (af - 1);
+        uint8_t flags = 0;
+        if (first && random_access) flags |= 0x40;  // random_access_indicator
+        if (first && pcr) flags |= 0x10;            // PCR_flag
+        *q++ = flags;
+        if (first && pcr) q = put_pcr(q, pcr_base);
+        std::memset(q, 0xFF, static_cast<size_t>(end - q));  // stuffing_byte (2.4.3.5)
+        q = end;
+      }
+    }
+    std::memcpy(q, src + off, payload);
+    off += payload;
+  }
+  stats_.packets += packets;
+}
+
+}  // namespace rill::protocol

@@ -1,0 +1,157 @@
+#include "rill/server/http_flv_session.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <sys/uio.h>
+
+#include "rill/protocol/flv_file.h"
+#include "rill/server/http_server.h"
+
+namespace rill::server {
+
+HttpFlvSession::HttpFlvSession(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route)
+    : ctx_(ctx), http_(http), req_(req), route_(route), peer_(HttpServer::peer_of(req)),
+      queue_(queue_limits_for(ctx.config->find_app(route.app))) {}
+
+HttpFlvSession::~HttpFlvSession() {
+  if (!closed_) close("destroyed");
+}
+
+void HttpFlvSession::start() {
+  started_ms_ = ctx_.timers->now_ms();
+  const config::AppConfig* app = ctx_.config->find_app(route_.app);
+  if (!app) {
+    http_.send_error(req_, 404, "Not Found", "unknown app " + route_.app);
+    http_.log_access(req_, 404, 0, started_ms_);
+    req_ = nullptr;
+    return finish(nullptr);
+  }
+  media::Stream* existing = ctx_.streams->find(route_.app, route_.stream);
+  bool live = existing && existing->has_publisher();
+  if (!live && app->play_wait.count() == 0) {
+    // Answer at once rather than hang (SRS #1134): a player can retry.
+    http_.send_error(req_, 404, "Not Found", "stream " + route_.app + "/" + route_.stream + " is not published");
+    http_.log_access(req_, 404, 0, started_ms_);
+    req_ = nullptr;
+    return finish(nullptr);
+  }
+  evkeyvalq* h = evhttp_request_get_output_headers(req_);
+  evhttp_add_header(h, "Content-Type", "video/x-flv");
+  evhttp_add_header(h, "Cache-Control", "no-cache, no-store");
+  http_.add_cors_headers(req_);
+  if (evhttp_request_get_command(req_) == EVHTTP_REQ_HEAD) {
+    evhttp_send_reply(req_, 200, "OK", nullptr);
+    http_.log_access(req_, 200, 0, started_ms_);
+    req_ = nullptr;
+    return finish(nullptr);
+  }
+  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(route_.app, route_.stream, *app);
+  evhttp_send_reply_start(req_, 200, "OK");
+  evhttp_connection_set_closecb(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
+  started_ = true;
+  const media::StreamInfo& info = s.info();
+  bool known = info.has_audio || info.has_video;
+  auto header = protocol::flv_file_header(known ? info.has_audio : true, known ? info.has_video : true);
+  queue_.push_control(SharedBuffer::copy_of(std::span<const uint8_t>(header)));
+  stream_ = &s;
+  ctx_.log->info("http-flv: {} playing {}/{}", peer_, route_.app, route_.stream);
+  s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+  ctx_.flusher->request(this);
+}
+
+void HttpFlvSession::on_frame(const media::FramePtr& f) {
+  if (closed_) return;
+  auto r = queue_.push_frame(*f, f->flv_tag(media::FlvFraming::Plain));
+  if (r == media::OutputQueue::PushResult::Overflow) {
+    ctx_.log->warn("http-flv: {} player of {}/{} too slow ({} bytes, {} ms queued), disconnecting", peer_, route_.app,
+                   route_.stream, queue_.bytes(), queue_.duration_ms());
+    close("slow consumer");
+    return;
+  }
+  ctx_.flusher->request(this);
+}
+
+void HttpFlvSession::on_stream_end(media::Stream&) {
+  stream_ = nullptr;  // the hub detached us
+  finish("stream ended");
+}
+
+void HttpFlvSession::on_chunk_written(evhttp_connection*, void* arg) {
+  auto* self = static_cast<HttpFlvSession*>(arg);
+  self->in_flight_ = false;
+  self->flush();
+}
+
+void HttpFlvSession::flush() {
+  if (closed_ || !req_ || in_flight_ || queue_.empty()) return;
+  // Hand everything queued to evhttp as one chunk. The next batch waits in our own queue (where
+  // the slow-consumer policy applies) until this one reached the socket.
+  flush_queue_to_evhttp(true);
+}
+
+void HttpFlvSession::flush_queue_to_evhttp(bool want_callback) {
+  if (queue_.empty()) return;
+  evbuffer* b = evbuffer_new();
+  iovec iov[64];
+  while (!queue_.empty()) {
+    size_t n = queue_.fill_iov(iov, 64);
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      evbuffer_add(b, iov[i].iov_base, iov[i].iov_len);
+      total += iov[i].iov_len;
+    }
+    queue_.consume(total);
+  }
+  bytes_ += evbuffer_get_length(b);
+  in_flight_ = want_callback;
+  evhttp_send_reply_chunk_with_cb(req_, b, want_callback ? &HttpFlvSession::on_chunk_written : nullptr,
+                                  want_callback ? this : nullptr);
+  evbuffer_free(b);
+}
+
+void HttpFlvSession::on_conn_close(evhttp_connection*, void* arg) {
+  auto* self = static_cast<HttpFlvSession*>(arg);
+  if (self->req_) self->http_.log_access(self->req_, 200, self->bytes_, self->started_ms_);
+  self->req_ = nullptr;  // evhttp frees the request after this callback
+  self->finish("client closed");
+}
+
+void HttpFlvSession::close(const char* reason) {
+  if (closed_) return;
+  if (req_ && started_) {
+    // Abort the connection: the client is too slow or the worker stops.
+    evhttp_connection* conn = evhttp_request_get_connection(req_);
+    evhttp_connection_set_closecb(conn, nullptr, nullptr);
+    http_.log_access(req_, 200, bytes_, started_ms_);
+    req_ = nullptr;
+    evhttp_connection_free(conn);
+  }
+  finish(reason);
+}
+
+void HttpFlvSession::finish(const char* reason) {
+  if (closed_) return;
+  closed_ = true;
+  ctx_.flusher->forget(this);
+  if (req_ && started_) {
+    // Graceful end (stream ended): what is queued goes out, then the chunked terminator.
+    in_flight_ = false;
+    flush_queue_to_evhttp(false);
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req_), nullptr, nullptr);
+    http_.log_access(req_, 200, bytes_, started_ms_);
+    evhttp_send_reply_end(req_);
+    req_ = nullptr;
+  }
+  if (reason) {
+    ctx_.log->info("http-flv: {} closed ({}) {}/{} bytes={} dropped={}", peer_, reason, route_.app, route_.stream,
+                   bytes_, queue_.frames_dropped());
+  }
+  if (stream_) {
+    media::Stream* s = std::exchange(stream_, nullptr);
+    s->remove_subscriber(this);
+  }
+  queue_.clear();
+  ctx_.sessions->retire(this);
+}
+
+}  // namespace rill::server
