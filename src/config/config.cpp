@@ -25,8 +25,7 @@ uint16_t parse_port(std::string_view port, const std::string& whole) {
   unsigned value = 0;
   const auto result = std::from_chars(port.data(), port.data() + port.size(), value);
   if (result.ec != std::errc() || value < 1 || value > 65535) {
-    throw ConfigError("port must be between 1 and 65535, got " + std::string(port) + " in " +
-                      quoted(whole));
+    throw ConfigError("port must be between 1 and 65535, got " + std::string(port) + " in " + quoted(whole));
   }
   return static_cast<uint16_t>(value);
 }
@@ -60,8 +59,7 @@ ListenAddress parse_listen(const std::string& text) {
     const std::string host = text.substr(1, close - 1);
     const std::string canonical = canonical_address(AF_INET6, host);
     if (canonical.empty()) {
-      throw ConfigError("host " + quoted(host) + " in " + quoted(text) +
-                        " is not a numeric IPv6 address");
+      throw ConfigError("host " + quoted(host) + " in " + quoted(text) + " is not a numeric IPv6 address");
     }
     const std::string_view rest = std::string_view(text).substr(close + 1);
     if (rest.empty() || rest[0] != ':') {
@@ -74,8 +72,7 @@ ListenAddress parse_listen(const std::string& text) {
     throw ConfigError("missing port in " + quoted(text) + " (" + std::string(kListenForms) + ")");
   }
   if (text.find(':') != colon) {
-    throw ConfigError("IPv6 addresses must be written in brackets, like [::1]:1935, got " +
-                      quoted(text));
+    throw ConfigError("IPv6 addresses must be written in brackets, like [::1]:1935, got " + quoted(text));
   }
   const std::string host = text.substr(0, colon);
   const uint16_t port = parse_port(std::string_view(text).substr(colon + 1), text);

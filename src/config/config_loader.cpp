@@ -22,24 +22,24 @@ using std::chrono::milliseconds;
 constexpr size_t kKiB = 1024;
 constexpr size_t kMiB = 1024 * kKiB;
 constexpr size_t kGiB = 1024 * kMiB;
-constexpr Duration kNoLimit = Duration::max();
 constexpr int64_t kMaxConnections = 1'000'000;
 // A Unix socket path holds 107 bytes; leave room for the socket names under runtime_dir.
 constexpr size_t kMaxRuntimeDirLength = 80;
 
 const std::vector<std::string_view> kRootKeys = {
-    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "log", "rtmp", "http", "apps"};
+    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "log", "rtmp", "http", "relay", "apps"};
 const std::vector<std::string_view> kLogKeys = {"level", "file", "access_log"};
-const std::vector<std::string_view> kLogLevels = {"trace", "debug", "info",    "warn",
+const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
-const std::vector<std::string_view> kRtmpKeys = {
-    "listen",       "chunk_size",    "max_chunk_size", "max_message_size", "handshake_timeout",
-    "idle_timeout", "ping_interval", "ack_window",     "max_connections"};
-const std::vector<std::string_view> kHttpKeys = {
-    "listen", "max_header_size", "max_body_size", "timeout", "max_connections", "cors_origin"};
-const std::vector<std::string_view> kAppKeys = {
-    "gop_cache", "gop_cache_max_bytes", "gop_cache_max_frames", "play_wait",
-    "publisher_idle_timeout", "queue", "hls"};
+const std::vector<std::string_view> kRtmpKeys = {"listen",           "chunk_size",        "max_chunk_size",
+                                                 "max_message_size", "handshake_timeout", "idle_timeout",
+                                                 "ping_interval",    "ack_window",        "max_connections"};
+const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "max_body_size",
+                                                 "timeout", "max_connections", "cors_origin"};
+const std::vector<std::string_view> kRelayKeys = {"idle_grace"};
+const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
+                                                "play_wait", "publisher_idle_timeout", "queue",
+                                                "hls"};
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {"enabled", "fragment", "window", "max_fragment",
@@ -64,8 +64,7 @@ struct PlacedAddress {
 };
 
 std::vector<ListenAddress> read_listen(const YamlReader& reader, const YamlMap& map,
-                                       std::vector<ListenAddress> defaults,
-                                       std::vector<PlacedAddress>& all) {
+                                       std::vector<ListenAddress> defaults, std::vector<PlacedAddress>& all) {
   std::vector<ListenAddress> out;
   const auto field = map.get("listen");
   if (!field) {
@@ -84,9 +83,8 @@ std::vector<ListenAddress> read_listen(const YamlReader& reader, const YamlMap& 
     for (const PlacedAddress& other : all) {
       const ListenAddress& o = other.address;
       if (o.port != address.port) continue;
-      const std::string where =
-          other.is_default ? " (the default of " + other.field.path + ")"
-                           : " (" + other.field.path + at_line(other.field.mark) + ")";
+      const std::string where = other.is_default ? " (the default of " + other.field.path + ")"
+                                                 : " (" + other.field.path + at_line(other.field.mark) + ")";
       if (o.host == address.host) {
         reader.fail(item, "duplicate listen address " + address.to_string() + where);
       }
@@ -94,8 +92,8 @@ std::vector<ListenAddress> read_listen(const YamlReader& reader, const YamlMap& 
       const bool other_v6 = o.host.find(':') != std::string::npos;
       const std::string any = v6 ? "::" : "0.0.0.0";
       if (v6 == other_v6 && (o.host == any || address.host == any)) {
-        reader.fail(item, "listen address " + address.to_string() + " overlaps " + o.to_string() +
-                              where + ": a wildcard address already covers every local address "
+        reader.fail(item, "listen address " + address.to_string() + " overlaps " + o.to_string() + where +
+                              ": a wildcard address already covers every local address "
                               "of its family on that port");
       }
     }
@@ -126,8 +124,7 @@ LogConfig read_log(const YamlReader& reader, const YamlField& f) {
   return log;
 }
 
-RtmpConfig read_rtmp(const YamlReader& reader, const YamlField& f,
-                     std::vector<PlacedAddress>& addresses) {
+RtmpConfig read_rtmp(const YamlReader& reader, const YamlField& f, std::vector<PlacedAddress>& addresses) {
   RtmpConfig rtmp;
   const YamlMap map(reader, f, kRtmpKeys);
   rtmp.listen = read_listen(reader, map, rtmp.listen, addresses);
@@ -145,8 +142,7 @@ RtmpConfig read_rtmp(const YamlReader& reader, const YamlField& f,
   return rtmp;
 }
 
-HttpConfig read_http(const YamlReader& reader, const YamlField& f,
-                     std::vector<PlacedAddress>& addresses) {
+HttpConfig read_http(const YamlReader& reader, const YamlField& f, std::vector<PlacedAddress>& addresses) {
   HttpConfig http;
   const YamlMap map(reader, f, kHttpKeys);
   http.listen = read_listen(reader, map, http.listen, addresses);
@@ -158,16 +154,23 @@ HttpConfig read_http(const YamlReader& reader, const YamlField& f,
   return http;
 }
 
+RelayConfig read_relay(const YamlReader& reader, const YamlField& f) {
+  RelayConfig relay;
+  const YamlMap map(reader, f, kRelayKeys);
+  map.read_duration("idle_grace", relay.idle_grace, milliseconds(0), hours(1));
+  return relay;
+}
+
 // Fails unless soft <= hard, pointing at whichever of the two keys was written (the soft one
 // when both were).
 template <class T, class Format>
-void check_soft_hard(const YamlReader& reader, const YamlMap& map, std::string_view soft_key,
-                     const T& soft, std::string_view hard_key, const T& hard, Format format) {
+void check_soft_hard(const YamlReader& reader, const YamlMap& map, std::string_view soft_key, const T& soft,
+                     std::string_view hard_key, const T& hard, Format format) {
   if (soft <= hard) return;
   const auto soft_field = map.get(soft_key);
   const YamlField at = soft_field ? *soft_field : *map.get(hard_key);
-  reader.fail(at, std::string(soft_key) + " (" + format(soft) + ") must not exceed " +
-                      std::string(hard_key) + " (" + format(hard) + ")");
+  reader.fail(at, std::string(soft_key) + " (" + format(soft) + ") must not exceed " + std::string(hard_key) +
+                      " (" + format(hard) + ")");
 }
 
 void read_queue(const YamlReader& reader, const YamlField& f, AppConfig& app) {
@@ -176,8 +179,8 @@ void read_queue(const YamlReader& reader, const YamlField& f, AppConfig& app) {
   map.read_size("hard_bytes", app.queue_hard_bytes, 1, 4 * kGiB);
   map.read_duration("soft_duration", app.queue_soft_duration, milliseconds(1), hours(1));
   map.read_duration("hard_duration", app.queue_hard_duration, milliseconds(1), hours(1));
-  check_soft_hard(reader, map, "soft_bytes", app.queue_soft_bytes, "hard_bytes",
-                  app.queue_hard_bytes, format_size);
+  check_soft_hard(reader, map, "soft_bytes", app.queue_soft_bytes, "hard_bytes", app.queue_hard_bytes,
+                  format_size);
   check_soft_hard(reader, map, "soft_duration", app.queue_soft_duration, "hard_duration",
                   app.queue_hard_duration, format_duration);
 }
@@ -193,8 +196,8 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   if (hls.max_fragment != Duration{0} && hls.max_fragment < hls.fragment) {
     const auto max_field = map.get("max_fragment");
     reader.fail(max_field ? *max_field : *map.get("fragment"),
-                "max_fragment (" + format_duration(hls.max_fragment) +
-                    ") must be 0 or at least fragment (" + format_duration(hls.fragment) + ")");
+                "max_fragment (" + format_duration(hls.max_fragment) + ") must be 0 or at least fragment (" +
+                    format_duration(hls.fragment) + ")");
   }
   return hls;
 }
@@ -202,8 +205,8 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
 bool valid_app_name(const std::string& name) {
   if (name.empty() || name == "." || name == "..") return false;
   for (const char c : name) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-';
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -229,8 +232,7 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   map.read_size("gop_cache_max_bytes", app.gop_cache_max_bytes, 1, 4 * kGiB);
   map.read_int("gop_cache_max_frames", app.gop_cache_max_frames, 1, 1'000'000);
   map.read_duration("play_wait", app.play_wait, milliseconds(0), hours(1));
-  map.read_duration("publisher_idle_timeout", app.publisher_idle_timeout, milliseconds(0),
-                    hours(24));
+  map.read_duration("publisher_idle_timeout", app.publisher_idle_timeout, milliseconds(0), hours(24));
   if (auto queue = map.get("queue")) read_queue(reader, *queue, app);
   if (auto hls = map.get("hls")) app.hls = read_hls(reader, *hls);
   return app;
@@ -254,12 +256,11 @@ void check_misplaced_app_keys(const YamlReader& reader, const YamlField& root) {
   for (auto it = root.node.begin(); it != root.node.end(); ++it) {
     const YAML::Node key_node = it->first;
     if (!key_node.IsScalar()) continue;
-    const std::string key = key_node.Scalar();
+    const std::string& key = key_node.Scalar();
     if (!contains(kRootKeys, key) && contains(kAppKeys, key)) {
       reader.fail(key_node.Mark(), key,
                   "unknown key at the top level; '" + key +
-                      "' is an app option: write it under apps.NAME (e.g. apps.live." + key +
-                      ")");
+                      "' is an app option: write it under apps.NAME (e.g. apps.live." + key + ")");
     }
   }
 }
@@ -268,8 +269,8 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
   Config config;
   config.source_name = reader.source_name();
   if (!root_field.node.IsNull() && !root_field.node.IsMap()) {
-    reader.fail(root_field, "expected a map of settings at the top level, got " +
-                                YamlReader::describe(root_field.node));
+    reader.fail(root_field,
+                "expected a map of settings at the top level, got " + YamlReader::describe(root_field.node));
   }
   check_misplaced_app_keys(reader, root_field);
   const YamlMap root(reader, root_field, kRootKeys);
@@ -279,9 +280,8 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
   root.read_optional_string("pid_file", config.pid_file);
   root.read_string("runtime_dir", config.runtime_dir, /*allow_empty=*/false);
   if (config.runtime_dir.size() > kMaxRuntimeDirLength) {
-    reader.fail(*root.get("runtime_dir"),
-                "must be at most " + std::to_string(kMaxRuntimeDirLength) +
-                    " characters long, so that Unix socket paths under it fit");
+    reader.fail(*root.get("runtime_dir"), "must be at most " + std::to_string(kMaxRuntimeDirLength) +
+                                              " characters long, so that Unix socket paths under it fit");
   }
   root.read_duration("shutdown_timeout", config.shutdown_timeout, milliseconds(0), hours(24));
   if (auto log = root.get("log")) config.log = read_log(reader, *log);
@@ -289,16 +289,17 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
   std::vector<PlacedAddress> addresses;
   {
     const auto rtmp = root.get("rtmp");
-    config.rtmp = read_rtmp(reader, rtmp ? *rtmp : YamlField{YAML::Node(), root_field.mark, "rtmp"},
-                            addresses);
+    config.rtmp =
+        read_rtmp(reader, rtmp ? *rtmp : YamlField{YAML::Node(), root_field.mark, "rtmp"}, addresses);
     const auto http = root.get("http");
-    config.http = read_http(reader, http ? *http : YamlField{YAML::Node(), root_field.mark, "http"},
-                            addresses);
+    config.http =
+        read_http(reader, http ? *http : YamlField{YAML::Node(), root_field.mark, "http"}, addresses);
   }
   if (config.rtmp.listen.empty() && config.http.listen.empty()) {
     reader.fail(root_field.mark, "rtmp.listen",
                 "no listen address at all: rtmp.listen and http.listen are both empty");
   }
+  if (auto relay = root.get("relay")) config.relay = read_relay(reader, *relay);
   config.apps = read_apps(reader, root);
   return config;
 }

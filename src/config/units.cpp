@@ -6,6 +6,8 @@
 // The unit of a duration is mandatory (a bare "2" could mean seconds or milliseconds); only a bare
 // "0" is accepted, since it means the same in every unit. All size units are binary (K = KiB =
 // 1024); "KB", "MB", "GB" are refused because they read as powers of 1000 to half the audience.
+#include "rill/config/units.h"
+
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -13,7 +15,6 @@
 #include <system_error>
 
 #include "rill/config/config.h"
-#include "rill/config/units.h"
 
 namespace rill::config {
 namespace {
@@ -23,22 +24,20 @@ struct Unit {
   uint64_t factor;
 };
 
-constexpr Unit kDurationUnits[] = {
-    {"ms", 1}, {"s", 1000}, {"m", 60 * 1000}, {"h", 60 * 60 * 1000}};
+constexpr Unit kDurationUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
 
 constexpr uint64_t kKiB = 1024;
-constexpr Unit kSizeUnits[] = {
-    {"", 1},           {"B", 1},
-    {"K", kKiB},       {"k", kKiB},       {"KiB", kKiB},
-    {"M", kKiB * kKiB}, {"m", kKiB * kKiB}, {"MiB", kKiB * kKiB},
-    {"G", kKiB * kKiB * kKiB}, {"g", kKiB * kKiB * kKiB}, {"GiB", kKiB * kKiB * kKiB}};
+constexpr uint64_t kMiB = 1024 * kKiB;
+constexpr uint64_t kGiB = 1024 * kMiB;
+constexpr Unit kSizeUnits[] = {{"", 1},       {"B", 1},    {"K", kKiB},  {"k", kKiB},
+                               {"KiB", kKiB}, {"M", kMiB}, {"m", kMiB},  {"MiB", kMiB},
+                               {"G", kGiB},   {"g", kGiB}, {"GiB", kGiB}};
 
 std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 // Splits "123unit" into its number and its unit. Returns false when it does not start with a
 // digit; sets `too_large` when the digits do not fit in 64 bits.
-bool split_number(std::string_view text, uint64_t& number, std::string_view& unit,
-                  bool& too_large) {
+bool split_number(std::string_view text, uint64_t& number, std::string_view& unit, bool& too_large) {
   too_large = false;
   if (text.empty() || text[0] < '0' || text[0] > '9') return false;
   const char* begin = text.data();
@@ -99,8 +98,7 @@ size_t parse_size(const std::string& text) {
   }
   if (unit == "KB" || unit == "kB" || unit == "MB" || unit == "GB") {
     throw ConfigError("ambiguous size unit in " + quoted(text) + ": write " +
-                      std::string(1, unit[0] == 'k' ? 'K' : unit[0]) +
-                      "iB (binary, 1024-based) instead");
+                      std::string(1, unit[0] == 'k' ? 'K' : unit[0]) + "iB (binary, 1024-based) instead");
   }
   throw ConfigError(expected + " (units: B, KiB, MiB, GiB)");
 }
@@ -116,7 +114,7 @@ std::string format_duration(Duration d) {
 }
 
 std::string format_size(size_t bytes) {
-  constexpr Unit kShown[] = {{"GiB", kKiB * kKiB * kKiB}, {"MiB", kKiB * kKiB}, {"KiB", kKiB}};
+  constexpr Unit kShown[] = {{"GiB", kGiB}, {"MiB", kMiB}, {"KiB", kKiB}};
   if (bytes != 0) {
     for (const Unit& u : kShown) {
       if (bytes % u.factor == 0) return std::to_string(bytes / u.factor) + std::string(u.suffix);

@@ -1,9 +1,14 @@
 // Typed reading of YAML with "SOURCE:LINE:COL: KEY.PATH: message" errors.
 #include "rill/config/yaml_reader.h"
 
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/emitterstyle.h>
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <sstream>
 
 #include "rill/config/units.h"
 
@@ -47,6 +52,24 @@ YAML::Mark value_mark(const YAML::Node& key, const YAML::Node& value) {
   return value.Mark();
 }
 
+// Records where each document starts and ignores everything else.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
+  void OnMapEnd() override {}
+};
+
 }  // namespace
 
 std::string closest_match(std::string_view word, const std::vector<std::string_view>& candidates) {
@@ -67,9 +90,26 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
 // ---- YamlReader ------------------------------------------------------------------------------
 
 YamlField YamlReader::parse(const std::string& text) const {
-  std::vector<YAML::Node> documents;
+  // Pass 1 counts the documents. YAML::LoadAll is not used: yaml-cpp up to 0.8 loops forever,
+  // allocating, on a document that starts with a stray ',' (jbeder/yaml-cpp#1040, fixed by
+  // #1319); a parser stuck that way starts every "next document" at the same place.
+  DocumentStarts starts;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+    }
+    if (starts.marks.size() == 2) {
+      const YAML::Mark& second = starts.marks[1];
+      if (second.pos == starts.marks[0].pos) {
+        const auto pos = static_cast<size_t>(second.pos);
+        const std::string found = pos < text.size() ? "'" + text.substr(pos, 1) + "'" : "text";
+        fail(second, "", "YAML syntax error: unexpected " + found);
+      }
+      fail(second, "", "only one YAML document is allowed (found a second one)");
+    }
+    if (!starts.marks.empty()) root = YAML::Load(text);  // pass 2 builds the one document
   } catch (const YAML::Exception& e) {
     std::string message = "YAML syntax error: " + e.msg;
     if (e.msg.find("alias") != std::string::npos) {
@@ -77,15 +117,10 @@ YamlField YamlReader::parse(const std::string& text) const {
     }
     fail(e.mark, "", message);
   }
-  if (documents.empty()) return YamlField{YAML::Node(), YAML::Mark(), ""};
-  if (documents.size() > 1) {
-    fail(documents[1].Mark(), "", "only one YAML document is allowed (found a second one)");
-  }
-  return YamlField{documents[0], YAML::Mark(), ""};
+  return YamlField{root, YAML::Mark(), ""};
 }
 
-void YamlReader::fail(const YAML::Mark& mark, const std::string& path,
-                      const std::string& message) const {
+void YamlReader::fail(const YAML::Mark& mark, const std::string& path, const std::string& message) const {
   std::string what = source_name_;
   if (!mark.is_null()) {
     what += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
@@ -98,15 +133,18 @@ void YamlReader::fail(const YAML::Mark& mark, const std::string& path,
 
 std::string YamlReader::describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
     case YAML::NodeType::Scalar: {
       constexpr size_t kShown = 60;
       const std::string& s = node.Scalar();
       return "'" + (s.size() > kShown ? s.substr(0, kShown) + "..." : s) + "'";
     }
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return "null";
+    case YAML::NodeType::Undefined:
+      return "null";
   }
   return "null";
 }
@@ -135,8 +173,7 @@ int64_t YamlReader::integer(const YamlField& f, int64_t min, int64_t max) const 
   if (value < min || value > max) {
     fail(f, max == std::numeric_limits<int64_t>::max()
                 ? "must be at least " + std::to_string(min) + ", got " + text
-                : "must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                      ", got " + text);
+                : "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + text);
   }
   return value;
 }
@@ -150,10 +187,9 @@ Duration YamlReader::duration(const YamlField& f, Duration min, Duration max) co
     fail(f, e.what());
   }
   if (value < min || value > max) {
-    fail(f, max == Duration::max()
-                ? "must be at least " + format_duration(min) + ", got " + text
-                : "must be between " + format_duration(min) + " and " + format_duration(max) +
-                      ", got " + text);
+    fail(f, max == Duration::max() ? "must be at least " + format_duration(min) + ", got " + text
+                                   : "must be between " + format_duration(min) + " and " +
+                                         format_duration(max) + ", got " + text);
   }
   return value;
 }
@@ -169,8 +205,7 @@ size_t YamlReader::size(const YamlField& f, size_t min, size_t max) const {
   if (value < min || value > max) {
     fail(f, max == std::numeric_limits<size_t>::max()
                 ? "must be at least " + format_size(min) + ", got " + text
-                : "must be between " + format_size(min) + " and " + format_size(max) +
-                      ", got " + text);
+                : "must be between " + format_size(min) + " and " + format_size(max) + ", got " + text);
   }
   return value;
 }
@@ -188,8 +223,7 @@ std::optional<std::string> YamlReader::optional_string(const YamlField& f) const
   return text;
 }
 
-std::string YamlReader::one_of(const YamlField& f,
-                               const std::vector<std::string_view>& choices) const {
+std::string YamlReader::one_of(const YamlField& f, const std::vector<std::string_view>& choices) const {
   const std::string expected = "one of " + join(choices);
   std::string text = scalar(f, expected);
   if (std::find(choices.begin(), choices.end(), text) != choices.end()) return text;
@@ -237,7 +271,7 @@ YamlMap::YamlMap(const YamlReader& reader, YamlField field, std::vector<std::str
       reader.fail(key.Mark().is_null() ? field_.mark : key.Mark(), field_.path,
                   "expected a key name, got " + YamlReader::describe(key));
     }
-    const std::string name = key.Scalar();
+    const std::string& name = key.Scalar();
     const std::string path = child_path(field_.path, name);
     for (const Entry& seen : entries_) {
       if (seen.key == name) reader.fail(key.Mark(), path, "duplicate key");
@@ -265,8 +299,7 @@ void YamlMap::read_bool(std::string_view key, bool& out) const {
   if (auto f = get(key)) out = reader_->boolean(*f);
 }
 
-void YamlMap::read_duration(std::string_view key, Duration& out, Duration min,
-                            Duration max) const {
+void YamlMap::read_duration(std::string_view key, Duration& out, Duration min, Duration max) const {
   if (auto f = get(key)) out = reader_->duration(*f, min, max);
 }
 

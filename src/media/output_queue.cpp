@@ -26,6 +26,12 @@ bool OutputQueue::over_soft() const {
 }
 
 OutputQueue::PushResult OutputQueue::push_frame(const MediaFrame& frame, BufferRef bytes) {
+  if (frame.sequence_header || frame.metadata) {
+    // Configuration, not media time: a late joiner's replayed headers carry the timestamp of when
+    // they were published, which must not count as queued duration. Never dropped.
+    push_control(std::move(bytes));
+    return PushResult::Queued;
+  }
   const uint32_t ts = frame.timestamp;
   // Hard bound by duration applies to every frame, dropped ones included: a consumer that makes
   // no progress at all is disconnected even when everything it is offered gets skipped.

@@ -8,6 +8,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 
 #include "rill/protocol/chunk_writer.h"
 #include "rill/protocol/error.h"
@@ -37,8 +39,11 @@ void RtmpSession::start() {
   tick_ev_ = event_new(ctx_.base, -1, EV_PERSIST, &RtmpSession::on_tick_event, this);
   event_add(read_ev_, nullptr);
   // One periodic tick per session drives the handshake timeout, pings and the idle timeout.
-  int64_t tick_ms = std::min<int64_t>({rc.handshake_timeout.count(), rc.ping_interval.count(), 1000 * 5});
-  if (tick_ms < 100) tick_ms = 100;
+  // A quarter of the shortest period keeps each timeout within 25% of its setting.
+  int64_t shortest = std::min<int64_t>(rc.handshake_timeout.count(), rc.idle_timeout.count());
+  if (rc.ping_interval.count() > 0) shortest = std::min<int64_t>(shortest, rc.ping_interval.count());
+  int64_t tick_ms = shortest / 4;
+  tick_ms = std::clamp<int64_t>(tick_ms, 100, 2500);
   timeval tv{static_cast<time_t>(tick_ms / 1000), static_cast<suseconds_t>((tick_ms % 1000) * 1000)};
   event_add(tick_ev_, &tv);
   ctx_.log->debug("rtmp: {} connected", peer_);
@@ -209,7 +214,9 @@ void RtmpSession::handle_tick() {
     close("idle timeout");
     return;
   }
-  if (silent >= rc.ping_interval.count() && now - last_ping_ms_ >= rc.ping_interval.count()) {
+  // ping_interval 0: never ping.
+  if (rc.ping_interval.count() > 0 && silent >= rc.ping_interval.count() &&
+      now - last_ping_ms_ >= rc.ping_interval.count()) {
     last_ping_ms_ = now;
     send_user_control(protocol::uc_event::PingRequest, static_cast<uint32_t>(now));
   }

@@ -67,6 +67,13 @@ struct HlsConfig {
   bool operator==(const HlsConfig&) const = default;
 };
 
+// Streams shared across worker processes (docs/relay.md).
+struct RelayConfig {
+  // A relay link to the owning worker stays open this long after its last local player left.
+  Duration idle_grace{5000};
+  bool operator==(const RelayConfig&) const = default;
+};
+
 // Per-application options: apps.NAME in the YAML.
 struct AppConfig {
   std::string name;
@@ -97,6 +104,7 @@ struct Config {
   LogConfig log;
   RtmpConfig rtmp;
   HttpConfig http;
+  RelayConfig relay;
   std::map<std::string, AppConfig> apps;
   std::string source_name;  // file path, or "<embedded default>"
 

@@ -36,8 +36,7 @@ class YamlReader {
   // errors become ConfigErrors at the place yaml-cpp reports.
   YamlField parse(const std::string& text) const;
 
-  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path,
-                         const std::string& message) const;
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path, const std::string& message) const;
   [[noreturn]] void fail(const YamlField& at, const std::string& message) const {
     fail(at.mark, at.path, message);
   }
