@@ -2,8 +2,8 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
-#include <sys/uio.h>
 
+#include "rill/cluster/stream_locator.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/server/http_server.h"
 
@@ -26,7 +26,8 @@ void HttpFlvSession::start() {
     req_ = nullptr;
     return finish(nullptr);
   }
-  media::Stream* existing = ctx_.streams->find(route_.app, route_.stream);
+  // The local stream, or one fed by a relay link from the worker that owns it.
+  media::Stream* existing = ctx_.locator->find_for_play(route_.app, route_.stream, *app);
   bool live = existing && existing->has_publisher();
   if (!live && app->play_wait.count() == 0) {
     // Answer at once rather than hang (SRS #1134): a player can retry.
@@ -92,16 +93,14 @@ void HttpFlvSession::flush() {
 void HttpFlvSession::flush_queue_to_evhttp(bool want_callback) {
   if (queue_.empty()) return;
   evbuffer* b = evbuffer_new();
-  iovec iov[64];
-  while (!queue_.empty()) {
-    size_t n = queue_.fill_iov(iov, 64);
-    size_t total = 0;
-    for (size_t i = 0; i < n; ++i) {
-      evbuffer_add(b, iov[i].iov_base, iov[i].iov_len);
-      total += iov[i].iov_len;
-    }
-    queue_.consume(total);
-  }
+  // By reference: the tag bytes stay in the stream's shared buffers; libevent releases each
+  // reference once the bytes reached the socket.
+  queue_.drain_to([b](const BufferRef& buf, size_t off, size_t len) {
+    buf->ref();
+    evbuffer_add_reference(b, buf.data() + off, len,
+                           [](const void*, size_t, void* extra) { static_cast<SharedBuffer*>(extra)->unref(); },
+                           buf.get());
+  });
   bytes_ += evbuffer_get_length(b);
   in_flight_ = want_callback;
   evhttp_send_reply_chunk_with_cb(req_, b, want_callback ? &HttpFlvSession::on_chunk_written : nullptr,

@@ -50,6 +50,18 @@ class OutputQueue {
   size_t fill_iov(struct iovec* iov, size_t max) const;
   // `n` bytes were written: releases fully sent entries, advances the head offset.
   void consume(size_t n);
+  // Hands every unsent byte range, in order, to sink(const BufferRef&, size_t offset, size_t len)
+  // and empties the queue: for outputs that pass references on to another buffer layer
+  // (evbuffer_add_reference) instead of writing to a socket themselves.
+  template <typename F>
+  void drain_to(F&& sink) {
+    size_t off = head_offset_;
+    for (const auto& e : entries_) {
+      if (e.bytes.size() > off) sink(e.bytes, off, e.bytes.size() - off);
+      off = 0;
+    }
+    consume(bytes_);
+  }
   // Drops everything queued (the partially written head too: only for a connection that is
   // going away or restarting its byte stream). Video is then skipped until the next keyframe.
   void clear();
