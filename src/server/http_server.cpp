@@ -33,8 +33,10 @@ HttpServer::HttpServer(ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ctx.bas
   evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(hc.max_body_size));
   timeval tv{static_cast<time_t>(hc.timeout.count() / 1000), static_cast<suseconds_t>((hc.timeout.count() % 1000) * 1000)};
   evhttp_set_timeout_tv(http_, &tv);
-  // Every method evhttp knows reaches us, so that POST & co get 405 from us rather than 501;
-  // unknown method tokens are rejected by evhttp's parser with 400.
+  // Every method evhttp knows reaches us, so that POST & co get 405 from us. A method token
+  // evhttp does not know gets 501 from evhttp, as RFC 9110 §9.1 asks ("An origin server that
+  // receives a request method that is unrecognized or not implemented SHOULD respond with the
+  // 501 (Not Implemented) status code").
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_POST |
                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE |
                                         EVHTTP_REQ_CONNECT);
@@ -90,7 +92,7 @@ void HttpServer::add_cors_headers(evhttp_request* req) const {
   if (origin != "*") evhttp_add_header(h, "Vary", "Origin");
 }
 
-void HttpServer::send_error(evhttp_request* req, int code, const char* reason, const std::string& body) {
+size_t HttpServer::send_error(evhttp_request* req, int code, const char* reason, const std::string& body) {
   add_cors_headers(req);
   evkeyvalq* h = evhttp_request_get_output_headers(req);
   evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
@@ -100,12 +102,14 @@ void HttpServer::send_error(evhttp_request* req, int code, const char* reason, c
   evbuffer_add(b, "\n", 1);
   evhttp_send_reply(req, code, reason, b);
   evbuffer_free(b);
+  return body.size() + 1;
 }
 
-void HttpServer::log_access(evhttp_request* req, int status, uint64_t bytes, int64_t started_ms) const {
+void HttpServer::log_access(evhttp_request* req, int status, uint64_t bytes, int64_t started_ms,
+                            const std::string* peer) const {
   if (!ctx_.access_log) return;
   const char* uri = evhttp_request_get_uri(req);
-  ctx_.access_log->info("{} \"{} {}\" {} {} {}ms", peer_of(req), method_name(evhttp_request_get_command(req)),
+  ctx_.access_log->info("{} \"{} {}\" {} {} {}ms", peer ? *peer : peer_of(req), method_name(evhttp_request_get_command(req)),
                         uri ? uri : "-", status, bytes, ctx_.timers->now_ms() - started_ms);
 }
 
@@ -119,8 +123,7 @@ void HttpServer::handle(evhttp_request* req) {
   evhttp_add_header(out, "Server", "rill/" RILL_VERSION);
 
   auto reply_error = [&](int code, const char* reason, const std::string& body) {
-    send_error(req, code, reason, body);
-    log_access(req, code, body.size() + 1, started);
+    log_access(req, code, send_error(req, code, reason, body), started);
   };
 
   if (method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD && method != EVHTTP_REQ_OPTIONS) {

@@ -33,8 +33,11 @@ class HttpServer {
 
   // Helpers for handlers: headers every stream response carries (CORS), plain error replies.
   void add_cors_headers(evhttp_request* req) const;
-  void send_error(evhttp_request* req, int code, const char* reason, const std::string& body);
-  void log_access(evhttp_request* req, int status, uint64_t bytes, int64_t started_ms) const;
+  // Returns the body size (for the access log).
+  size_t send_error(evhttp_request* req, int code, const char* reason, const std::string& body);
+  // `peer` when already known (after a disconnect the request no longer has a connection).
+  void log_access(evhttp_request* req, int status, uint64_t bytes, int64_t started_ms,
+                  const std::string* peer = nullptr) const;
   static std::string peer_of(evhttp_request* req);
 
  private:
