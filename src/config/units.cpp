@@ -33,7 +33,14 @@ constexpr Unit kSizeUnits[] = {{"", 1},       {"B", 1},    {"K", kKiB},  {"k", k
                                {"KiB", kKiB}, {"M", kMiB}, {"m", kMiB},  {"MiB", kMiB},
                                {"G", kGiB},   {"g", kGiB}, {"GiB", kGiB}};
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string quoted(std::string_view text) {
+  std::string q;  // built piecewise: "'" + std::string&& trips GCC 12's -Wrestrict (PR105329)
+  q.reserve(text.size() + 2);
+  q += '\'';
+  q += text;
+  q += '\'';
+  return q;
+}
 
 // Splits "123unit" into its number and its unit. Returns false when it does not start with a
 // digit; sets `too_large` when the digits do not fit in 64 bits.

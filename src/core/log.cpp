@@ -78,7 +78,10 @@ class AppendFileSink final : public spdlog::sinks::base_sink<std::mutex> {
 std::string prefix_pattern(int worker_id, bool with_level) {
   std::string p = "[%Y-%m-%d %H:%M:%S.%e] ";
   if (with_level) p += "[%l] ";
-  p += "[" + log_role(worker_id) + "] %v";
+  // Appended piecewise: `"[" + std::string&&` trips GCC 12's -Wrestrict false positive (PR105329).
+  p += '[';
+  p += log_role(worker_id);
+  p += "] %v";
   return p;
 }
 
