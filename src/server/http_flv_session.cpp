@@ -20,8 +20,7 @@ void HttpFlvSession::start() {
   started_ms_ = ctx_.timers->now_ms();
   const config::AppConfig* app = ctx_.config->find_app(route_.app);
   if (!app) {
-    http_.send_error(req_, 404, "Not Found", "unknown app " + route_.app);
-    http_.log_access(req_, 404, 0, started_ms_);
+    http_.log_access(req_, 404, http_.send_error(req_, 404, "Not Found", "unknown app " + route_.app), started_ms_);
     req_ = nullptr;
     return finish(nullptr);
   }
@@ -30,8 +29,9 @@ void HttpFlvSession::start() {
   bool live = existing && existing->has_publisher();
   if (!live && app->play_wait.count() == 0) {
     // Answer at once rather than hang (SRS #1134): a player can retry.
-    http_.send_error(req_, 404, "Not Found", "stream " + route_.app + "/" + route_.stream + " is not published");
-    http_.log_access(req_, 404, 0, started_ms_);
+    size_t n = http_.send_error(req_, 404, "Not Found",
+                                "stream " + route_.app + "/" + route_.stream + " is not published");
+    http_.log_access(req_, 404, n, started_ms_);
     req_ = nullptr;
     return finish(nullptr);
   }
@@ -109,8 +109,13 @@ void HttpFlvSession::flush_queue_to_evhttp(bool want_callback) {
 
 void HttpFlvSession::on_conn_close(evhttp_connection*, void* arg) {
   auto* self = static_cast<HttpFlvSession*>(arg);
-  if (self->req_) self->http_.log_access(self->req_, 200, self->bytes_, self->started_ms_);
-  self->req_ = nullptr;  // evhttp frees the request after this callback
+  evhttp_request* req = std::exchange(self->req_, nullptr);
+  if (req) {
+    self->http_.log_access(req, 200, self->bytes_, self->started_ms_, &self->peer_);
+    // A client that went away in the middle of a response leaves the request detached from its
+    // connection (libevent frees it only once the handler is done with it): free it here.
+    if (evhttp_request_get_connection(req) == nullptr) evhttp_request_free(req);
+  }
   self->finish("client closed");
 }
 
@@ -120,7 +125,7 @@ void HttpFlvSession::close(const char* reason) {
     // Abort the connection: the client is too slow or the worker stops.
     evhttp_connection* conn = evhttp_request_get_connection(req_);
     evhttp_connection_set_closecb(conn, nullptr, nullptr);
-    http_.log_access(req_, 200, bytes_, started_ms_);
+    http_.log_access(req_, 200, bytes_, started_ms_, &peer_);
     req_ = nullptr;
     evhttp_connection_free(conn);
   }
@@ -136,7 +141,7 @@ void HttpFlvSession::finish(const char* reason) {
     in_flight_ = false;
     flush_queue_to_evhttp(false);
     evhttp_connection_set_closecb(evhttp_request_get_connection(req_), nullptr, nullptr);
-    http_.log_access(req_, 200, bytes_, started_ms_);
+    http_.log_access(req_, 200, bytes_, started_ms_, &peer_);
     evhttp_send_reply_end(req_);
     req_ = nullptr;
   }
