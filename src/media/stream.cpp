@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "rill/media/hls_segmenter.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/flv_tag.h"
 
@@ -93,7 +94,7 @@ void Stream::maybe_release() {
 // ---------------------------------------------------------------------------------------------
 // publishing
 
-bool Stream::attach_publisher(const void* owner) {
+bool Stream::attach_publisher(const void* owner, bool produce_hls) {
   if (publisher_) return publisher_ == owner;
   publisher_ = owner;
   TimerQueue& t = registry_.timers();
@@ -110,6 +111,7 @@ bool Stream::attach_publisher(const void* owner) {
   info_.video_fourcc = 0;
   info_.audio_format = 0;
   session_started_ = false;
+  if (cfg_.hls.enabled && produce_hls) hls_ = std::make_unique<HlsSegmenter>(registry_.hls(), app_, name_, cfg_.hls, registry_.log());
   const bool republish = ever_published_;
   ever_published_ = true;
   registry_.log().info("publish start: {}{} ({} subscriber(s) waiting)", key(), republish ? " (republish)" : "",
@@ -198,6 +200,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
   f->timestamp = map_timestamp(timestamp);
   FramePtr frame = std::move(f);
   gop_.add(frame);
+  if (hls_) hls_->on_frame(*frame);
   fan_out(frame);
 }
 
@@ -214,6 +217,7 @@ void Stream::detach_publisher(const void* owner) {
   if (!publisher_ || publisher_ != owner) return;
   publisher_ = nullptr;
   session_started_ = false;
+  hls_.reset();  // ends the last segment and the playlist; the store keeps them
   registry_.log().info("publish stop: {} ({} frames, {} bytes in; {} subscriber(s) left)", key(), info_.frames_in,
                        info_.bytes_in, subscriber_count());
   {

@@ -1,11 +1,12 @@
 #include <chrono>
 
+#include "rill/media/hls_store.h"
 #include "rill/media/stream.h"
 
 namespace rill::media {
 
 StreamRegistry::StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log)
-    : timers_(timers), log_(std::move(log)) {}
+    : timers_(timers), log_(std::move(log)), hls_(std::make_unique<HlsStore>(timers_, *log_)) {}
 
 StreamRegistry::~StreamRegistry() = default;  // each Stream cancels its own timers
 

@@ -31,7 +31,13 @@
 //      a reload reuses the sockets of unchanged addresses (no refused connection during a
 //      reload); one socket per slot lets the kernel's SO_REUSEPORT hashing spread
 //      connections over the workers with no accept lock and no thundering herd.
-//   6. Fork the workers (slot 0..N-1), then sd_notify READY=1 + MAINPID, title "rill: master".
+//   6. Map the stream ownership table (cluster/ownership_table.h: anonymous shared memory,
+//      MAP_SHARED|MAP_ANONYMOUS) so that every worker inherits it; it lives as long as the
+//      master, across reloads and respawns. Which worker publishes which stream is claimed
+//      there, lock-free, by the workers themselves (docs/relay.md); the master only frees the
+//      entries of a worker it reaps (any exit, any generation), so that a dead worker's streams
+//      can be published again at once.
+//   7. Fork the workers (slot 0..N-1), then sd_notify READY=1 + MAINPID, title "rill: master".
 //
 // Worker (worker_process.cpp), right after fork
 //   PR_SET_PDEATHSIG(SIGTERM) then getppid() check (the master may already be gone); signal
@@ -97,6 +103,7 @@
 #include <map>
 #include <vector>
 
+#include "rill/cluster/ownership_table.h"
 #include "rill/core/log.h"
 #include "rill/process/listeners.h"
 #include "rill/process/notify.h"
@@ -158,6 +165,7 @@ struct Master::Impl {
   std::optional<UserIds> user;
   std::unique_ptr<PidFile> pid_file;
   Listeners listeners;
+  std::unique_ptr<cluster::OwnershipTable> ownership;  // shared with every worker (inherited)
   int pipe_r = -1;
   int pipe_w = -1;
   std::map<pid_t, Proc> procs;  // every live child
@@ -253,6 +261,12 @@ struct Master::Impl {
     if (::pipe2(p, O_CLOEXEC) != 0) return fatal(std::string("pipe: ") + std::strerror(errno));
     pipe_r = p[0];
     pipe_w = p[1];
+
+    try {
+      ownership = std::make_unique<cluster::OwnershipTable>();
+    } catch (const std::exception& e) {
+      return fatal(e.what());
+    }
 
     slots.assign(n, Slot{});
     for (uint32_t i = 0; i < n; ++i) spawn(i);
@@ -380,6 +394,8 @@ struct Master::Impl {
       params.master_pipe_fd = pipe_r;
       params.master_pid = self;
       params.user = user;
+      params.ownership = ownership.get();
+      params.workers = static_cast<uint32_t>(slots.size());
       run_worker_process(std::move(params));
     } catch (...) {
     }
@@ -407,6 +423,9 @@ struct Master::Impl {
     }
     Proc p = it->second;
     procs.erase(it);
+    // Its streams may be published again at once, on any worker.
+    if (size_t released = ownership ? ownership->release_all_of(pid) : 0)
+      log->info("released {} stream(s) owned by worker {} (pid {})", released, p.slot, pid);
     auto now = Clock::now();
     auto lifetime = now - p.started;
     bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;

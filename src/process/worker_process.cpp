@@ -134,6 +134,8 @@ void run_worker_process(WorkerProcessParams p) {
     ctx.http_fds = p.http_fds;
     ctx.log = st.log;
     ctx.access_log = st.access_log;
+    ctx.ownership = p.ownership;
+    ctx.workers = p.workers;
     st.worker = std::make_unique<server::Worker>(st.base, std::move(ctx));
     st.worker->start();
 

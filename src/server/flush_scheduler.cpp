@@ -6,7 +6,8 @@
 
 namespace rill::server {
 
-FlushScheduler::FlushScheduler(event_base* base) : ev_(event_new(base, -1, 0, &FlushScheduler::on_run, this)) {}
+FlushScheduler::FlushScheduler(event_base* base, int merge_ms)
+    : ev_(event_new(base, -1, 0, &FlushScheduler::on_run, this)), merge_ms_(merge_ms) {}
 
 FlushScheduler::~FlushScheduler() { event_free(ev_); }
 
@@ -16,9 +17,14 @@ void FlushScheduler::request(Flushable* f) {
   pending_.push_back(f);
   if (!armed_) {
     armed_ = true;
-    // An activated event joins the loop's active queue behind the callbacks already ready in this
-    // iteration, so every write they queue is flushed together.
-    event_active(ev_, EV_TIMEOUT, 0);
+    if (merge_ms_ > 0) {
+      timeval tv{merge_ms_ / 1000, (merge_ms_ % 1000) * 1000};
+      event_add(ev_, &tv);
+    } else {
+      // An activated event joins the loop's active queue behind the callbacks already ready in
+      // this iteration, so every write they queue is flushed together.
+      event_active(ev_, EV_TIMEOUT, 0);
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "rill/cluster/stream_locator.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/server/http_server.h"
 
@@ -25,7 +26,7 @@ void HttpFlvSession::start() {
     return finish(nullptr);
   }
   // The local stream, or one fed by a relay link from the worker that owns it.
-  media::Stream* existing = ctx_.streams->find(route_.app, route_.stream);
+  media::Stream* existing = ctx_.locator->find_for_play(route_.app, route_.stream, *app);
   bool live = existing && existing->has_publisher();
   if (!live && app->play_wait.count() == 0) {
     // Answer at once rather than hang (SRS #1134): a player can retry.

@@ -97,12 +97,21 @@ size_t HttpServer::send_error(evhttp_request* req, int code, const char* reason,
   evkeyvalq* h = evhttp_request_get_output_headers(req);
   evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
   evhttp_add_header(h, "Cache-Control", "no-cache");
+  return send_body(req, code, reason, body + "\n");
+}
+
+size_t HttpServer::send_body(evhttp_request* req, int code, const char* reason, const std::string& body) {
+  // libevent 2.1 sends whatever body it is given, HEAD or not: a HEAD reply gets the headers
+  // (with the Content-Length the GET would have had) and no body (RFC 9110 §9.3.2).
   evbuffer* b = evbuffer_new();
-  evbuffer_add(b, body.data(), body.size());
-  evbuffer_add(b, "\n", 1);
+  if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Length", std::to_string(body.size()).c_str());
+  } else {
+    evbuffer_add(b, body.data(), body.size());
+  }
   evhttp_send_reply(req, code, reason, b);
   evbuffer_free(b);
-  return body.size() + 1;
+  return evhttp_request_get_command(req) == EVHTTP_REQ_HEAD ? 0 : body.size();
 }
 
 void HttpServer::log_access(evhttp_request* req, int status, uint64_t bytes, int64_t started_ms,
@@ -150,14 +159,10 @@ void HttpServer::handle(evhttp_request* req) {
     return;
   }
   if (route.kind == HttpRoute::Kind::Health) {
-    evbuffer* b = evbuffer_new();
-    evbuffer_add_printf(b, "ok worker=%d sessions=%zu streams=%zu\n", ctx_.worker_id, ctx_.sessions->size(),
-                        ctx_.streams->size());
-    size_t n = evbuffer_get_length(b);
     evhttp_add_header(out, "Cache-Control", "no-cache");
-    evhttp_send_reply(req, 200, "OK", b);
-    evbuffer_free(b);
-    log_access(req, 200, n, started);
+    std::string line = "ok worker=" + std::to_string(ctx_.worker_id) + " sessions=" +
+                       std::to_string(ctx_.sessions->size()) + " streams=" + std::to_string(ctx_.streams->size()) + "\n";
+    log_access(req, 200, send_body(req, 200, "OK", line), started);
     return;
   }
   if (route.kind != HttpRoute::Kind::NotFound) {

@@ -2,6 +2,7 @@
 // subscriber side (frames and publisher events from the hub).
 #include <algorithm>
 
+#include "rill/cluster/stream_locator.h"
 #include "rill/protocol/chunk_writer.h"
 #include "rill/server/rtmp_session.h"
 
@@ -121,13 +122,17 @@ void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
     close_after_flush("invalid stream name");
     return;
   }
-  media::Stream& s = ctx_.streams->get_or_create(app_, stream_name_, *app_cfg_);
-  if (!s.attach_publisher(this)) {
-    ctx_.log->warn("rtmp: {} publish {}/{} refused: already publishing", peer_, app_, stream_name_);
-    send_status(msid, "error", "NetStream.Publish.BadName", "stream " + stream_name_ + " is already publishing");
+  // Claimed across workers: a second publisher of the name is refused on any worker.
+  cluster::PublishClaim claim = ctx_.locator->claim_for_publish(app_, stream_name_, *app_cfg_, this);
+  if (claim.result != cluster::ClaimResult::Ok) {
+    ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, claim.reason);
+    send_status(msid, "error", "NetStream.Publish.BadName",
+                claim.result == cluster::ClaimResult::Busy ? "stream " + stream_name_ + " is already publishing"
+                                                           : "cannot publish " + stream_name_ + ": " + claim.reason);
     close_after_flush("stream already publishing");
     return;
   }
+  media::Stream& s = *claim.stream;
   stream_ = &s;
   publishing_ = true;
   send_user_control(protocol::uc_event::StreamBegin, msid);
@@ -144,7 +149,8 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
     close_after_flush("invalid stream name");
     return;
   }
-  media::Stream* existing = ctx_.streams->find(app_, stream_name_);
+  // The local stream, or one fed by a relay link from the worker that owns it.
+  media::Stream* existing = ctx_.locator->find_for_play(app_, stream_name_, *app_cfg_);
   bool live = existing && existing->has_publisher();
   if (!live && app_cfg_->play_wait.count() == 0) {
     ctx_.log->info("rtmp: {} play {}/{}: stream not found", peer_, app_, stream_name_);
@@ -199,6 +205,7 @@ void RtmpSession::stop_publishing() {
   publishing_ = false;
   media::Stream* s = std::exchange(stream_, nullptr);
   if (s) s->detach_publisher(this);
+  ctx_.locator->released(app_, stream_name_);  // frees the name for every worker
 }
 
 void RtmpSession::stop_playing() {

@@ -10,9 +10,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "rill/cluster/relay_endpoint.h"
+#include "rill/cluster/stream_locator.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/stream.h"
 #include "rill/server/flush_scheduler.h"
+#include "rill/server/hls_handler.h"
 #include "rill/server/http_flv_session.h"
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
@@ -51,13 +54,15 @@ struct Worker::Impl {
   SessionSet sessions;
   ServerContext ctx;
   std::unique_ptr<HttpServer> http;
+  std::unique_ptr<cluster::StreamLocator> locator;
+  std::unique_ptr<cluster::RelayEndpoint> relay;
   std::vector<event*> rtmp_accept_evs;
   bool accepting = false;
   std::function<void()> on_drained;
   event* drain_check = nullptr;
 
   Impl(event_base* b, WorkerContext c)
-      : base(b), wctx(std::move(c)), timers(b), flusher(b), streams(timers, wctx.log), sessions(timers) {
+      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log), sessions(timers) {
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;
@@ -67,11 +72,23 @@ struct Worker::Impl {
     ctx.sessions = &sessions;
     ctx.log = wctx.log;
     ctx.access_log = wctx.access_log;
+    cluster::LocatorOptions lo;
+    lo.table = wctx.ownership;
+    lo.slot = wctx.id;
+    lo.pid = ::getpid();
+    lo.workers = wctx.workers;
+    lo.generation = wctx.generation;
+    lo.runtime_dir = wctx.config->runtime_dir;
+    lo.idle_grace = wctx.config->relay.idle_grace;
+    locator = std::make_unique<cluster::StreamLocator>(ctx, lo);
+    ctx.locator = locator.get();
+    relay = std::make_unique<cluster::RelayEndpoint>(ctx);
     http = std::make_unique<HttpServer>(ctx);
     http->set_handler(HttpRoute::Kind::Flv, [this](evhttp_request* req, const HttpRoute& route) {
       auto* s = static_cast<HttpFlvSession*>(sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, req, route)));
       s->start();
     });
+    install_hls_handlers(*http, ctx);
   }
 
   static void on_rtmp_accept(int fd, short, void* arg) { static_cast<Impl*>(arg)->accept_rtmp(fd); }
@@ -106,6 +123,8 @@ Worker::Worker(event_base* base, WorkerContext ctx) : impl_(std::make_unique<Imp
 
 Worker::~Worker() {
   impl_->sessions.close_all("worker exiting");
+  impl_->locator->close_all();
+  impl_->relay->stop();
   impl_->http.reset();
   for (auto* ev : impl_->rtmp_accept_evs) event_free(ev);
   if (impl_->drain_check) event_free(impl_->drain_check);
@@ -119,6 +138,7 @@ void Worker::start() {
     impl_->rtmp_accept_evs.push_back(ev);
   }
   for (int fd : impl_->wctx.http_fds) impl_->http->listen(fd);
+  impl_->relay->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
   impl_->accepting = true;
   impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
                        impl_->wctx.rtmp_fds.size(), impl_->wctx.http_fds.size());
@@ -128,6 +148,7 @@ void Worker::drain(std::function<void()> on_drained) {
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
+  impl_->relay->stop();
   impl_->sessions.drain_all();
   impl_->on_drained = std::move(on_drained);
   // Sessions are destroyed after their callbacks; check until none is left.
@@ -149,7 +170,9 @@ void Worker::stop_now() {
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
+  impl_->relay->stop();
   impl_->sessions.close_all("worker stopping");
+  impl_->locator->close_all();
 }
 
 size_t Worker::session_count() const { return impl_->sessions.size(); }

@@ -101,6 +101,9 @@ struct Config {
   std::optional<std::string> pid_file;
   std::string runtime_dir = "/tmp/rill";
   Duration shutdown_timeout{10000};  // graceful stop / old workers after reload: drain at most this long
+  // 0: every write goes out in the loop iteration that produced it (no added latency). > 0: writes
+  // to players are held for up to this long and merged (fewer syscalls, more latency), SRS-style.
+  Duration merge_writes{0};
   LogConfig log;
   RtmpConfig rtmp;
   HttpConfig http;

@@ -25,6 +25,8 @@
 namespace rill::media {
 
 class StreamRegistry;
+class HlsSegmenter;
+class HlsStore;
 
 // What the hub learned about the published media (for stats, the FLV header, HLS).
 struct StreamInfo {
@@ -56,7 +58,9 @@ class Stream {
   bool has_publisher() const { return publisher_ != nullptr; }
   // Claims the stream for a publisher (an opaque owner tag, e.g. the session). False if another
   // publisher holds it (the caller answers NetStream.Publish.BadName).
-  bool attach_publisher(const void* owner);
+  // produce_hls: segment for HLS when the app has it on; false for a relay copy of a stream that
+  // another worker owns (HLS is produced once, by the owner).
+  bool attach_publisher(const void* owner, bool produce_hls = true);
   // One message from the publisher: type and timestamp as received, payload = FLV tag body.
   // Malformed bodies are dropped (counted) rather than forwarded. Script data other than
   // onMetaData/@setDataFrame is ignored.
@@ -113,6 +117,7 @@ class Stream {
   uint64_t session_span_ = 0;
   std::optional<TimerId> idle_timer_;
   std::optional<TimerId> release_timer_;  // deferred release (release() called while dispatching)
+  std::unique_ptr<HlsSegmenter> hls_;     // while a publisher is attached and the app has HLS
   bool dispatching_ = false;  // re-entrancy guard while calling subscribers
 };
 
@@ -133,6 +138,7 @@ class StreamRegistry {
 
   TimerQueue& timers() { return timers_; }
   spdlog::logger& log() { return *log_; }
+  HlsStore& hls() { return *hls_; }  // this worker's HLS playlists and segments
 
  private:
   friend class Stream;
@@ -141,6 +147,7 @@ class StreamRegistry {
 
   TimerQueue& timers_;
   std::shared_ptr<spdlog::logger> log_;
+  std::unique_ptr<HlsStore> hls_;  // outlives the streams (declared before them)
   std::map<std::string, std::unique_ptr<Stream>> streams_;
 };
 

@@ -9,6 +9,10 @@
 #include "rill/config/config.h"
 #include "rill/process/privileges.h"
 
+namespace rill::cluster {
+class OwnershipTable;
+}
+
 namespace rill::process {
 
 struct WorkerProcessParams {
@@ -20,6 +24,8 @@ struct WorkerProcessParams {
   int master_pipe_fd = -1;  // read end of a pipe whose write end only the master holds
   pid_t master_pid = 0;
   std::optional<UserIds> user;  // switch to this user after the log files are open
+  cluster::OwnershipTable* ownership = nullptr;  // the master's shared table (inherited mapping)
+  uint32_t workers = 1;                          // worker slots of this generation
 };
 
 // Exit codes of a worker process.

@@ -22,7 +22,9 @@ class Flushable {
 
 class FlushScheduler {
  public:
-  explicit FlushScheduler(event_base* base);
+  // merge_ms > 0 (config `merge_writes`): flushes wait that long so that more frames go out per
+  // writev; 0 (default): flush in the current loop iteration.
+  explicit FlushScheduler(event_base* base, int merge_ms = 0);
   ~FlushScheduler();
   // Idempotent until the flush ran. The Flushable must call forget() before it is destroyed.
   void request(Flushable* f);
@@ -33,6 +35,7 @@ class FlushScheduler {
   void run();
 
   event* ev_;
+  int merge_ms_;
   bool armed_ = false;
   std::vector<Flushable*> pending_;
   std::vector<Flushable*> running_;

@@ -33,6 +33,8 @@ class HttpServer {
 
   // Helpers for handlers: headers every stream response carries (CORS), plain error replies.
   void add_cors_headers(evhttp_request* req) const;
+  // Sends a complete reply (no body for HEAD); returns the body bytes sent (for the access log).
+  size_t send_body(evhttp_request* req, int code, const char* reason, const std::string& body);
   // Returns the body size (for the access log).
   size_t send_error(evhttp_request* req, int code, const char* reason, const std::string& body);
   // `peer` when already known (after a disconnect the request no longer has a connection).

@@ -15,6 +15,10 @@
 
 struct event_base;
 
+namespace rill::cluster {
+class StreamLocator;
+}
+
 namespace rill::server {
 
 class SessionSet;
@@ -39,6 +43,8 @@ struct ServerContext {
   FlushScheduler* flusher = nullptr;
   EventTimerQueue* timers = nullptr;
   SessionSet* sessions = nullptr;
+  // Where streams live across workers: sessions claim and look up streams through it.
+  cluster::StreamLocator* locator = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

@@ -12,6 +12,10 @@
 
 struct event_base;
 
+namespace rill::cluster {
+class OwnershipTable;
+}
+
 namespace rill::server {
 
 struct WorkerContext {
@@ -24,6 +28,11 @@ struct WorkerContext {
   std::vector<int> http_fds;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
+  // Across workers: the stream ownership table the master shares with every worker (null: no
+  // table, everything stays local) and the number of worker slots. The relay socket of slot N
+  // is config->runtime_dir/worker-N.sock (cluster/relay_endpoint.h).
+  cluster::OwnershipTable* ownership = nullptr;
+  uint32_t workers = 1;
 };
 
 class Worker {

@@ -1,0 +1,74 @@
+#pragma once
+// OwnershipTable: which worker owns (publishes) which stream, shared by the master and every
+// worker process. A fixed-size open-addressing hash table in anonymous shared memory
+// (mmap MAP_SHARED|MAP_ANONYMOUS) that the master creates before it forks the first worker; the
+// workers inherit the mapping, and it outlives reloads and respawns with the master.
+//
+// Lock-free: every entry has one 64-bit atomic state word (state, version, pid); entries change
+// hands only by compare-and-swap on it. Readers copy an entry and validate it by reading the
+// state word again (a seqlock: the version changes on every transition). Two workers claiming
+// the same key at once race on a ticket: see claim() and docs/relay.md ("Why there is no race").
+//
+// Capacity: kCapacity entries (4096), keys ("app/name") of at most kMaxKey bytes. Released entries
+// are reused. No operation allocates or locks (only construction maps memory); every one is safe
+// to call from any process that maps the table, at any time.
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace rill::cluster {
+
+class OwnershipTable {
+ public:
+  static constexpr size_t kCapacity = 4096;
+  static constexpr size_t kMaxKey = 320;  // "app/name": names are at most 256 bytes
+
+  enum class Claim {
+    Claimed,     // now ours (new entry)
+    AlreadyOurs, // this pid already owned it
+    Busy,        // another live process owns it (or wins a concurrent claim)
+    TooLong,     // key longer than kMaxKey (or empty)
+    Full,        // no free entry
+  };
+
+  struct Owner {
+    int slot = -1;    // worker slot
+    pid_t pid = 0;    // worker process
+    uint32_t version = 0;  // entry version when read (changes on every transition)
+  };
+
+  // Maps a fresh table (throws std::system_error). The mapping is inherited across fork().
+  OwnershipTable();
+  ~OwnershipTable();  // unmaps (in this process only)
+  OwnershipTable(const OwnershipTable&) = delete;
+  OwnershipTable& operator=(const OwnershipTable&) = delete;
+
+  Claim claim(std::string_view key, int slot, pid_t pid);
+  // Releases key if pid owns it. True if something was released.
+  bool release(std::string_view key, pid_t pid);
+  std::optional<Owner> lookup(std::string_view key) const;
+  // Frees every entry held by pid (the master, when it reaps a worker). Returns the count.
+  size_t release_all_of(pid_t pid);
+
+  size_t owned_count() const;  // entries owned right now (for stats and tests)
+
+  // The liveness test used to take over entries of dead owners (kill(pid, 0) == ESRCH).
+  static bool process_gone(pid_t pid);
+
+  struct Entry;  // opaque (shared-memory layout, in ownership_table.cpp)
+  struct Header;
+
+ private:
+  Header* header_ = nullptr;
+  Entry* entries_ = nullptr;
+  size_t map_size_ = 0;
+  void* map_ = nullptr;
+};
+
+const char* to_string(OwnershipTable::Claim c);
+
+}  // namespace rill::cluster

@@ -1,0 +1,49 @@
+#pragma once
+// RelayEndpoint: the Unix socket every worker listens on, runtime_dir/worker-<slot>.sock (mode
+// 0600, owned by the worker's user). Other workers connect to it to pull a stream this worker
+// owns, or to ask for its statistics; each accepted connection becomes a RelayServerSession in
+// the worker's SessionSet.
+//
+// The worker creates the socket when it starts (creating runtime_dir if missing and unlinking a
+// stale socket first: the path belongs to the slot, and a respawned or reloaded worker of the
+// slot replaces it) and unlinks it when it stops, unless another worker of the slot already
+// replaced it.
+#include <sys/types.h>
+
+#include <string>
+
+#include "rill/server/server_context.h"
+
+struct event;
+
+namespace rill::cluster {
+
+std::string relay_socket_path(const std::string& runtime_dir, int slot);
+
+class RelayEndpoint {
+ public:
+  explicit RelayEndpoint(server::ServerContext& ctx);
+  ~RelayEndpoint();
+  RelayEndpoint(const RelayEndpoint&) = delete;
+  RelayEndpoint& operator=(const RelayEndpoint&) = delete;
+
+  // Binds and listens. False (logged) when the socket cannot be created: this worker then
+  // serves its own streams only to its own clients.
+  bool start(const std::string& runtime_dir, int slot);
+  // Stops accepting and removes the socket file (if it is still ours).
+  void stop();
+  const std::string& path() const { return path_; }
+
+ private:
+  static void on_accept(int fd, short what, void* arg);
+  void accept_all();
+
+  server::ServerContext& ctx_;
+  std::string path_;
+  int fd_ = -1;
+  ino_t inode_ = 0;
+  dev_t dev_ = 0;
+  event* accept_ev_ = nullptr;
+};
+
+}  // namespace rill::cluster

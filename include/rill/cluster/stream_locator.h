@@ -1,0 +1,89 @@
+#pragma once
+// StreamLocator: where a stream lives, asked in one place. Sessions call it instead of touching
+// the StreamRegistry for publish and play:
+//  - claim_for_publish: claims the stream in the cross-process OwnershipTable (a second publisher
+//    of the same name on ANY worker is refused), then attaches the publisher to the local stream;
+//  - released: the publisher left; the table entry is freed;
+//  - find_for_play: the local stream if this worker owns it; else a local stream fed by a relay
+//    link to the owning worker (one link per stream, shared by all local players); else, with
+//    no publisher anywhere, the local stream if one exists (players waiting) or nullptr.
+//
+// With one worker the locator still claims in the table (cheap) but never opens a link.
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rill/cluster/ownership_table.h"
+#include "rill/cluster/relay_link.h"
+#include "rill/media/stream.h"
+#include "rill/server/server_context.h"
+
+namespace rill::cluster {
+
+struct LocatorOptions {
+  OwnershipTable* table = nullptr;  // null: no table (unit tests); everything stays local
+  int slot = 0;
+  pid_t pid = 0;
+  uint32_t workers = 1;
+  int generation = 0;
+  std::string runtime_dir;
+  std::chrono::milliseconds idle_grace{5000};
+  std::chrono::milliseconds poll_interval{200};
+};
+
+enum class ClaimResult { Ok, Busy, Invalid };
+
+struct PublishClaim {
+  ClaimResult result = ClaimResult::Busy;
+  media::Stream* stream = nullptr;  // Ok: the local stream, publisher attached
+  std::string reason;               // Busy/Invalid: for the log and the client
+};
+
+class StreamLocator {
+ public:
+  StreamLocator(server::ServerContext& ctx, LocatorOptions opts);
+  ~StreamLocator();
+  StreamLocator(const StreamLocator&) = delete;
+  StreamLocator& operator=(const StreamLocator&) = delete;
+
+  PublishClaim claim_for_publish(const std::string& app, const std::string& name, const config::AppConfig& cfg,
+                                 const void* publisher);
+  // After the publisher detached from the stream (the stream may be gone already).
+  void released(const std::string& app, const std::string& name);
+  media::Stream* find_for_play(const std::string& app, const std::string& name, const config::AppConfig& cfg);
+
+  // This worker holds the table entry of key (and its publisher is local).
+  bool owns(const std::string& key) const { return owned_.count(key) != 0; }
+  const RelayLink* link(const std::string& key) const;
+  template <typename F>
+  void for_each_link(F&& f) const {
+    for (const auto& [k, l] : links_) f(*l);
+  }
+  size_t link_count() const { return links_.size(); }
+
+  // Closes every link (worker stopping).
+  void close_all();
+
+  const LocatorOptions& options() const { return opts_; }
+  bool relaying() const { return opts_.table != nullptr && opts_.workers > 1; }
+
+ private:
+  RelayLink& make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg);
+  void retire(RelayLink& link, const char* why);
+  void watch_for_republish(const std::string& app, const std::string& name);
+
+  server::ServerContext& ctx_;
+  LocatorOptions opts_;
+  std::set<std::string> owned_;
+  std::map<std::string, std::unique_ptr<RelayLink>> links_;
+  std::vector<std::unique_ptr<RelayLink>> retired_;
+  std::optional<TimerId> reap_timer_;
+};
+
+}  // namespace rill::cluster

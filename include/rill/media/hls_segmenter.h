@@ -1,0 +1,137 @@
+#pragma once
+// HlsSegmenter: turns the frames of one published stream (FLV tag bodies, on the stream's output
+// timeline) into MPEG-TS segments (protocol::TsMuxer) and hands them to the worker's HlsStore.
+// One segmenter lives while a publisher is attached; the store keeps what it produced.
+//
+// Cutting:
+//  * a stream with video (H.264) cuts at the first video keyframe at least hls.fragment after the
+//    segment start, so every segment starts with an IDR and decodes on its own (what players
+//    expect; cf. EXT-X-INDEPENDENT-SEGMENTS, RFC 8216 §4.3.5.1);
+//  * an audio-only stream cuts on time (the first audio frame past hls.fragment);
+//  * forced cut without keyframe past hls.max_fragment (0: 3 x fragment), and before a frame that
+//    would push the segment past hls.max_segment_size (a single frame too big for an empty
+//    segment is dropped);
+//  * a timestamp jump (backwards more than 1 s or forwards more than 10 s from the newest
+//    frame — the rule nginx-rtmp applies) ends the segment; the next one starts at the next
+//    start point with EXT-X-DISCONTINUITY (§4.3.2.3) and a timeline rebased to continue;
+//  * a new sequence header that differs from the current one (codec or parameter change) or a
+//    change of the track set (audio appears, ...) restarts the muxer at the next start point,
+//    again behind a discontinuity.
+// The first segment waits for an AVC sequence header and a keyframe; a stream that shows no AVC
+// video within its first second of audio is segmented audio-only. Codecs MPEG-TS carries here:
+// H.264 (stream_type 0x1B), AAC in ADTS (0x0F), MP3 (0x03) (ISO/IEC 13818-1 Table 2-34). Other
+// video (HEVC, AV1, VP9) and audio codecs are skipped, with one log line each.
+//
+// media/: no socket, no clock (timestamps come from the frames). One worker thread.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "rill/config/config.h"
+#include "rill/media/media_frame.h"
+#include "rill/protocol/ts_muxer.h"
+
+namespace rill::media {
+
+class HlsStore;
+
+struct HlsSegmenterStats {
+  uint64_t segments = 0;          // handed to the store
+  uint64_t discontinuities = 0;   // segments emitted with a discontinuity mark
+  uint64_t forced_cuts = 0;       // cut without a keyframe (max_fragment or max_segment_size)
+  uint64_t timestamp_jumps = 0;
+  uint64_t samples_written = 0;
+  uint64_t samples_skipped = 0;   // before a start point, unsupported codec, no config, stale config
+  uint64_t samples_dropped = 0;   // malformed (the tag parser or the muxer threw ProtocolError)
+  uint64_t samples_too_big = 0;   // alone larger than max_segment_size
+};
+
+class HlsSegmenter {
+ public:
+  // Opens app/name in the store (reviving a state kept from an earlier publisher).
+  HlsSegmenter(HlsStore& store, std::string app, std::string name, const config::HlsConfig& cfg,
+               spdlog::logger& log);
+  ~HlsSegmenter();  // finish()
+  HlsSegmenter(const HlsSegmenter&) = delete;
+  HlsSegmenter& operator=(const HlsSegmenter&) = delete;
+
+  // Every frame of the stream, in order (metadata is ignored).
+  void on_frame(const MediaFrame& f);
+  // The publisher left: the segment being built becomes the last one and the playlist ends.
+  // Idempotent; on_frame does nothing afterwards.
+  void finish();
+
+  const HlsSegmenterStats& stats() const { return stats_; }
+  size_t pending_bytes() const { return seg_.size(); }         // the segment being built
+  size_t buffer_capacity() const { return seg_.capacity(); }  // memory its builder holds
+
+  static constexpr int64_t kMaxBackwardJumpMs = 1000;
+  static constexpr int64_t kMaxForwardJumpMs = 10000;
+  static constexpr int64_t kAudioOnlyProbeMs = 1000;
+
+ private:
+  void on_video(const MediaFrame& f);
+  void on_audio(const MediaFrame& f);
+  // Maps a coded frame's 32-bit timestamp onto the 64-bit segment timeline; handles jumps.
+  int64_t map_time(uint32_t ts);
+  // Runs the cut rules for a coded sample at `dts`; false when the sample is not to be written.
+  bool place(int64_t dts, bool video, bool keyframe, size_t bound);
+  protocol::TsStreams desired() const;
+  bool can_start(bool video, bool keyframe, int64_t dts) const;
+  void start_segment(int64_t dts);
+  void close_segment(int64_t end_dts);
+  void write(const protocol::TsSample& s);
+  void config_changed();
+  int64_t frame_step() const;
+  void note_step(bool video, int64_t dts);
+  size_t bound_video(size_t n) const;
+  static size_t bound_audio(size_t n);
+
+  HlsStore& store_;
+  std::string app_, name_, key_;
+  spdlog::logger& log_;
+  int64_t fragment_ms_, max_fragment_ms_;
+  size_t max_segment_size_;
+  bool finished_ = false;
+
+  // Codec configuration as last received.
+  std::vector<uint8_t> avc_record_, aac_asc_;
+  bool avc_ok_ = false, aac_ok_ = false;
+  size_t avc_ps_bytes_ = 0;   // SPS + PPS with start codes (repeated before each IDR)
+  uint8_t avc_length_size_ = 4;
+  bool mp3_ = false;         // the audio is MP3 (else AAC when aac_ok_)
+  bool video_seen_ = false;  // an AVC header or frame arrived
+  bool warned_video_ = false, warned_audio_ = false, warned_drop_ = false;
+
+  std::unique_ptr<protocol::TsMuxer> mux_;  // the current run (recreated on restart)
+  bool restart_pending_ = false;            // configuration changed: new muxer at the next start
+  bool video_stale_ = false, audio_stale_ = false;  // mux_ has an outdated config for that kind
+  bool wait_keyframe_ = false;              // a video sample was lost: skip video to a keyframe
+  bool discontinuity_next_ = false;
+  bool produced_any_ = false;               // this segmenter started at least one segment
+
+  // The segment being built.
+  bool seg_open_ = false;
+  std::vector<uint8_t> seg_;
+  int64_t seg_start_ = 0;
+  uint64_t seg_samples_ = 0;
+
+  // Timeline.
+  bool have_time_ = false;
+  uint32_t last_in_ = 0;   // 32-bit timestamp of the newest frame
+  int64_t max_dts_ = 0;    // its position on the segment timeline
+  // Last dts and step of each kind (the step estimates the duration of a segment's last frame).
+  bool have_video_dts_ = false, have_audio_dts_ = false;
+  int64_t last_video_dts_ = 0, last_audio_dts_ = 0;
+  int64_t video_step_ = 40, audio_step_ = 23;
+  bool have_first_audio_ = false;
+  int64_t first_audio_dts_ = 0;
+
+  HlsSegmenterStats stats_;
+};
+
+}  // namespace rill::media

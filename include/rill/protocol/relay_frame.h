@@ -1,0 +1,133 @@
+#pragma once
+// Relay framing: how one worker streams an already-parsed live stream to another worker over a
+// Unix socket (see docs/relay.md). Pure bytes in / bytes out: no socket, no clock.
+//
+// A connection starts with one request line from the pulling worker (ASCII, '\n'-terminated,
+// at most kRelayMaxRequestLine bytes):
+//
+//   PLAY <app>/<name>           stream this live stream to me (answered with frames)
+//   STATS                       this worker's statistics as JSON, then EOF
+//   STATS ALL                   every worker's statistics merged (gathered by the answering one)
+//   HLS <app>/<name> <object>   reserved: HLS playlist/segment fetch from the owner (answered
+//                               today with an Error frame)
+//
+// PLAY is answered with frames, each a 12-byte header and a body:
+//
+//   0      type      u8   8 audio, 9 video, 18 data (= RTMP message / FLV tag types),
+//                         or a control type below
+//   1      flags     u8   bit 0 keyframe, bit 1 sequence header, bit 2 metadata; others zero
+//   2..3   reserved  u16  zero
+//   4..7   timestamp u32  big-endian, ms on the owner's output timeline
+//   8..11  length    u32  big-endian, body bytes that follow
+//
+// Media bodies are FLV tag bodies (the RTMP message payload) exactly as the owner's hub holds
+// them. Control frames: Publish (the stream is live; the replay of metadata, sequence headers and
+// the GOP cache follows), Unpublish (the publisher left), End (the stream is gone), Error (body:
+// a UTF-8 reason; the connection then closes). HlsObject is reserved for HLS fetch answers.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "rill/core/buffer.h"
+
+namespace rill::protocol {
+
+inline constexpr size_t kRelayHeaderSize = 12;
+inline constexpr size_t kRelayMaxRequestLine = 512;
+
+enum class RelayFrameType : uint8_t {
+  Audio = 8,
+  Video = 9,
+  Data = 18,
+  Publish = 0x40,
+  Unpublish = 0x41,
+  End = 0x42,
+  Error = 0x43,
+  HlsObject = 0x50,  // reserved (HLS across workers)
+};
+
+namespace relay_flag {
+inline constexpr uint8_t Keyframe = 0x01;
+inline constexpr uint8_t SequenceHeader = 0x02;
+inline constexpr uint8_t Metadata = 0x04;
+inline constexpr uint8_t All = 0x07;
+}  // namespace relay_flag
+
+bool is_relay_media(RelayFrameType t);
+bool is_known_relay_type(uint8_t t);
+const char* relay_type_name(RelayFrameType t);
+
+struct RelayFrameHeader {
+  RelayFrameType type = RelayFrameType::Data;
+  uint8_t flags = 0;
+  uint32_t timestamp = 0;
+  uint32_t length = 0;
+};
+
+// Writes the 12 header bytes.
+void encode_relay_header(const RelayFrameHeader& h, uint8_t out[kRelayHeaderSize]);
+BufferRef relay_header_buffer(const RelayFrameHeader& h);
+// A whole control frame (header + optional text body) in one buffer.
+BufferRef relay_control_frame(RelayFrameType type, std::string_view text = {});
+
+struct RelayFrame {
+  RelayFrameHeader header;
+  BufferRef body;  // allocated once with the body's exact size
+};
+
+struct RelayReaderLimits {
+  uint32_t max_body = 16 * 1024 * 1024;    // media bodies (the RTMP max message size)
+  uint32_t max_control_body = 4096;        // control frames carry at most a short reason
+};
+
+// Incremental frame reader. feed() consumes every byte given and calls the handler once per
+// completed frame, synchronously. Malformed input (unknown type, reserved bits set, a body over
+// the limits) throws ProtocolError; the reader is then unusable and the link must close.
+class RelayFrameReader {
+ public:
+  using Handler = std::function<void(RelayFrame&&)>;
+  explicit RelayFrameReader(Handler on_frame, RelayReaderLimits limits = {});
+
+  size_t feed(std::span<const uint8_t> bytes);
+  uint64_t frames() const { return frames_; }
+  uint64_t bytes() const { return bytes_; }
+  // True between frames (nothing partial buffered).
+  bool at_boundary() const { return hdr_have_ == 0 && !in_body_; }
+
+ private:
+  void on_header();
+  void deliver();
+
+  Handler on_frame_;
+  RelayReaderLimits limits_;
+  uint8_t hdr_[kRelayHeaderSize] = {};
+  size_t hdr_have_ = 0;
+  bool in_body_ = false;
+  RelayFrameHeader cur_;
+  BufferRef body_;
+  uint64_t frames_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+// ---- request line ----------------------------------------------------------------------------
+
+struct RelayRequest {
+  enum class Kind { Play, Stats, StatsAll, Hls };
+  Kind kind = Kind::Stats;
+  std::string app;
+  std::string name;
+  std::string object;  // Hls: the playlist or segment name
+  std::string key() const { return app + "/" + name; }
+};
+
+// Parses one request line (without the '\n'; a trailing '\r' is tolerated). App and stream names
+// are restricted to [A-Za-z0-9_.~-] (1..kRelayMaxName bytes, not "." or ".."). Throws
+// ProtocolError naming what is wrong.
+inline constexpr size_t kRelayMaxName = 256;
+RelayRequest parse_relay_request(std::string_view line);
+std::string format_relay_request(const RelayRequest& r);  // with the trailing '\n'
+
+}  // namespace rill::protocol

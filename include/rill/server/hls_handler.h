@@ -1,0 +1,28 @@
+#pragma once
+// HLS over HTTP: serves the worker's HlsStore (media/hls_store.h).
+//
+//   GET|HEAD /APP/STREAM.m3u8    application/vnd.apple.mpegurl (RFC 8216 §4), Cache-Control: no-cache
+//   GET|HEAD /APP/STREAM/SEQ.ts  video/mp2t, Content-Length, Cache-Control: max-age=N
+//                                (N >= the playlist duration: a segment never changes once listed)
+//
+// 404 for an unknown app, an app without HLS, a stream with no playlist (yet, or any more), and a
+// segment that expired or never existed. Segment bodies are handed to libevent by reference
+// (evbuffer_add_reference on the store's shared buffer): serving one segment to 1000 clients
+// copies nothing. CORS headers as for every stream response.
+#include "rill/server/http_router.h"
+#include "rill/server/server_context.h"
+
+struct evhttp_request;
+
+namespace rill::server {
+
+class HttpServer;
+
+// Registers the HlsPlaylist and HlsSegment routes on `http`. Both references must outlive it.
+void install_hls_handlers(HttpServer& http, ServerContext& ctx);
+
+// The handlers themselves (also usable directly).
+void serve_hls_playlist(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+void serve_hls_segment(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+
+}  // namespace rill::server

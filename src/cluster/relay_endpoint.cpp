@@ -1,0 +1,99 @@
+#include "rill/cluster/relay_endpoint.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "rill/cluster/relay_server_session.h"
+
+namespace rill::cluster {
+
+std::string relay_socket_path(const std::string& runtime_dir, int slot) {
+  std::string dir = runtime_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + "/worker-" + std::to_string(slot) + ".sock";
+}
+
+RelayEndpoint::RelayEndpoint(server::ServerContext& ctx) : ctx_(ctx) {}
+
+RelayEndpoint::~RelayEndpoint() { stop(); }
+
+bool RelayEndpoint::start(const std::string& runtime_dir, int slot) {
+  path_ = relay_socket_path(runtime_dir, slot);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (path_.size() >= sizeof sa.sun_path) {
+    ctx_.log->error("relay: socket path {} is too long", path_);
+    return false;
+  }
+  std::memcpy(sa.sun_path, path_.c_str(), path_.size() + 1);
+
+  std::error_code ec;
+  std::filesystem::create_directories(runtime_dir, ec);  // the master made it; this is a fallback
+  if (ec) ctx_.log->warn("relay: cannot create runtime_dir {}: {}", runtime_dir, ec.message());
+
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) {
+    ctx_.log->error("relay: socket: {}", std::strerror(errno));
+    return false;
+  }
+  ::unlink(path_.c_str());  // a stale socket of an earlier worker of this slot
+  // Created with mode 0600 from the start (no window where another user could connect).
+  const mode_t old_mask = ::umask(0177);
+  const int rc = ::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  ::umask(old_mask);
+  if (rc != 0 || ::listen(fd_, 512) != 0) {
+    ctx_.log->error("relay: cannot listen on {}: {} (cross-worker playback of this worker's streams is off)",
+                    path_, std::strerror(errno));
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  ::chmod(path_.c_str(), 0600);
+  struct stat sb{};
+  if (::stat(path_.c_str(), &sb) == 0) {
+    inode_ = sb.st_ino;
+    dev_ = sb.st_dev;
+  }
+  accept_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &RelayEndpoint::on_accept, this);
+  event_add(accept_ev_, nullptr);
+  ctx_.log->info("relay: listening on {}", path_);
+  return true;
+}
+
+void RelayEndpoint::stop() {
+  if (accept_ev_) {
+    event_free(accept_ev_);
+    accept_ev_ = nullptr;
+  }
+  if (fd_ < 0) return;
+  ::close(fd_);
+  fd_ = -1;
+  // Remove the file only if it is still ours: a new worker of this slot (respawn, reload) may
+  // have replaced it already.
+  struct stat sb{};
+  if (::stat(path_.c_str(), &sb) == 0 && sb.st_ino == inode_ && sb.st_dev == dev_) ::unlink(path_.c_str());
+}
+
+void RelayEndpoint::on_accept(int, short, void* arg) { static_cast<RelayEndpoint*>(arg)->accept_all(); }
+
+void RelayEndpoint::accept_all() {
+  for (int i = 0; i < 256; ++i) {
+    int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) ctx_.log->warn("relay: accept: {}", std::strerror(errno));
+      return;
+    }
+    auto* s = static_cast<RelayServerSession*>(ctx_.sessions->add(std::make_unique<RelayServerSession>(ctx_, fd)));
+    s->start();
+  }
+}
+
+}  // namespace rill::cluster

@@ -1,0 +1,254 @@
+#include "rill/cluster/relay_server_session.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "rill/cluster/cluster_stats.h"
+#include "rill/cluster/stream_locator.h"
+#include "rill/protocol/error.h"
+
+namespace rill::cluster {
+
+namespace {
+constexpr int kMaxIov = 64;
+constexpr int64_t kRequestTimeoutMs = 5000;
+
+uint8_t frame_flags(const media::MediaFrame& f) {
+  uint8_t flags = 0;
+  if (f.keyframe) flags |= protocol::relay_flag::Keyframe;
+  if (f.sequence_header) flags |= protocol::relay_flag::SequenceHeader;
+  if (f.metadata) flags |= protocol::relay_flag::Metadata;
+  return flags;
+}
+}  // namespace
+
+RelayServerSession::RelayServerSession(server::ServerContext& ctx, int fd)
+    : ctx_(ctx), fd_(fd), queue_(server::queue_limits_for(nullptr)) {}
+
+RelayServerSession::~RelayServerSession() {
+  if (!closed_) close("destroyed");
+}
+
+void RelayServerSession::start() {
+  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &RelayServerSession::on_read_event, this);
+  write_ev_ = event_new(ctx_.base, fd_, EV_WRITE | EV_PERSIST, &RelayServerSession::on_write_event, this);
+  timeout_ev_ = event_new(ctx_.base, -1, 0, &RelayServerSession::on_timeout_event, this);
+  event_add(read_ev_, nullptr);
+  timeval tv{kRequestTimeoutMs / 1000, 0};
+  event_add(timeout_ev_, &tv);
+}
+
+void RelayServerSession::close(const char* reason) {
+  if (closed_) return;
+  closed_ = true;
+  if (stream_) {
+    ctx_.log->info("relay: sending {} to another worker ended ({}): {} frames, {} bytes, {} dropped", key_, reason,
+                   frames_out_, bytes_out_, queue_.frames_dropped());
+  } else {
+    ctx_.log->debug("relay: connection closed ({})", reason);
+  }
+  stop_subscription();
+  gatherer_.reset();
+  ctx_.flusher->forget(this);
+  for (event** ev : {&read_ev_, &write_ev_, &timeout_ev_}) {
+    if (*ev) {
+      event_free(*ev);
+      *ev = nullptr;
+    }
+  }
+  queue_.clear();
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  ctx_.sessions->retire(this);
+}
+
+void RelayServerSession::stop_subscription() {
+  if (media::Stream* s = std::exchange(stream_, nullptr)) s->remove_subscriber(this);
+}
+
+void RelayServerSession::close_after_flush(const char* reason) {
+  closing_after_flush_ = true;
+  close_reason_ = reason;
+  ctx_.flusher->request(this);
+}
+
+// ---------------------------------------------------------------- input
+
+void RelayServerSession::on_timeout_event(int, short, void* arg) {
+  auto* self = static_cast<RelayServerSession*>(arg);
+  if (!self->have_request_) {
+    self->ctx_.log->warn("relay: no request within {} ms, closing", kRequestTimeoutMs);
+    self->close("request timeout");
+  }
+}
+
+void RelayServerSession::on_read_event(int, short, void* arg) { static_cast<RelayServerSession*>(arg)->handle_readable(); }
+
+void RelayServerSession::handle_readable() {
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n == 0) {
+      close("peer closed");
+      return;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      close("read error");
+      return;
+    }
+    if (have_request_) continue;  // nothing more is expected from the peer: ignored
+    line_.append(buf, static_cast<size_t>(n));
+    const size_t nl = line_.find('\n');
+    if (nl == std::string::npos) {
+      if (line_.size() > protocol::kRelayMaxRequestLine) {
+        ctx_.log->warn("relay: request line longer than {} bytes, closing", protocol::kRelayMaxRequestLine);
+        close("bad request");
+        return;
+      }
+      continue;
+    }
+    have_request_ = true;
+    if (timeout_ev_) event_del(timeout_ev_);
+    protocol::RelayRequest req;
+    try {
+      req = protocol::parse_relay_request(std::string_view(line_).substr(0, nl));
+    } catch (const protocol::ProtocolError& e) {
+      ctx_.log->warn("relay: bad request: {}", e.what());
+      refuse(e.what());
+      return;
+    }
+    line_.clear();
+    handle_request(req);
+    if (closed_) return;
+  }
+}
+
+void RelayServerSession::handle_request(const protocol::RelayRequest& r) {
+  using Kind = protocol::RelayRequest::Kind;
+  switch (r.kind) {
+    case Kind::Play:
+      return serve_play(r);
+    case Kind::Stats:
+      return reply_text(worker_stats(ctx_).dump() + "\n");
+    case Kind::StatsAll:
+      gatherer_ = std::make_unique<StatsGatherer>(ctx_, [this](nlohmann::json all) { reply_text(all.dump() + "\n"); });
+      gatherer_->start();
+      return;
+    case Kind::Hls:
+      // Reserved: HLS is produced by the owner; other workers will fetch playlists and segments
+      // with this request (see docs/relay.md).
+      return refuse("HLS fetch is not implemented yet");
+  }
+}
+
+void RelayServerSession::serve_play(const protocol::RelayRequest& r) {
+  key_ = r.key();
+  media::Stream* s = ctx_.streams->find(r.app, r.name);
+  if (!ctx_.locator || !ctx_.locator->owns(key_) || !s || !s->has_publisher()) {
+    ctx_.log->debug("relay: {} requested, but this worker does not publish it", key_);
+    return refuse("worker " + std::to_string(ctx_.worker_id) + " does not publish " + key_);
+  }
+  queue_ = media::OutputQueue(server::queue_limits_for(&s->app_config()));
+  push(protocol::relay_control_frame(protocol::RelayFrameType::Publish));
+  stream_ = s;
+  ctx_.log->info("relay: sending {} to another worker", key_);
+  s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+}
+
+void RelayServerSession::reply_text(const std::string& text) {
+  gatherer_.reset();
+  push(SharedBuffer::copy_of(std::string_view(text)));
+  close_after_flush("answered");
+}
+
+void RelayServerSession::refuse(const std::string& why) {
+  push(protocol::relay_control_frame(protocol::RelayFrameType::Error, why.substr(0, 1024)));
+  close_after_flush("refused");
+}
+
+// ---------------------------------------------------------------- media::Subscriber
+
+void RelayServerSession::on_frame(const media::FramePtr& f) {
+  if (closed_ || closing_after_flush_) return;
+  protocol::RelayFrameHeader h;
+  h.type = static_cast<protocol::RelayFrameType>(f->type);
+  h.flags = frame_flags(*f);
+  h.timestamp = f->timestamp;
+  h.length = static_cast<uint32_t>(f->payload.size());
+  // Header and payload are two queue entries: the header carries the frame (and is what the
+  // drop policy judges); the payload, shared with every other output, follows it as a control
+  // entry so that it is never dropped apart from its header.
+  auto r = queue_.push_frame(*f, protocol::relay_header_buffer(h));
+  if (r == media::OutputQueue::PushResult::Overflow) {
+    ctx_.log->warn("relay: worker reading {} too slow ({} bytes, {} ms queued), disconnecting", key_, queue_.bytes(),
+                   queue_.duration_ms());
+    close("slow consumer");
+    return;
+  }
+  if (r == media::OutputQueue::PushResult::Dropped) return;
+  if (f->payload.size()) queue_.push_control(f->payload);
+  ++frames_out_;
+  ctx_.flusher->request(this);
+}
+
+void RelayServerSession::on_unpublish(media::Stream&) {
+  push(protocol::relay_control_frame(protocol::RelayFrameType::Unpublish));
+  stop_subscription();
+  close_after_flush("publisher left");
+}
+
+void RelayServerSession::on_stream_end(media::Stream&) {
+  stream_ = nullptr;  // the hub detached us
+  push(protocol::relay_control_frame(protocol::RelayFrameType::End));
+  close_after_flush("stream ended");
+}
+
+// ---------------------------------------------------------------- output
+
+void RelayServerSession::push(BufferRef bytes) {
+  if (closed_) return;
+  queue_.push_control(std::move(bytes));
+  ctx_.flusher->request(this);
+}
+
+void RelayServerSession::on_write_event(int, short, void* arg) { static_cast<RelayServerSession*>(arg)->flush(); }
+
+void RelayServerSession::flush() {
+  if (closed_) return;
+  iovec iov[kMaxIov];
+  while (!queue_.empty()) {
+    size_t n = queue_.fill_iov(iov, kMaxIov);
+    ssize_t w = ::writev(fd_, iov, static_cast<int>(n));
+    if (w > 0) {
+      queue_.consume(static_cast<size_t>(w));
+      bytes_out_ += static_cast<uint64_t>(w);
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!write_armed_) {
+        event_add(write_ev_, nullptr);
+        write_armed_ = true;
+      }
+      return;
+    }
+    close(w < 0 && errno == EPIPE ? "peer closed" : "write error");
+    return;
+  }
+  if (write_armed_) {
+    event_del(write_ev_);
+    write_armed_ = false;
+  }
+  if (closing_after_flush_) close(close_reason_.c_str());
+}
+
+}  // namespace rill::cluster

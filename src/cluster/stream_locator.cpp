@@ -1,0 +1,152 @@
+#include "rill/cluster/stream_locator.h"
+
+#include <chrono>
+
+namespace rill::cluster {
+
+StreamLocator::StreamLocator(server::ServerContext& ctx, LocatorOptions opts) : ctx_(ctx), opts_(std::move(opts)) {}
+
+StreamLocator::~StreamLocator() {
+  close_all();
+  if (reap_timer_) ctx_.timers->cancel(*reap_timer_);
+}
+
+void StreamLocator::close_all() {
+  auto links = std::move(links_);
+  links_.clear();
+  for (auto& [k, l] : links) l->shutdown("worker stopping");
+  links.clear();
+  retired_.clear();
+  // Whatever this worker still owns is released; the master does the same when it reaps us.
+  if (opts_.table) {
+    for (const auto& key : owned_) opts_.table->release(key, opts_.pid);
+  }
+  owned_.clear();
+}
+
+const RelayLink* StreamLocator::link(const std::string& key) const {
+  auto it = links_.find(key);
+  return it == links_.end() ? nullptr : it->second.get();
+}
+
+PublishClaim StreamLocator::claim_for_publish(const std::string& app, const std::string& name,
+                                              const config::AppConfig& cfg, const void* publisher) {
+  PublishClaim out;
+  const std::string key = app + "/" + name;
+  if (owned_.count(key)) {
+    out.reason = "already publishing on this worker";
+    return out;
+  }
+  if (opts_.table) {
+    const auto c = opts_.table->claim(key, opts_.slot, opts_.pid);
+    if (c == OwnershipTable::Claim::TooLong || c == OwnershipTable::Claim::Full) {
+      out.result = ClaimResult::Invalid;
+      out.reason = to_string(c);
+      return out;
+    }
+    if (c == OwnershipTable::Claim::Busy) {
+      auto o = opts_.table->lookup(key);
+      out.reason = o ? "already publishing on worker " + std::to_string(o->slot) + " (pid " + std::to_string(o->pid) + ")"
+                     : std::string("another worker is claiming it");
+      return out;
+    }
+  }
+  // A local relay link feeding this stream gives way to the real publisher: its players see
+  // UnpublishNotify then PublishNotify, and stay.
+  if (auto it = links_.find(key); it != links_.end()) retire(*it->second, "a local publisher took over");
+  media::Stream& s = ctx_.streams->get_or_create(app, name, cfg);
+  if (!s.attach_publisher(publisher)) {
+    if (opts_.table) opts_.table->release(key, opts_.pid);
+    out.reason = "already publishing on this worker";
+    return out;
+  }
+  owned_.insert(key);
+  out.result = ClaimResult::Ok;
+  out.stream = &s;
+  return out;
+}
+
+void StreamLocator::released(const std::string& app, const std::string& name) {
+  const std::string key = app + "/" + name;
+  if (owned_.erase(key) == 0) return;
+  if (opts_.table) opts_.table->release(key, opts_.pid);
+  // Players still attached here wait for the publisher: if it comes back on another worker,
+  // a link brings it to them.
+  watch_for_republish(app, name);
+}
+
+void StreamLocator::watch_for_republish(const std::string& app, const std::string& name) {
+  if (!relaying()) return;
+  const std::string key = app + "/" + name;
+  media::Stream* s = ctx_.streams->find(app, name);
+  if (!s || s->has_publisher() || s->subscriber_count() == 0 || links_.count(key)) return;
+  make_link(app, name, s->app_config()).start_waiting();
+}
+
+media::Stream* StreamLocator::find_for_play(const std::string& app, const std::string& name,
+                                            const config::AppConfig& cfg) {
+  const std::string key = app + "/" + name;
+  media::Stream* local = ctx_.streams->find(app, name);
+  if (owned_.count(key) || !relaying()) return local;
+  if (local && local->has_publisher()) return local;  // fed by our link already
+  auto owner = opts_.table->lookup(key);
+  // An owner in our own slot with another pid is an older generation draining after a reload
+  // (its socket path is ours now): not reachable.
+  const bool owner_live = owner && owner->pid != opts_.pid && owner->slot != opts_.slot &&
+                          !OwnershipTable::process_gone(owner->pid);
+  if (auto it = links_.find(key); it != links_.end()) {
+    // The link lost its publisher and waits. If the table knows an owner already, go now.
+    if (owner_live) {
+      if (media::Stream* s = it->second->start_attached(*owner)) return s;
+    }
+    if (local) return local;
+    if (cfg.play_wait.count() > 0) return &ctx_.streams->get_or_create(app, name, cfg);
+    return nullptr;
+  }
+  if (owner_live) {
+    RelayLink& l = make_link(app, name, cfg);
+    if (media::Stream* s = l.start_attached(*owner)) return s;
+    return ctx_.streams->find(app, name);
+  }
+  // No publisher anywhere. A player that may wait (play_wait) gets a link that waits for one.
+  if (cfg.play_wait.count() > 0) {
+    media::Stream& s = ctx_.streams->get_or_create(app, name, cfg);
+    make_link(app, name, cfg).start_waiting();
+    return &s;
+  }
+  return local;
+}
+
+RelayLink& StreamLocator::make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg) {
+  RelayLinkOptions lo;
+  lo.table = opts_.table;
+  lo.self_slot = opts_.slot;
+  lo.self_pid = opts_.pid;
+  lo.runtime_dir = opts_.runtime_dir;
+  lo.poll_interval = opts_.poll_interval;
+  lo.idle_grace = opts_.idle_grace;
+  lo.max_frame_body = static_cast<uint32_t>(ctx_.config->rtmp.max_message_size);
+  auto link = std::make_unique<RelayLink>(ctx_, app, name, cfg, lo,
+                                          [this](RelayLink& l) { retire(l, "idle"); });
+  RelayLink& ref = *link;
+  links_[app + "/" + name] = std::move(link);
+  return ref;
+}
+
+void StreamLocator::retire(RelayLink& link, const char* why) {
+  auto it = links_.find(link.key());
+  if (it == links_.end() || it->second.get() != &link) return;
+  std::unique_ptr<RelayLink> owned = std::move(it->second);
+  links_.erase(it);
+  owned->shutdown(why);
+  // Destroyed from the event loop: this may run inside the link's own callback.
+  retired_.push_back(std::move(owned));
+  if (!reap_timer_) {
+    reap_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(0), [this] {
+      reap_timer_.reset();
+      retired_.clear();
+    });
+  }
+}
+
+}  // namespace rill::cluster

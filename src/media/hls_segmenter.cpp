@@ -1,0 +1,410 @@
+#include "rill/media/hls_segmenter.h"
+
+#include <algorithm>
+
+#include "rill/media/hls_store.h"
+#include "rill/protocol/aac.h"
+#include "rill/protocol/avc.h"
+#include "rill/protocol/error.h"
+#include "rill/protocol/flv_tag.h"
+
+namespace rill::media {
+
+namespace {
+
+using protocol::TsMuxer;
+using protocol::TsSample;
+
+constexpr size_t kPsiBytes = 2 * TsMuxer::kPacketSize;  // PAT + PMT at every segment start
+constexpr size_t kPesHeaderMax = 19;                    // PES header with PTS and DTS (2.4.3.6)
+constexpr size_t kFirstPayloadMin = TsMuxer::kPacketSize - 4 - 8;  // TS header + AF with PCR
+constexpr int64_t kMaxStepMs = 1000;
+
+bool same_bytes(std::span<const uint8_t> a, const std::vector<uint8_t>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+// Whole TS packets for a PES of `pes` bytes, at most (every packet carries >= 176 payload bytes).
+size_t ts_bytes_for(size_t pes) { return (pes + kFirstPayloadMin - 1) / kFirstPayloadMin * TsMuxer::kPacketSize; }
+
+}  // namespace
+
+HlsSegmenter::HlsSegmenter(HlsStore& store, std::string app, std::string name, const config::HlsConfig& cfg,
+                           spdlog::logger& log)
+    : store_(store),
+      app_(std::move(app)),
+      name_(std::move(name)),
+      key_(app_ + "/" + name_),
+      log_(log),
+      fragment_ms_(std::max<int64_t>(1, cfg.fragment.count())),
+      max_fragment_ms_(cfg.max_fragment.count() > 0 ? std::max<int64_t>(cfg.max_fragment.count(), fragment_ms_)
+                                                    : 3 * fragment_ms_),
+      max_segment_size_(std::max<size_t>(cfg.max_segment_size, 4 * TsMuxer::kPacketSize)) {
+  store_.open(app_, name_, cfg);
+}
+
+HlsSegmenter::~HlsSegmenter() { finish(); }
+
+void HlsSegmenter::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (seg_open_) close_segment(max_dts_ + frame_step());
+  store_.close(app_, name_);
+  log_.info("hls: {} segmenter done: {} segments ({} discontinuities, {} forced cuts, {} timestamp jumps), "
+            "{} samples written, {} skipped, {} malformed, {} too big",
+            key_, stats_.segments, stats_.discontinuities, stats_.forced_cuts, stats_.timestamp_jumps,
+            stats_.samples_written, stats_.samples_skipped, stats_.samples_dropped, stats_.samples_too_big);
+}
+
+void HlsSegmenter::on_frame(const MediaFrame& f) {
+  if (finished_) return;
+  if (f.type == MediaType::Video) on_video(f);
+  else if (f.type == MediaType::Audio) on_audio(f);
+  // Script data (metadata) has no place in the TS.
+}
+
+// ---------------------------------------------------------------------------------------------
+// input
+
+void HlsSegmenter::on_video(const MediaFrame& f) {
+  const std::span<const uint8_t> body = f.payload.span();
+  protocol::VideoTagInfo vi;
+  try {
+    vi = protocol::parse_video_tag(body);
+  } catch (const protocol::ProtocolError&) {
+    ++stats_.samples_dropped;
+    return;
+  }
+  if (vi.is_command_frame || vi.is_multitrack) return;
+  if (vi.codec != protocol::FlvVideoCodec::H264) {
+    if (vi.is_coded_frame || vi.is_sequence_header) {
+      ++stats_.samples_skipped;
+      if (!warned_video_) {
+        warned_video_ = true;
+        log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_,
+                  vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
+      }
+    }
+    return;
+  }
+  const std::span<const uint8_t> data = body.subspan(std::min(vi.payload_offset, body.size()));
+
+  if (vi.is_sequence_header) {
+    video_seen_ = true;
+    if (avc_ok_ && same_bytes(data, avc_record_)) return;  // repeated, nothing changed
+    avc_record_.assign(data.begin(), data.end());
+    try {
+      const protocol::AvcConfig c = protocol::parse_avc_config(data);
+      avc_ok_ = true;
+      avc_length_size_ = c.nalu_length_size;
+      avc_ps_bytes_ = 0;
+      for (const auto& p : c.sps) avc_ps_bytes_ += 4 + p.size();
+      for (const auto& p : c.pps) avc_ps_bytes_ += 4 + p.size();
+    } catch (const protocol::ProtocolError& e) {
+      avc_ok_ = false;
+      log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_, e.what());
+    }
+    if (mux_) {
+      video_stale_ = true;
+      config_changed();
+    }
+    return;
+  }
+  if (!vi.is_coded_frame) return;  // end of sequence
+  video_seen_ = true;
+  const int64_t dts = map_time(f.timestamp);
+  note_step(true, dts);
+  if (!avc_ok_) {
+    ++stats_.samples_skipped;
+    return;
+  }
+  const size_t bound = bound_video(data.size());
+  if (bound + kPsiBytes > max_segment_size_) {
+    ++stats_.samples_too_big;
+    wait_keyframe_ = true;  // what follows refers to the lost frame
+    if (!warned_drop_) {
+      warned_drop_ = true;
+      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_, data.size(),
+                max_segment_size_);
+    }
+    return;
+  }
+  if (!place(dts, true, vi.is_keyframe, bound)) {
+    ++stats_.samples_skipped;
+    return;
+  }
+  TsSample s;
+  s.kind = TsSample::Kind::Video;
+  s.dts_ms = dts;
+  s.cts_ms = vi.composition_time_ms;
+  s.keyframe = vi.is_keyframe;
+  s.data = data;
+  write(s);
+}
+
+void HlsSegmenter::on_audio(const MediaFrame& f) {
+  const std::span<const uint8_t> body = f.payload.span();
+  protocol::AudioTagInfo ai;
+  try {
+    ai = protocol::parse_audio_tag(body);
+  } catch (const protocol::ProtocolError&) {
+    ++stats_.samples_dropped;
+    return;
+  }
+  const std::span<const uint8_t> data = body.subspan(std::min(ai.payload_offset, body.size()));
+  if (ai.codec == protocol::FlvAudioCodec::AAC) {
+    if (ai.is_sequence_header) {
+      if (aac_ok_ && !mp3_ && same_bytes(data, aac_asc_)) return;
+      aac_asc_.assign(data.begin(), data.end());
+      try {
+        protocol::check_adts_compatible(protocol::parse_aac_config(data));
+        aac_ok_ = true;
+      } catch (const protocol::ProtocolError& e) {
+        aac_ok_ = false;
+        log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_, e.what());
+      }
+      mp3_ = false;
+      if (mux_) {
+        audio_stale_ = true;
+        config_changed();
+      }
+      return;
+    }
+    if (!ai.is_coded_frame) return;
+    if (mp3_) {  // AAC frames after MP3 without a new AudioSpecificConfig: nothing to frame them with
+      mp3_ = false;
+      aac_ok_ = false;
+      if (mux_) {
+        audio_stale_ = true;
+        config_changed();
+      }
+    }
+  } else if (ai.codec == protocol::FlvAudioCodec::MP3) {
+    if (!ai.is_coded_frame) return;
+    if (!mp3_) {
+      mp3_ = true;
+      if (mux_) {
+        audio_stale_ = true;
+        config_changed();
+      }
+    }
+  } else {
+    if (ai.is_coded_frame || ai.is_sequence_header) {
+      ++stats_.samples_skipped;
+      if (!warned_audio_) {
+        warned_audio_ = true;
+        log_.warn("hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
+                  key_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
+      }
+    }
+    return;
+  }
+
+  const int64_t dts = map_time(f.timestamp);
+  note_step(false, dts);
+  if (!mp3_ && !aac_ok_) {
+    ++stats_.samples_skipped;
+    return;
+  }
+  if (!have_first_audio_) {
+    have_first_audio_ = true;
+    first_audio_dts_ = dts;
+  }
+  const size_t bound = bound_audio(data.size());
+  if (bound + kPsiBytes > max_segment_size_) {
+    ++stats_.samples_too_big;
+    return;
+  }
+  if (!place(dts, false, false, bound)) {
+    ++stats_.samples_skipped;
+    return;
+  }
+  TsSample s;
+  s.kind = TsSample::Kind::Audio;
+  s.dts_ms = dts;
+  s.data = data;
+  write(s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// timeline
+
+int64_t HlsSegmenter::frame_step() const {
+  if (mux_ && mux_->streams().has_video && have_video_dts_) return video_step_;
+  return have_audio_dts_ ? audio_step_ : video_step_;
+}
+
+void HlsSegmenter::note_step(bool video, int64_t dts) {
+  bool& have = video ? have_video_dts_ : have_audio_dts_;
+  int64_t& last = video ? last_video_dts_ : last_audio_dts_;
+  int64_t& step = video ? video_step_ : audio_step_;
+  if (have && dts > last && dts - last <= kMaxStepMs) step = dts - last;
+  have = true;
+  last = dts;
+}
+
+int64_t HlsSegmenter::map_time(uint32_t ts) {
+  if (!have_time_) {
+    have_time_ = true;
+    last_in_ = ts;
+    max_dts_ = ts;  // the stream's timeline continues across a republish, so does ours
+    return max_dts_;
+  }
+  // 32-bit modular difference to the newest frame: a wrap of the FLV timestamp is no jump.
+  const int64_t d = static_cast<int32_t>(ts - last_in_);
+  if (d > kMaxForwardJumpMs || d < -kMaxBackwardJumpMs) {
+    // The publisher's clock jumped. End the segment where the media ended and continue the
+    // timeline right after it; the next segment is marked discontinuous (RFC 8216 §4.3.2.3:
+    // "a change in ... timestamp sequence").
+    ++stats_.timestamp_jumps;
+    const int64_t resume = max_dts_ + frame_step();
+    log_.info("hls: {}: timestamp jump of {} ms (at {}), discontinuity", key_, d, ts);
+    if (seg_open_) close_segment(resume);
+    if (produced_any_) discontinuity_next_ = true;
+    last_in_ = ts;
+    max_dts_ = resume;
+    have_video_dts_ = have_audio_dts_ = false;
+    return max_dts_;
+  }
+  if (d > 0) {
+    last_in_ = ts;
+    max_dts_ += d;
+    return max_dts_;
+  }
+  return max_dts_ + d;  // a little behind the newest (audio/video interleaving)
+}
+
+// ---------------------------------------------------------------------------------------------
+// cutting
+
+protocol::TsStreams HlsSegmenter::desired() const {
+  protocol::TsStreams s;
+  s.has_video = avc_ok_;
+  s.has_audio = mp3_ || aac_ok_;
+  s.audio = mp3_ ? protocol::AudioCodec::MP3 : protocol::AudioCodec::AAC;
+  return s;
+}
+
+void HlsSegmenter::config_changed() { restart_pending_ = true; }
+
+bool HlsSegmenter::can_start(bool video, bool keyframe, int64_t dts) const {
+  const protocol::TsStreams d = desired();
+  if (d.has_video) return video && keyframe;
+  if (!d.has_audio || video) return false;
+  // Audio only: unless this segmenter is already running audio only, give a video track a
+  // moment to show up (an encoder may send its audio header first).
+  return produced_any_ || (have_first_audio_ && dts - first_audio_dts_ >= kAudioOnlyProbeMs);
+}
+
+bool HlsSegmenter::place(int64_t dts, bool video, bool keyframe, size_t bound) {
+  const bool start_point = can_start(video, keyframe, dts);
+  if (!seg_open_) {
+    if (!start_point) return false;
+    start_segment(dts);
+  } else if (restart_pending_ && start_point) {
+    close_segment(dts);
+    start_segment(dts);
+  } else {
+    const int64_t age = dts - seg_start_;
+    bool cut = false, forced = false;
+    if (start_point && age >= fragment_ms_) {
+      cut = true;
+    } else if (age >= max_fragment_ms_) {
+      cut = forced = true;  // no keyframe in time
+    } else if (seg_samples_ > 0 && seg_.size() + bound > max_segment_size_) {
+      cut = forced = true;  // the segment would outgrow its cap
+    }
+    if (cut) {
+      if (forced) ++stats_.forced_cuts;
+      close_segment(dts);
+      start_segment(dts);
+    }
+  }
+  if (video) {
+    if (keyframe) wait_keyframe_ = false;
+    if (video_stale_ || wait_keyframe_) return false;
+  } else if (audio_stale_) {
+    return false;
+  }
+  return true;
+}
+
+void HlsSegmenter::start_segment(int64_t dts) {
+  const protocol::TsStreams d = desired();
+  if (!mux_ || restart_pending_ || mux_->streams().has_video != d.has_video ||
+      mux_->streams().has_audio != d.has_audio || mux_->streams().audio != d.audio) {
+    // A new program (tracks or codec configuration changed): new continuity counters and
+    // maybe a new PMT, so the segment is a discontinuity.
+    if (mux_) discontinuity_next_ = true;
+    mux_ = std::make_unique<TsMuxer>(d);
+    try {
+      if (d.has_video) mux_->set_avc_config(avc_record_);
+      if (d.has_audio && d.audio == protocol::AudioCodec::AAC) mux_->set_aac_config(aac_asc_);
+    } catch (const protocol::ProtocolError& e) {  // validated on arrival; kept for safety
+      log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_, e.what());
+    }
+    restart_pending_ = video_stale_ = audio_stale_ = false;
+    wait_keyframe_ = d.has_video;  // video resumes at a keyframe
+  }
+  seg_.clear();
+  mux_->begin_segment(seg_);  // PAT and PMT first (RFC 8216 §3.2)
+  seg_start_ = dts;
+  seg_samples_ = 0;
+  seg_open_ = true;
+  produced_any_ = true;
+}
+
+void HlsSegmenter::close_segment(int64_t end_dts) {
+  seg_open_ = false;
+  if (seg_samples_ == 0) {  // PSI only: nothing worth a segment (a pending discontinuity stays)
+    seg_.clear();
+    return;
+  }
+  const double duration_s = static_cast<double>(std::max<int64_t>(0, end_dts - seg_start_)) / 1000.0;
+  const bool disc = discontinuity_next_;
+  const size_t size = seg_.size();
+  auto seq = store_.add_segment(app_, name_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_)), duration_s, disc);
+  discontinuity_next_ = false;
+  ++stats_.segments;
+  if (disc) ++stats_.discontinuities;
+  if (seq) log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_, *seq, duration_s, size, disc ? ", discontinuity" : "");
+  // Keep the capacity for the next segment of about this size; give back what an unusually big
+  // one left behind.
+  seg_.clear();
+  if (seg_.capacity() > 2 * size + (1u << 20)) {
+    std::vector<uint8_t> fresh;
+    fresh.reserve(size);
+    seg_.swap(fresh);
+  }
+}
+
+void HlsSegmenter::write(const TsSample& s) {
+  const uint64_t before = mux_->stats().samples_written();
+  try {
+    mux_->write(s, seg_);
+  } catch (const protocol::ProtocolError& e) {
+    ++stats_.samples_dropped;
+    if (s.kind == TsSample::Kind::Video) wait_keyframe_ = true;
+    if (stats_.samples_dropped == 1) log_.warn("hls: {}: dropped a malformed sample: {}", key_, e.what());
+    else log_.debug("hls: {}: dropped a malformed sample: {}", key_, e.what());
+    return;
+  }
+  if (mux_->stats().samples_written() == before) {
+    ++stats_.samples_skipped;
+    return;
+  }
+  ++seg_samples_;
+  ++stats_.samples_written;
+}
+
+// Upper bounds of the TS bytes one sample becomes (to cut before the segment cap, never after).
+size_t HlsSegmenter::bound_video(size_t n) const {
+  // Annex B start codes replace the length fields; with 1- or 2-byte length fields a NAL unit
+  // may grow up to 2.5x (1 + 1 bytes -> 4 + 1). AUD (6) and SPS/PPS are added before an IDR.
+  const size_t payload = avc_length_size_ >= 4 ? n : n / 2 * 5 + 5;
+  return ts_bytes_for(kPesHeaderMax + 6 + avc_ps_bytes_ + payload);
+}
+
+size_t HlsSegmenter::bound_audio(size_t n) { return ts_bytes_for(kPesHeaderMax + protocol::kAdtsHeaderSize + n); }
+
+}  // namespace rill::media

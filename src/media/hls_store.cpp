@@ -1,0 +1,224 @@
+#include "rill/media/hls_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace rill::media {
+
+namespace {
+constexpr int64_t kMinGraceMs = 30000;
+
+double fragment_s(const config::HlsConfig& cfg) { return static_cast<double>(cfg.fragment.count()) / 1000.0; }
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// HlsStreamState
+
+HlsStreamState::HlsStreamState(std::string app, std::string name, const config::HlsConfig& cfg)
+    : app_(std::move(app)), name_(std::move(name)), cfg_(cfg), playlist_(cfg.window, fragment_s(cfg)) {}
+
+BufferRef HlsStreamState::playlist_text() const {
+  if (!playlist_cache_) playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
+  return playlist_cache_;
+}
+
+const HlsSegment* HlsStreamState::segment(uint64_t sequence) const {
+  if (segments_.empty()) return nullptr;
+  const uint64_t first = segments_.front().sequence;
+  if (sequence < first || sequence - first >= segments_.size()) return nullptr;
+  return &segments_[static_cast<size_t>(sequence - first)];
+}
+
+double HlsStreamState::playlist_duration_s() const {
+  double total = 0;
+  for (const auto& s : playlist_.state().segments) total += s.duration_s;
+  return total;
+}
+
+uint32_t HlsStreamState::segment_max_age_s() const {
+  const double d = playlist_duration_s() + playlist_.state().target_duration;
+  return static_cast<uint32_t>(std::ceil(std::min(d, 86400.0)));
+}
+
+HlsStreamStats HlsStreamState::stats() const {
+  HlsStreamStats s;
+  s.segments_produced = produced_;
+  s.segments_expired = expired_;
+  s.segments_held = segments_.size();
+  s.segments_retained = retired_;
+  s.bytes_held = bytes_;
+  s.media_sequence = playlist_.state().media_sequence;
+  s.live = live();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HlsStore
+
+HlsStore::HlsStore(TimerQueue& timers, spdlog::logger& log) : timers_(timers), log_(log) {}
+
+HlsStore::~HlsStore() {
+  for (auto& [k, st] : streams_) cancel_timers(*st);
+}
+
+void HlsStore::cancel_timers(HlsStreamState& st) {
+  if (st.expiry_timer_) timers_.cancel(*st.expiry_timer_);
+  if (st.grace_timer_) timers_.cancel(*st.grace_timer_);
+  st.expiry_timer_.reset();
+  st.grace_timer_.reset();
+}
+
+HlsStreamState* HlsStore::find_mut(const std::string& app, const std::string& name) {
+  auto it = streams_.find(key_of(app, name));
+  return it == streams_.end() ? nullptr : it->second.get();
+}
+
+const HlsStreamState* HlsStore::find(const std::string& app, const std::string& name) const {
+  auto it = streams_.find(key_of(app, name));
+  return it == streams_.end() ? nullptr : it->second.get();
+}
+
+int64_t HlsStore::grace_ms(const HlsStreamState& st) {
+  // Twice the segment max-age: a cache that kept a segment of this run has let it go before a
+  // later, unrelated run could reuse its sequence number.
+  const int64_t by_window = 2 * static_cast<int64_t>(st.cfg_.window) * st.cfg_.fragment.count();
+  const int64_t by_cache = 2 * 1000 * static_cast<int64_t>(st.segment_max_age_s());
+  return std::max({kMinGraceMs, by_window, by_cache});
+}
+
+void HlsStore::open(const std::string& app, const std::string& name, const config::HlsConfig& cfg) {
+  const std::string key = key_of(app, name);
+  auto it = streams_.find(key);
+  if (it == streams_.end()) {
+    it = streams_.emplace(key, std::make_unique<HlsStreamState>(app, name, cfg)).first;
+    log_.debug("hls: {} started (window {}, fragment {} ms)", key, cfg.window, cfg.fragment.count());
+  } else {
+    HlsStreamState& st = *it->second;
+    if (st.grace_timer_) {
+      timers_.cancel(*st.grace_timer_);
+      st.grace_timer_.reset();
+    }
+    if (st.producers_ > 0) log_.warn("hls: {} opened by a second producer", key);
+    // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
+    st.playlist_.restart();
+    st.playlist_cache_.reset();
+    log_.info("hls: {} resumed at media sequence {} (discontinuity)", key, st.playlist_.next_sequence());
+  }
+  ++it->second->producers_;
+}
+
+std::optional<uint64_t> HlsStore::add_segment(const std::string& app, const std::string& name, BufferRef data,
+                                              double duration_s, bool discontinuity) {
+  HlsStreamState* stp = find_mut(app, name);
+  if (!stp || stp->producers_ == 0) return std::nullopt;
+  HlsStreamState& st = *stp;
+  const double listed_before = st.playlist_duration_s();
+  const uint64_t seq = st.playlist_.next_sequence();
+  // Relative to the playlist at /APP/STREAM.m3u8, "STREAM/SEQ.ts" is /APP/STREAM/SEQ.ts (§4.1).
+  auto added = st.playlist_.add_segment(duration_s, discontinuity, st.name_ + "/" + std::to_string(seq) + ".ts");
+  HlsSegment seg;
+  seg.sequence = added.sequence;
+  seg.duration_s = st.playlist_.state().segments.back().duration_s;
+  seg.data = std::move(data);
+  st.bytes_ += seg.data.size();
+  st.segments_.push_back(std::move(seg));
+  ++st.produced_;
+  st.playlist_cache_.reset();
+
+  // §6.2.2: a segment removed from the playlist stays available for its duration plus the
+  // duration of the longest playlist that contained it (the one served before this change).
+  const int64_t now = timers_.now_ms();
+  for (const auto& removed : added.removed) {
+    const double keep_s = removed.duration_s + listed_before;
+    retire(st, removed.sequence, now + static_cast<int64_t>(std::ceil(keep_s * 1000.0)));
+  }
+  if (st.retired_ > max_retained(st)) {
+    log_.debug("hls: {}/{}: segments arrive faster than real time; freeing retained ones early", st.app_, st.name_);
+    while (st.retired_ > max_retained(st)) pop_retired(st);
+  }
+  return added.sequence;
+}
+
+void HlsStore::retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms) {
+  // Segments retire oldest first; expiry times are kept non-decreasing so that the front is
+  // always the next to go (a segment may live a little longer than needed, never shorter).
+  for (auto& s : st.segments_) {
+    if (s.retired) {
+      expire_ms = std::max(expire_ms, s.expire_ms);
+      continue;
+    }
+    if (s.sequence != sequence) break;  // not held (cannot happen: contiguous)
+    s.retired = true;
+    s.expire_ms = expire_ms;
+    ++st.retired_;
+    break;
+  }
+  schedule_expiry(st);
+}
+
+void HlsStore::schedule_expiry(HlsStreamState& st) {
+  if (st.expiry_timer_ || st.segments_.empty() || !st.segments_.front().retired) return;
+  const int64_t wait = std::max<int64_t>(0, st.segments_.front().expire_ms - timers_.now_ms());
+  const std::string key = key_of(st.app_, st.name_);
+  st.expiry_timer_ = timers_.schedule(std::chrono::milliseconds(wait), [this, key] { expire(key); });
+}
+
+void HlsStore::expire(const std::string& key) {
+  auto it = streams_.find(key);
+  if (it == streams_.end()) return;
+  HlsStreamState& st = *it->second;
+  st.expiry_timer_.reset();
+  const int64_t now = timers_.now_ms();
+  while (!st.segments_.empty() && st.segments_.front().retired && st.segments_.front().expire_ms <= now) {
+    pop_retired(st);
+  }
+  schedule_expiry(st);
+}
+
+void HlsStore::pop_retired(HlsStreamState& st) {
+  st.bytes_ -= st.segments_.front().data.size();
+  st.segments_.pop_front();  // a response still sending it holds its own reference
+  --st.retired_;
+  ++st.expired_;
+}
+
+void HlsStore::close(const std::string& app, const std::string& name) {
+  HlsStreamState* stp = find_mut(app, name);
+  if (!stp || stp->producers_ == 0) return;
+  HlsStreamState& st = *stp;
+  if (--st.producers_ > 0) return;
+  st.playlist_.end();  // §4.3.3.4: no more segments will be added (until a republish)
+  st.playlist_cache_.reset();
+  const int64_t grace = grace_ms(st);
+  const std::string key = key_of(app, name);
+  st.grace_timer_ = timers_.schedule(std::chrono::milliseconds(grace), [this, key] { drop(key); });
+  log_.debug("hls: {} ended at media sequence {}; state kept {} ms for a republish", key,
+             st.playlist_.next_sequence(), grace);
+}
+
+void HlsStore::drop(const std::string& key) {
+  auto it = streams_.find(key);
+  if (it == streams_.end()) return;
+  HlsStreamState& st = *it->second;
+  st.grace_timer_.reset();
+  if (st.producers_ > 0) return;
+  cancel_timers(st);
+  log_.debug("hls: {} dropped ({} segments, {} bytes freed)", key, st.segments_.size(), st.bytes_);
+  streams_.erase(it);
+}
+
+HlsStoreStats HlsStore::stats() const {
+  HlsStoreStats s;
+  s.streams = streams_.size();
+  for (const auto& [k, st] : streams_) {
+    if (st->live()) ++s.live_streams;
+    s.segments += st->segments_.size();
+    s.bytes += st->bytes_;
+    s.segments_produced += st->produced_;
+    s.segments_expired += st->expired_;
+  }
+  return s;
+}
+
+}  // namespace rill::media

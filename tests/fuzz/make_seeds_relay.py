@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus for relay_frame_fuzz (run once; the outputs are committed).
+Deterministic: the same files every run.
+
+  tests/fuzz/corpus/relay_frame/  2 control bytes (piece sizes; bit 0 of the second: 0 = frame
+                                  stream, 1 = request lines) + frames or request lines
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, 'corpus', 'relay_frame')
+
+AUDIO, VIDEO, DATA = 8, 9, 18
+PUBLISH, UNPUBLISH, END, ERROR, HLS = 0x40, 0x41, 0x42, 0x43, 0x50
+KEY, SEQ, META = 1, 2, 4
+
+
+def frame(t, flags=0, ts=0, body=b''):
+    return struct.pack('>BBHII', t, flags, 0, ts, len(body)) + body
+
+
+def amf_str(s):
+    return b'\x02' + struct.pack('>H', len(s)) + s.encode()
+
+
+META_BODY = amf_str('onMetaData') + b'\x08\x00\x00\x00\x01' + b'\x00\x05width' + b'\x00' + struct.pack('>d', 640) + b'\x00\x00\x09'
+AVC_SEQ = bytes([0x17, 0, 0, 0, 0, 1, 0x64, 0, 0x1f, 0xff, 0xe1, 0, 4, 0x67, 0x64, 0, 0x1f, 1, 0, 4, 0x68, 0xee, 0x3c, 0x80])
+AAC_SEQ = bytes([0xaf, 0, 0x12, 0x10])
+
+
+def write(name, control, payload):
+    with open(os.path.join(OUT, name), 'wb') as f:
+        f.write(bytes(control) + payload)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    replay = (frame(PUBLISH) + frame(DATA, META, 0, META_BODY) + frame(VIDEO, KEY | SEQ, 0, AVC_SEQ) +
+              frame(AUDIO, SEQ, 0, AAC_SEQ) + frame(VIDEO, KEY, 40, bytes([0x17, 1, 0, 0, 0]) + b'\x00' * 300) +
+              frame(AUDIO, 0, 46, bytes([0xaf, 1]) + b'\x21' * 20) + frame(VIDEO, 0, 80, bytes([0x27, 1, 0, 0, 0x28]) + b'\x01' * 50))
+    write('replay_pieces', [3, 0], replay)
+    write('replay_whole', [15, 0], replay + frame(UNPUBLISH))
+    write('end_and_error', [2, 0], frame(END) + frame(ERROR, 0, 0, b'worker 1 does not publish live/x'))
+    write('timestamp_wrap', [4, 0], frame(AUDIO, 0, 0xFFFFFFF0, b'\xaf\x01x') + frame(AUDIO, 0, 0x10, b'\xaf\x01y'))
+    write('empty_bodies', [1, 0], frame(VIDEO) + frame(DATA) + frame(HLS, 0, 0, b'#EXTM3U\n'))
+    write('bad_type', [5, 0], frame(PUBLISH) + struct.pack('>BBHII', 7, 0, 0, 0, 0))
+    write('bad_flags', [5, 0], struct.pack('>BBHII', VIDEO, 0x80, 0, 0, 1) + b'\x17')
+    write('control_flags', [5, 0], struct.pack('>BBHII', UNPUBLISH, 1, 0, 0, 0))
+    write('reserved_bytes', [5, 0], struct.pack('>BBHII', AUDIO, 0, 1, 0, 0))
+    write('huge_length', [5, 0], struct.pack('>BBHII', VIDEO, KEY, 0, 0, 0xFFFFFFFF) + b'\x17\x01')
+    write('truncated', [6, 0], frame(VIDEO, KEY, 0, b'\x17' * 100)[:60])
+    write('requests', [0, 1], b'PLAY live/cam\nSTATS\nSTATS ALL\nHLS live/cam index.m3u8\nPLAY live/cam\r\n')
+    write('bad_requests', [0, 1], b'PLAY live\nPLAY live/../x\nGET / HTTP/1.1\nPLAY  live/a\nSTATS NOW\n\n' + b'A' * 600)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,112 @@
+"""Helpers shared by the HLS integration tests (test_hls, test_browser_hls): test media with a
+1 s GOP, a playlist parser and small HTTP helpers (standard library only)."""
+
+import fcntl
+import http.client
+import os
+import re
+import tempfile
+
+import rilltest
+
+FRAGMENT_S = 1  # hls.fragment in the test configuration
+WINDOW = 5
+
+
+def hls_config(extra_apps=None, **hls):
+    """Rill config dict: app live with HLS on (fragment 1s, window 5), plus `extra_apps`."""
+    h = {'enabled': True, 'fragment': '%ds' % FRAGMENT_S, 'window': WINDOW}
+    h.update(hls)
+    apps = {'live': {'hls': h}}
+    apps.update(extra_apps or {})
+    return {'apps': apps}
+
+
+def make_gop1_media(seconds=10):
+    """Like rilltest.make_test_media (testsrc2 640x360 25 fps H.264 ~700 kbps + AAC 64 kbps),
+    with a keyframe every second, so that 1 s fragments are cut every second. Cached."""
+    rilltest.require_tool('ffmpeg')
+    base = rilltest.BUILD_DIR or os.path.join(tempfile.gettempdir(), 'rill-build')
+    d = os.path.join(base, 'test-media')
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, 'testsrc2-640x360-25fps-h264-aac-gop1s-%ds.flv' % seconds)
+    if os.path.exists(path):
+        return path
+    with open(path + '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(path):
+            return path
+        tmp = '%s.tmp.%d.flv' % (path, os.getpid())
+        cmd = ['ffmpeg', '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
+               '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25',
+               '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
+               '-t', str(seconds),
+               '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '25',
+               '-keyint_min', '25', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-b:v', '700k',
+               '-c:a', 'aac', '-b:a', '64k', '-f', 'flv', tmp]
+        try:
+            rilltest.run(cmd, timeout=120, check=True)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return path
+
+
+class Playlist:
+    """A parsed media playlist (RFC 8216 §4.3)."""
+
+    def __init__(self, text):
+        self.text = text
+        self.media_sequence = 0
+        self.discontinuity_sequence = 0
+        self.target_duration = None
+        self.ended = '#EXT-X-ENDLIST' in text
+        self.segments = []  # dicts: seq, uri, duration, discontinuity
+        seq = None
+        duration = None
+        disc = False
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith('#EXT-X-MEDIA-SEQUENCE:'):
+                self.media_sequence = int(line.split(':', 1)[1])
+            elif line.startswith('#EXT-X-DISCONTINUITY-SEQUENCE:'):
+                self.discontinuity_sequence = int(line.split(':', 1)[1])
+            elif line.startswith('#EXT-X-TARGETDURATION:'):
+                self.target_duration = int(line.split(':', 1)[1])
+            elif line == '#EXT-X-DISCONTINUITY':
+                disc = True
+            elif line.startswith('#EXTINF:'):
+                duration = float(line.split(':', 1)[1].split(',')[0])
+            elif line and not line.startswith('#'):
+                seq = self.media_sequence + len(self.segments)
+                self.segments.append({'seq': seq, 'uri': line, 'duration': duration, 'discontinuity': disc})
+                duration = None
+                disc = False
+
+    @property
+    def duration(self):
+        return sum(s['duration'] or 0 for s in self.segments)
+
+
+def seq_of_uri(uri):
+    m = re.search(r'/(\d+)\.ts$', uri)
+    return int(m.group(1)) if m else None
+
+
+def request(port, method, path, headers=None, timeout=10):
+    """(status, headers {lowercase: value}, body) of one request on a fresh connection."""
+    conn = http.client.HTTPConnection(rilltest.HOST, port, timeout=timeout)
+    try:
+        conn.request(method, path, headers=headers or {})
+        r = conn.getresponse()
+        body = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, body
+    finally:
+        conn.close()
+
+
+def get_playlist(port, path='/live/test.m3u8'):
+    """The parsed playlist, or None when it does not answer 200."""
+    status, _, body = request(port, 'GET', path)
+    return Playlist(body.decode('utf-8', 'replace')) if status == 200 else None

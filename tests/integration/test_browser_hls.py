@@ -1,0 +1,127 @@
+"""A real browser plays Rill's HLS: headless Chromium (Debian's /usr/bin/chromium, driven by
+tests/browser/play.js through playwright-core) loads a page that plays
+http://127.0.0.1:HTTPPORT/live/test.m3u8 with hls.js. The page comes from ANOTHER origin (a
+Python http.server on another port), so the playlist and segment responses must carry CORS.
+
+Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_DIR=... \
+          python3 -m unittest -v test_browser_hls
+"""
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import tempfile
+import threading
+import unittest
+
+import rilltest
+from hlsutil import get_playlist, hls_config, make_gop1_media
+from rilltest import Rill, wait_until
+
+BROWSER_DIR = os.path.join(rilltest.SOURCE_DIR, 'tests', 'browser')
+CHROMIUM = '/usr/bin/chromium'
+HLS_JS = os.path.join(BROWSER_DIR, 'node_modules', 'hls.js', 'dist', 'hls.min.js')
+PLAYWRIGHT = os.path.join(BROWSER_DIR, 'node_modules', 'playwright-core')
+PLAY_JS = os.path.join(BROWSER_DIR, 'play.js')
+SECONDS = 12
+
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>rill hls</title></head>
+<body>
+<video id="v" muted autoplay playsinline></video>
+<script src="hls.min.js"></script>
+<script>
+window.__log = [];
+const log = (m) => { if (window.__log.length < 200) window.__log.push(String(m)); };
+const v = document.getElementById('v');
+v.addEventListener('error', () => log('video error ' + (v.error && v.error.code)));
+if (!window.Hls || !Hls.isSupported()) {
+  log('hls.js not supported here');
+} else {
+  const hls = new Hls();
+  hls.on(Hls.Events.MANIFEST_PARSED, (e, d) => { log('manifest: ' + d.levels.length + ' level(s)');
+                                                 v.play().catch((err) => log('play(): ' + err)); });
+  hls.on(Hls.Events.FRAG_LOADED, (e, d) => log('fragment ' + d.frag.sn));
+  hls.on(Hls.Events.ERROR, (e, d) => log('error ' + d.type + ' ' + d.details + (d.fatal ? ' FATAL' : '')));
+  hls.loadSource(%(src)s);
+  hls.attachMedia(v);
+}
+</script>
+</body></html>
+"""
+
+
+def _missing():
+    missing = []
+    if not os.path.exists(CHROMIUM):
+        missing.append(CHROMIUM)
+    if not shutil.which('node'):
+        missing.append('node')
+    for p in (HLS_JS, PLAYWRIGHT):
+        if not os.path.exists(p):
+            missing.append(os.path.relpath(p, rilltest.SOURCE_DIR) + ' (npm install in tests/browser)')
+    if not shutil.which('ffmpeg'):
+        missing.append('ffmpeg')
+    return missing
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@unittest.skipIf(_missing(), 'missing: %s' % ', '.join(_missing()))
+class BrowserHlsTest(unittest.TestCase):
+    def serve_page(self, src):
+        """Serves index.html + hls.min.js from a temp dir on another 127.0.0.1 port; returns the URL."""
+        d = tempfile.mkdtemp(prefix='rill-page-')
+        self.addCleanup(shutil.rmtree, d, True)
+        shutil.copy(HLS_JS, os.path.join(d, 'hls.min.js'))
+        with open(os.path.join(d, 'index.html'), 'w') as f:
+            f.write(PAGE % {'src': json.dumps(src)})
+        server = http.server.ThreadingHTTPServer((rilltest.HOST, 0), functools.partial(_QuietHandler, directory=d))
+        t = threading.Thread(target=server.serve_forever, daemon=True)
+        t.start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        return 'http://%s:%d/index.html' % (rilltest.HOST, server.server_address[1])
+
+    def test_chromium_plays_hls_with_hlsjs(self):
+        media = make_gop1_media()
+        with Rill(hls_config()) as rill:
+            pub = rilltest.ffmpeg_publish(rill.rtmp_url('test'), media)
+            self.addCleanup(rilltest.stop_process, pub)
+            ready = wait_until(lambda: (lambda p: p if p and len(p.segments) >= 3 else None)(
+                get_playlist(rill.http_port)), 15)
+            self.assertTrue(ready, 'no playlist with 3 segments\n' + rill.log_tail())
+            src = rill.http_url('/live/test.m3u8')
+            page = self.serve_page(src)
+            self.assertNotEqual(page.split('/')[2], src.split('/')[2], 'the page must be cross-origin')
+
+            r = rilltest.run(['node', PLAY_JS, page, str(SECONDS), CHROMIUM], timeout=SECONDS + 90,
+                             cwd=BROWSER_DIR)
+            try:
+                out = json.loads(r.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                self.fail('play.js printed no JSON (exit %d)\nstdout: %s\nstderr: %s' % (
+                    r.returncode, r.stdout[-2000:], r.stderr[-2000:]))
+            diag = json.dumps({k: out.get(k) for k in ('samples', 'log', 'console', 'pageErrors', 'driverError')},
+                              indent=1)[:6000]
+            self.assertEqual(r.returncode, 0, diag)
+            samples = out['samples']
+            self.assertEqual(len(samples), SECONDS, diag)
+            frames = max(s.get('totalVideoFrames', 0) for s in samples)
+            self.assertGreater(frames, 0, 'no video frame decoded\n' + diag)
+            times = [s.get('currentTime', 0) for s in samples]
+            self.assertGreaterEqual(max(times) - min(times), 5.0, 'currentTime did not advance 5 s\n' + diag)
+            self.assertFalse([s for s in samples if s.get('error')], diag)
+            self.assertFalse([l for l in out['log'] if 'FATAL' in l], diag)
+            # Every request of the page went to rill cross-origin: the access log would show 404s
+            # or CORS failures as console errors.
+            self.assertFalse([c for c in out['console'] if 'CORS' in c or 'Access-Control' in c], diag)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,564 @@
+// HlsSegmenter + HlsStore: cutting rules, discontinuities, republish, retention and grace.
+#include "rill/media/hls_segmenter.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "media_test_util.h"
+#include "rill/media/hls_store.h"
+#include "rill/media/testing/fake_timer_queue.h"
+
+namespace rill::media {
+namespace {
+
+using namespace testutil;
+using namespace std::chrono_literals;
+
+// ---- TS inspection -----------------------------------------------------------------------------
+
+uint16_t pid_of(const uint8_t* p) { return static_cast<uint16_t>((p[1] & 0x1F) << 8 | p[2]); }
+
+struct TsSummary {
+  bool aligned = false;
+  bool pat_first = false, pmt_second = false;
+  std::set<uint8_t> stream_types;  // from the PMT
+  int first_pes_pid = -1;          // PID of the first PES start after the PSI
+  bool first_video_random_access = false;
+  size_t video_pes = 0, audio_pes = 0;
+};
+
+TsSummary inspect(const BufferRef& b) {
+  TsSummary s;
+  const uint8_t* d = b.data();
+  const size_t n = b.size();
+  s.aligned = n > 0 && n % 188 == 0;
+  if (n < 2 * 188) return s;
+  s.pat_first = d[0] == 0x47 && pid_of(d) == 0x0000 && (d[1] & 0x40);
+  const uint8_t* pmt = d + 188;
+  s.pmt_second = pmt[0] == 0x47 && pid_of(pmt) == 0x1000;
+  if (s.pmt_second) {
+    // pointer_field 0, table_id 2, section_length, ..., program_info_length 0, then ES loop.
+    const uint8_t* sec = pmt + 5;
+    const size_t section_length = static_cast<size_t>((sec[1] & 0x0F) << 8 | sec[2]);
+    size_t pos = 12;
+    while (pos + 5 <= 3 + section_length - 4) {
+      s.stream_types.insert(sec[pos]);
+      pos += 5 + static_cast<size_t>((sec[pos + 3] & 0x0F) << 8 | sec[pos + 4]);
+    }
+  }
+  for (size_t off = 0; off + 188 <= n; off += 188) {
+    const uint8_t* p = d + off;
+    if (p[0] != 0x47) {
+      s.aligned = false;
+      break;
+    }
+    const uint16_t pid = pid_of(p);
+    if (!(p[1] & 0x40) || (pid != 0x100 && pid != 0x101)) continue;
+    if (pid == 0x100) ++s.video_pes;
+    else ++s.audio_pes;
+    if (s.first_pes_pid < 0) {
+      s.first_pes_pid = pid;
+      const bool af = (p[3] & 0x20) && p[4] > 0;
+      s.first_video_random_access = pid == 0x100 && af && (p[5] & 0x40);
+    }
+  }
+  return s;
+}
+
+// ---- fixture -----------------------------------------------------------------------------------
+
+class HlsSegmenterTest : public ::testing::Test {
+ protected:
+  HlsSegmenterTest() {
+    sink_ = std::make_shared<spdlog::sinks::ostream_sink_st>(log_text_);
+    log_ = std::make_shared<spdlog::logger>("hls_test", sink_);
+    log_->set_level(spdlog::level::debug);
+    store_ = std::make_unique<HlsStore>(timers_, *log_);
+    cfg_.enabled = true;
+    cfg_.fragment = 2000ms;
+    cfg_.window = 5;
+  }
+
+  std::unique_ptr<HlsSegmenter> make() { return std::make_unique<HlsSegmenter>(*store_, "live", "cam", cfg_, *log_); }
+  const HlsStreamState* state() const { return store_->find("live", "cam"); }
+
+  // Feeds one frame; the fake clock follows the media clock (a real-time publisher).
+  void feed(HlsSegmenter& s, MediaType t, uint32_t ts, BufferRef body) {
+    const int64_t now = clock_base_ + static_cast<int64_t>(ts) - ts_base_;
+    if (now > timers_.now_ms()) timers_.advance(now - timers_.now_ms());
+    MediaFrame f;
+    f.type = t;
+    f.timestamp = ts;
+    f.payload = std::move(body);
+    s.on_frame(f);
+  }
+  void headers(HlsSegmenter& s, uint32_t ts = 0) {
+    feed(s, MediaType::Data, ts, on_metadata(true));
+    feed(s, MediaType::Video, ts, avc_seq_header());
+    feed(s, MediaType::Audio, ts, aac_seq_header());
+  }
+  // 25 fps video with a keyframe every gop_ms and AAC every 23 ms, interleaved by timestamp,
+  // for [from, to) ms.
+  void av(HlsSegmenter& s, uint32_t from, uint32_t to, uint32_t gop_ms = 2000, bool audio = true,
+          bool video = true, size_t vsize = 2000) {
+    uint32_t v = from, a = from;
+    while ((video && v < to) || (audio && a < to)) {
+      if (video && v < to && (!audio || a >= to || v <= a)) {
+        const bool key = (v - from) % gop_ms < 40;  // the first frame at or after each GOP start
+        feed(s, MediaType::Video, v, key ? avc_keyframe(vsize) : avc_inter(vsize / 4));
+        v += 40;
+      } else {
+        feed(s, MediaType::Audio, a, aac_raw(200));
+        a += 23;
+      }
+    }
+  }
+  void restart_clock_at(uint32_t ts) {
+    ts_base_ = ts;
+    clock_base_ = timers_.now_ms();
+  }
+
+  std::vector<protocol::HlsSegmentEntry> listed() const {
+    const HlsStreamState* st = state();
+    if (!st) return {};
+    return {st->playlist().state().segments.begin(), st->playlist().state().segments.end()};
+  }
+  void expect_segments_well_formed() {
+    const HlsStreamState* st = state();
+    ASSERT_NE(st, nullptr);
+    for (const auto& e : st->playlist().state().segments) {
+      const HlsSegment* seg = st->segment(e.sequence);
+      ASSERT_NE(seg, nullptr) << e.sequence;
+      TsSummary t = inspect(seg->data);
+      EXPECT_TRUE(t.aligned) << "segment " << e.sequence << " size " << seg->data.size();
+      EXPECT_TRUE(t.pat_first) << e.sequence;
+      EXPECT_TRUE(t.pmt_second) << e.sequence;
+      EXPECT_EQ(e.uri, "cam/" + std::to_string(e.sequence) + ".ts");
+    }
+  }
+
+  std::ostringstream log_text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_st> sink_;
+  std::shared_ptr<spdlog::logger> log_;
+  FakeTimerQueue timers_{1000000};
+  config::HlsConfig cfg_;
+  std::unique_ptr<HlsStore> store_;
+  int64_t clock_base_ = 1000000, ts_base_ = 0;
+};
+
+// ---- cutting -----------------------------------------------------------------------------------
+
+TEST_F(HlsSegmenterTest, CutsAtFirstKeyframeAfterFragment) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 12040, 1500);  // keyframes every 1.5 s: 0, 1.5, 3.0, 4.5, 6.0 ...
+  auto segs = listed();
+  // Cuts at 3.0, 6.0, 9.0, 12.0 (the first keyframe at least 2 s after the segment start).
+  ASSERT_EQ(segs.size(), 4u);
+  for (const auto& e : segs) EXPECT_DOUBLE_EQ(e.duration_s, 3.0);
+  EXPECT_EQ(state()->playlist().state().target_duration, 3u);
+  expect_segments_well_formed();
+  for (const auto& e : segs) {
+    TsSummary t = inspect(state()->segment(e.sequence)->data);
+    EXPECT_EQ(t.first_pes_pid, 0x100) << "segment " << e.sequence << " starts with video";
+    EXPECT_TRUE(t.first_video_random_access) << "segment " << e.sequence << " starts with a keyframe";
+    EXPECT_EQ(t.stream_types, (std::set<uint8_t>{0x1B, 0x0F}));
+    EXPECT_GT(t.audio_pes, 0u);
+  }
+  EXPECT_EQ(s->stats().forced_cuts, 0u);
+  EXPECT_EQ(s->stats().samples_dropped, 0u);
+}
+
+TEST_F(HlsSegmenterTest, PlaylistRenderedWithRelativeUris) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 6040);
+  const std::string text(state()->playlist_text()->view());
+  EXPECT_NE(text.find("#EXT-X-TARGETDURATION:2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#EXT-X-MEDIA-SEQUENCE:0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#EXTINF:2.000,\ncam/0.ts\n#EXTINF:2.000,\ncam/1.ts\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ENDLIST"), std::string::npos);
+  EXPECT_GE(state()->segment_max_age_s(), static_cast<uint32_t>(state()->playlist_duration_s()));
+  s->finish();  // the open segment [6.0, 6.04) becomes the last one
+  const std::string ended(state()->playlist_text()->view());
+  EXPECT_NE(ended.find("cam/3.ts\n#EXT-X-ENDLIST\n"), std::string::npos) << ended;
+}
+
+TEST_F(HlsSegmenterTest, AudioOnlyCutsOnTime) {
+  auto s = make();
+  feed(*s, MediaType::Audio, 0, aac_seq_header());
+  for (uint32_t ts = 0; ts < 12000; ts += 23) feed(*s, MediaType::Audio, ts, aac_raw(200));
+  auto segs = listed();
+  ASSERT_GE(segs.size(), 4u);
+  for (const auto& e : segs) {
+    EXPECT_GE(e.duration_s, 2.0);
+    EXPECT_LT(e.duration_s, 2.05);
+  }
+  expect_segments_well_formed();
+  TsSummary t = inspect(state()->segment(segs[0].sequence)->data);
+  EXPECT_EQ(t.stream_types, (std::set<uint8_t>{0x0F}));
+  EXPECT_EQ(t.video_pes, 0u);
+}
+
+TEST_F(HlsSegmenterTest, Mp3AudioIsPassedThrough) {
+  auto s = make();
+  for (uint32_t ts = 0; ts < 8000; ts += 26) {
+    std::vector<uint8_t> v{0x2f, 0xff, 0xfb, 0x90, 0x64};
+    v.resize(200, 0x55);
+    feed(*s, MediaType::Audio, ts, bytes(v));
+  }
+  auto segs = listed();
+  ASSERT_GE(segs.size(), 2u);
+  TsSummary t = inspect(state()->segment(segs[0].sequence)->data);
+  EXPECT_EQ(t.stream_types, (std::set<uint8_t>{0x03}));
+  EXPECT_GT(t.audio_pes, 0u);
+}
+
+TEST_F(HlsSegmenterTest, ForcedCutWithoutKeyframeAtMaxFragment) {
+  auto s = make();  // max_fragment 0: 3 x fragment = 6 s
+  headers(*s);
+  av(*s, 0, 20000, 1000000);  // one keyframe at 0, then inter frames only
+  auto segs = listed();
+  ASSERT_EQ(segs.size(), 3u);
+  for (const auto& e : segs) EXPECT_NEAR(e.duration_s, 6.0, 0.05);
+  EXPECT_EQ(s->stats().forced_cuts, 3u);
+  expect_segments_well_formed();
+
+  s.reset();
+  cfg_.max_fragment = 3000ms;
+  store_ = std::make_unique<HlsStore>(timers_, *log_);
+  auto s2 = std::make_unique<HlsSegmenter>(*store_, "live", "cam", cfg_, *log_);
+  headers(*s2, 20000);
+  restart_clock_at(20000);
+  av(*s2, 20000, 30000, 1000000);
+  for (const auto& e : listed()) EXPECT_NEAR(e.duration_s, 3.0, 0.05);
+  EXPECT_EQ(listed().size(), 3u);
+  s2.reset();
+}
+
+TEST_F(HlsSegmenterTest, SegmentSizeCapForcesCutsAndDropsOversizedFrames) {
+  cfg_.max_segment_size = 256 * 1024;
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 6000, 2000, true, true, 20000);  // ~20 KB keyframes, 5 KB inter frames: > 256 KB per 2 s
+  EXPECT_GT(s->stats().forced_cuts, 0u);
+  // A 5 MB keyframe cannot fit any segment: dropped, video resumes at the next keyframe.
+  feed(*s, MediaType::Video, 6000, avc_keyframe(5 * 1024 * 1024));
+  feed(*s, MediaType::Video, 6040, avc_inter(100));
+  EXPECT_EQ(s->stats().samples_too_big, 1u);
+  restart_clock_at(6080);
+  av(*s, 6080, 12080, 2000, true, true, 20000);
+  s->finish();
+  for (const auto& e : listed()) {
+    EXPECT_LE(state()->segment(e.sequence)->data.size(), cfg_.max_segment_size) << e.sequence;
+  }
+  expect_segments_well_formed();
+  EXPECT_LT(s->buffer_capacity(), 1u << 20);
+}
+
+TEST_F(HlsSegmenterTest, FiveMegabyteFrameFitsDefaultCap) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 2000);
+  feed(*s, MediaType::Video, 2000, avc_keyframe(5 * 1024 * 1024));
+  restart_clock_at(2040);
+  av(*s, 2040, 8040, 2000);
+  auto segs = listed();
+  ASSERT_GE(segs.size(), 3u);
+  EXPECT_GT(state()->segment(segs[1].sequence)->data.size(), 5u * 1024 * 1024);
+  expect_segments_well_formed();
+  EXPECT_LT(s->buffer_capacity(), 2u << 20) << "the 5 MB buffer was not kept around";
+}
+
+// ---- discontinuities ---------------------------------------------------------------------------
+
+TEST_F(HlsSegmenterTest, TimestampsGoingBackwardsCutWithDiscontinuity) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 7000);
+  // The publisher's clock restarts at 0 (the hub keeps its own deltas: a frame far behind).
+  restart_clock_at(0);
+  clock_base_ = timers_.now_ms();
+  av(*s, 0, 6000);
+  EXPECT_EQ(s->stats().timestamp_jumps, 1u);
+  auto segs = listed();
+  int disc = 0;
+  for (const auto& e : segs) {
+    disc += e.discontinuity;
+    EXPECT_GE(e.duration_s, 0.0);
+    EXPECT_LE(e.duration_s, 6.0);
+  }
+  EXPECT_EQ(disc, 1);
+  expect_segments_well_formed();
+  const std::string text(state()->playlist_text()->view());
+  EXPECT_NE(text.find("#EXT-X-DISCONTINUITY\n"), std::string::npos) << text;
+}
+
+TEST_F(HlsSegmenterTest, TimestampJumpingHoursAheadIsADiscontinuity) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 5000);
+  const uint32_t later = 3u * 3600 * 1000;
+  restart_clock_at(later);
+  av(*s, later, later + 7000);
+  // And across the 32-bit wrap: no jump.
+  const uint32_t wrap = 0xFFFFFFFFu - 3000;
+  restart_clock_at(wrap);
+  av(*s, wrap, wrap + 2000);  // the jump from later+7000 to near 2^32 is another discontinuity
+  const uint32_t jumps_before_wrap = static_cast<uint32_t>(s->stats().timestamp_jumps);
+  for (uint32_t ts = wrap + 2000, i = 0; i < 150; ++i, ts += 40) {  // crosses 2^32 -> small values
+    feed(*s, MediaType::Video, ts, i % 50 == 0 ? avc_keyframe(500) : avc_inter(100));
+  }
+  EXPECT_EQ(s->stats().timestamp_jumps, jumps_before_wrap) << "a 32-bit wrap is not a jump";
+  EXPECT_EQ(jumps_before_wrap, 2u);
+  s->finish();
+  for (const auto& e : listed()) EXPECT_LE(e.duration_s, 7.0) << e.sequence;
+  expect_segments_well_formed();
+}
+
+TEST_F(HlsSegmenterTest, CodecChangeRestartsAtNextKeyframeWithDiscontinuity) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 5000);
+  feed(*s, MediaType::Video, 5000, avc_seq_header());  // identical: nothing happens
+  av(*s, 5000, 5400, 2000, true, true);
+  EXPECT_EQ(s->stats().discontinuities, 0u);
+  // A different SPS (new resolution): cut at the next keyframe, discontinuity.
+  feed(*s, MediaType::Video, 5400, bytes({0x17, 0x00, 0x00, 0x00, 0x00, 0x01, 0x4d, 0x00, 0x1e, 0xff, 0xe1, 0x00,
+                                          0x04, 0x67, 0x4d, 0x00, 0x1e, 0x01, 0x00, 0x04, 0x68, 0xee, 0x3c, 0x80}));
+  restart_clock_at(5400);
+  av(*s, 5400, 12000, 2000);
+  s->finish();
+  int disc = 0;
+  for (const auto& e : listed()) disc += e.discontinuity;
+  EXPECT_EQ(disc, 1);
+  expect_segments_well_formed();
+}
+
+TEST_F(HlsSegmenterTest, HevcVideoIsSkippedAudioStillSegmented) {
+  auto s = make();
+  feed(*s, MediaType::Video, 0, bytes({0x1c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02}));  // codec id 12 header
+  feed(*s, MediaType::Audio, 0, aac_seq_header());
+  for (uint32_t ts = 0, i = 0; ts < 8000; ts += 20, ++i) {
+    if (i % 2 == 0) feed(*s, MediaType::Video, ts, bytes({0x1c, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x26}));
+    else feed(*s, MediaType::Audio, ts, aac_raw(100));
+  }
+  EXPECT_GE(listed().size(), 2u);
+  EXPECT_EQ(log_text_.str().find("HEVC video is not supported") != std::string::npos, true) << log_text_.str();
+  size_t warnings = 0;
+  for (size_t p = 0; (p = log_text_.str().find("not supported", p)) != std::string::npos; ++p) ++warnings;
+  EXPECT_EQ(warnings, 1u) << "logged once";
+  TsSummary t = inspect(state()->segment(listed()[0].sequence)->data);
+  EXPECT_EQ(t.stream_types, (std::set<uint8_t>{0x0F}));
+}
+
+TEST_F(HlsSegmenterTest, NoSequenceHeadersNoSegments) {
+  auto s = make();
+  for (uint32_t ts = 0, i = 0; ts < 20000; ts += 20, ++i) {
+    if (i % 2 == 0) feed(*s, MediaType::Video, ts, i % 100 == 0 ? avc_keyframe(500) : avc_inter(100));
+    else feed(*s, MediaType::Audio, ts, aac_raw(100));
+  }
+  EXPECT_TRUE(listed().empty());
+  EXPECT_EQ(s->pending_bytes(), 0u);
+  EXPECT_GT(s->stats().samples_skipped, 0u);
+  s->finish();
+  ASSERT_NE(state(), nullptr);
+  EXPECT_FALSE(state()->has_segments());
+}
+
+TEST_F(HlsSegmenterTest, MalformedSamplesAreDroppedAndCounted) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 3000);
+  // AVCC length field past the end of the sample.
+  feed(*s, MediaType::Video, 3000, bytes({0x27, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x41}));
+  feed(*s, MediaType::Video, 3040, bytes({0x27}));  // truncated tag
+  // An AAC frame over the ADTS limit.
+  feed(*s, MediaType::Audio, 3050, aac_raw(9000));
+  restart_clock_at(3080);
+  av(*s, 3080, 9080, 2000);
+  EXPECT_EQ(s->stats().samples_dropped, 3u);
+  EXPECT_GE(listed().size(), 3u);
+  expect_segments_well_formed();
+}
+
+TEST_F(HlsSegmenterTest, RandomInputKeepsSegmentsWellFormedAndBounded) {
+  cfg_.fragment = 500ms;
+  cfg_.max_segment_size = 64 * 1024;
+  std::mt19937 rng(1234);
+  auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+  const BufferRef other_avc = bytes({0x17, 0x00, 0x00, 0x00, 0x00, 0x01, 0x4d, 0x00, 0x1e, 0xff, 0xe1, 0x00, 0x04,
+                                     0x67, 0x4d, 0x00, 0x1e, 0x01, 0x00, 0x04, 0x68, 0xee, 0x3c, 0x80});
+  const BufferRef other_aac = bytes({0xaf, 0x00, 0x11, 0x90});
+  const BufferRef bad_aac = bytes({0xaf, 0x00, 0xff});
+  auto s = make();
+  uint32_t ts = 0;
+  size_t max_held = 0;
+  for (int i = 0; i < 30000; ++i) {
+    const uint32_t r = pick(1000);
+    if (r < 10) ts = static_cast<uint32_t>(rng());  // anywhere
+    else if (r < 20) ts -= pick(3000);              // backwards
+    else ts += pick(50);
+    const uint32_t op = pick(100);
+    if (op < 55) {
+      const bool key = pick(30) == 0;
+      feed(*s, MediaType::Video, ts, key ? avc_keyframe(1 + pick(40000)) : avc_inter(1 + pick(6000), pick(200)));
+    } else if (op < 85) {
+      feed(*s, MediaType::Audio, ts, aac_raw(pick(700)));
+    } else if (op < 87) {
+      feed(*s, MediaType::Video, ts, pick(2) ? avc_seq_header() : other_avc);
+    } else if (op < 89) {
+      const uint32_t k = pick(3);
+      feed(*s, MediaType::Audio, ts, k == 0 ? aac_seq_header() : k == 1 ? other_aac : bad_aac);
+    } else if (op < 97) {
+      std::vector<uint8_t> junk(pick(64));
+      for (auto& b : junk) b = static_cast<uint8_t>(rng());
+      feed(*s, pick(2) ? MediaType::Video : MediaType::Audio, ts, bytes(junk));
+    } else if (op < 98) {
+      feed(*s, MediaType::Audio, ts, bytes({0x2f, 0xff, 0xfb, 0x90, 0x64, 0x00}));  // MP3
+    } else if (op == 99 && pick(20) == 0) {
+      s = make();  // republish (the old segmenter finishes first)
+    }
+    if (i % 1000 == 0 && state()) {
+      const HlsStreamState* st = state();
+      size_t bytes_sum = 0;
+      const auto& pl = st->playlist().state();
+      const uint64_t first = pl.segments.empty() ? 0 : pl.segments.front().sequence;
+      for (uint64_t q = 0; q < first + pl.segments.size(); ++q) {
+        if (const HlsSegment* seg = st->segment(q)) {
+          bytes_sum += seg->data.size();
+          ASSERT_LE(seg->data.size(), cfg_.max_segment_size);
+          const TsSummary t = inspect(seg->data);
+          ASSERT_TRUE(t.aligned && t.pat_first && t.pmt_second) << q;
+        }
+      }
+      ASSERT_EQ(bytes_sum, st->stats().bytes_held);
+      max_held = std::max(max_held, st->stats().segments_retained);
+    }
+  }
+  s.reset();
+  EXPECT_GT(store_->stats().segments_produced, 10u);
+  EXPECT_LE(max_held, HlsStore::max_retained(*state()));  // even with the clock standing still
+}
+
+// ---- store: republish, retention, grace ----------------------------------------------------------
+
+TEST_F(HlsSegmenterTest, RepublishWithinGraceContinuesSequenceWithDiscontinuity) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 10040);
+  s.reset();  // publisher leaves: last segment + ENDLIST
+  const auto before = listed();
+  ASSERT_FALSE(before.empty());
+  const uint64_t next = state()->playlist().next_sequence();
+  EXPECT_TRUE(state()->playlist().ended());
+  EXPECT_FALSE(state()->live());
+
+  timers_.advance(5000);  // comes back within the grace
+  auto s2 = make();
+  EXPECT_FALSE(state()->playlist().ended());
+  restart_clock_at(10041);
+  headers(*s2, 10041);
+  av(*s2, 10041, 20041);
+  auto after = listed();
+  ASSERT_FALSE(after.empty());
+  EXPECT_GE(state()->playlist().state().media_sequence, before.front().sequence);
+  // The first segment of the new publisher follows the old ones and is marked.
+  bool found = false;
+  for (const auto& e : after) {
+    if (e.sequence == next) {
+      found = true;
+      EXPECT_TRUE(e.discontinuity);
+    } else if (e.sequence > next) {
+      EXPECT_FALSE(e.discontinuity);
+    }
+  }
+  EXPECT_TRUE(found || state()->playlist().state().media_sequence > next);
+  const std::string text(state()->playlist_text()->view());
+  EXPECT_EQ(text.find("ENDLIST"), std::string::npos);
+  expect_segments_well_formed();
+}
+
+TEST_F(HlsSegmenterTest, RemovedSegmentsStayFetchableThenAreFreed) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 30040);  // 15 segments of 2 s, window 5
+  const HlsStreamState* st = state();
+  const uint64_t first_listed = st->playlist().state().media_sequence;
+  ASSERT_EQ(first_listed, 10u);
+  // Segment k leaves the playlist when k + 5 is added, at (k + 6) x 2 s, and stays 2 s + 10 s
+  // (its duration + the playlist that listed it, §6.2.2): at 30 s, 0..3 are gone, 4..9 remain.
+  EXPECT_EQ(st->segment(0), nullptr);
+  EXPECT_EQ(st->segment(3), nullptr);
+  for (uint64_t q = 4; q < 10; ++q) EXPECT_NE(st->segment(q), nullptr) << q;
+  EXPECT_EQ(st->stats().segments_held, 11u);  // window + retained, bounded
+  EXPECT_EQ(st->stats().segments_expired, 4u);
+  timers_.advance(13000);
+  for (uint64_t q = 4; q < 10; ++q) EXPECT_EQ(st->segment(q), nullptr) << q;
+  EXPECT_NE(st->segment(10), nullptr);
+  EXPECT_EQ(st->stats().segments_held, 5u);
+  size_t bytes = 0;
+  for (uint64_t q = 10; q < 15; ++q) bytes += st->segment(q)->data.size();
+  EXPECT_EQ(st->stats().bytes_held, bytes);
+  EXPECT_EQ(store_->stats().bytes, bytes);
+}
+
+TEST_F(HlsSegmenterTest, FasterThanRealTimePublisherStaysBounded) {
+  clock_base_ = -1000000000;  // the media runs, the clock stands still
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 200040);  // 100 segments at once
+  const HlsStreamStats st = state()->stats();
+  EXPECT_EQ(st.segments_produced, 100u);
+  EXPECT_EQ(st.segments_retained, HlsStore::max_retained(*state()));
+  EXPECT_EQ(st.segments_held, cfg_.window + HlsStore::max_retained(*state()));
+}
+
+TEST_F(HlsSegmenterTest, StateDroppedAfterGraceAndBuffersFreed) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 12040);
+  BufferRef held = state()->segment(state()->playlist().state().media_sequence)->data;  // "being sent"
+  s.reset();
+  const int64_t grace = HlsStore::grace_ms(*state());
+  EXPECT_EQ(grace, 30000);  // max(30 s, 2 x 5 x 2 s, 2 x max-age)
+  timers_.advance(grace - 1);
+  ASSERT_NE(state(), nullptr);
+  EXPECT_TRUE(state()->playlist().ended());
+  timers_.advance(1);
+  EXPECT_EQ(state(), nullptr);
+  EXPECT_EQ(store_->size(), 0u);
+  EXPECT_EQ(store_->stats().bytes, 0u);
+  EXPECT_EQ(timers_.pending(), 0u);
+  // A response still sending a segment keeps its own reference.
+  EXPECT_EQ(held->use_count(), 1u);
+  EXPECT_TRUE(inspect(held).pat_first);
+
+  // A publisher after the grace starts over.
+  auto s2 = make();
+  headers(*s2, 20000);
+  restart_clock_at(20000);
+  av(*s2, 20000, 24040);
+  EXPECT_EQ(listed().front().sequence, 0u);
+  EXPECT_FALSE(listed().front().discontinuity);
+}
+
+TEST_F(HlsSegmenterTest, StoreDestroyedWithPendingTimers) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 30040);
+  s.reset();
+  EXPECT_GT(timers_.pending(), 0u);
+  store_.reset();
+  EXPECT_EQ(timers_.pending(), 0u);
+}
+
+}  // namespace
+}  // namespace rill::media

@@ -1,0 +1,124 @@
+// Relay framing (protocol/relay_frame.h): frames and request lines, bytes in / bytes out.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "rill/protocol/error.h"
+#include "rill/protocol/relay_frame.h"
+
+namespace rill::protocol {
+namespace {
+
+std::vector<uint8_t> bytes_of(const BufferRef& b) { return {b.data(), b.data() + b.size()}; }
+
+std::vector<uint8_t> media_frame(RelayFrameType type, uint8_t flags, uint32_t ts, const std::vector<uint8_t>& body) {
+  RelayFrameHeader h;
+  h.type = type;
+  h.flags = flags;
+  h.timestamp = ts;
+  h.length = static_cast<uint32_t>(body.size());
+  std::vector<uint8_t> out = bytes_of(relay_header_buffer(h));
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+std::vector<RelayFrame> read_all(const std::vector<uint8_t>& wire, size_t piece, RelayReaderLimits lim = {}) {
+  std::vector<RelayFrame> got;
+  RelayFrameReader r([&](RelayFrame&& f) { got.push_back(std::move(f)); }, lim);
+  for (size_t i = 0; i < wire.size(); i += piece) r.feed({wire.data() + i, std::min(piece, wire.size() - i)});
+  EXPECT_TRUE(r.at_boundary());
+  return got;
+}
+
+TEST(RelayFrame, HeaderIsTwelveBigEndianBytes) {
+  RelayFrameHeader h;
+  h.type = RelayFrameType::Video;
+  h.flags = relay_flag::Keyframe | relay_flag::SequenceHeader;
+  h.timestamp = 0x01020304;
+  h.length = 0x0A0B0C0D;
+  EXPECT_EQ(bytes_of(relay_header_buffer(h)),
+            (std::vector<uint8_t>{9, 3, 0, 0, 1, 2, 3, 4, 0x0A, 0x0B, 0x0C, 0x0D}));
+  EXPECT_EQ(bytes_of(relay_control_frame(RelayFrameType::Error, "no")),
+            (std::vector<uint8_t>{0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 'n', 'o'}));
+}
+
+TEST(RelayFrame, RoundTripInAnyPieces) {
+  std::vector<uint8_t> wire = bytes_of(relay_control_frame(RelayFrameType::Publish));
+  std::vector<uint8_t> video(5000);
+  for (size_t i = 0; i < video.size(); ++i) video[i] = static_cast<uint8_t>(i * 7);
+  auto add = [&](const std::vector<uint8_t>& v) { wire.insert(wire.end(), v.begin(), v.end()); };
+  add(media_frame(RelayFrameType::Data, relay_flag::Metadata, 0, {2, 0, 10, 'o', 'n', 'M', 'e', 't', 'a', 'D', 'a', 't', 'a'}));
+  add(media_frame(RelayFrameType::Video, relay_flag::Keyframe, 40, video));
+  add(media_frame(RelayFrameType::Audio, 0, 0xFFFFFFFF, {0xAF, 1}));
+  add(media_frame(RelayFrameType::Video, 0, 80, {}));  // an empty body is a frame too
+  add(bytes_of(relay_control_frame(RelayFrameType::Unpublish)));
+  for (size_t piece : {size_t(1), size_t(5), size_t(12), size_t(13), size_t(4096), wire.size()}) {
+    auto got = read_all(wire, piece);
+    ASSERT_EQ(got.size(), 6u) << piece;
+    EXPECT_EQ(got[0].header.type, RelayFrameType::Publish);
+    EXPECT_EQ(got[1].header.type, RelayFrameType::Data);
+    EXPECT_EQ(got[1].header.flags, relay_flag::Metadata);
+    EXPECT_EQ(got[2].header.timestamp, 40u);
+    EXPECT_EQ(bytes_of(got[2].body), video);
+    EXPECT_EQ(got[2].body->capacity(), video.size());  // allocated once, exactly
+    EXPECT_EQ(got[3].header.timestamp, 0xFFFFFFFFu);
+    EXPECT_EQ(got[4].body.size(), 0u);
+    EXPECT_EQ(got[5].header.type, RelayFrameType::Unpublish);
+  }
+}
+
+TEST(RelayFrame, MalformedInputThrows) {
+  auto fails = [](std::vector<uint8_t> wire, RelayReaderLimits lim = {}) {
+    RelayFrameReader r([](RelayFrame&&) {}, lim);
+    EXPECT_THROW(r.feed(wire), ProtocolError);
+  };
+  fails({7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});           // unknown type
+  fails({9, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});        // reserved flag bit
+  fails({9, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0});           // reserved bytes
+  fails({0x41, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});        // flags on a control frame
+  fails({0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 1});     // control body over 4096
+  RelayReaderLimits small;
+  small.max_body = 100;
+  fails({9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 101}, small);  // media body over the limit
+  fails({9, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});  // 4 GiB body
+  // Exactly at the limit is fine.
+  std::vector<uint8_t> ok = media_frame(RelayFrameType::Video, 0, 0, std::vector<uint8_t>(100, 1));
+  EXPECT_EQ(read_all(ok, 7, small).size(), 1u);
+}
+
+TEST(RelayRequest, ParseAndFormat) {
+  RelayRequest r = parse_relay_request("PLAY live/cam-1.x~y_z");
+  EXPECT_EQ(r.kind, RelayRequest::Kind::Play);
+  EXPECT_EQ(r.app, "live");
+  EXPECT_EQ(r.name, "cam-1.x~y_z");
+  EXPECT_EQ(format_relay_request(r), "PLAY live/cam-1.x~y_z\n");
+  EXPECT_EQ(parse_relay_request("PLAY live/cam\r").name, "cam");
+  EXPECT_EQ(parse_relay_request("STATS").kind, RelayRequest::Kind::Stats);
+  EXPECT_EQ(parse_relay_request("STATS ALL").kind, RelayRequest::Kind::StatsAll);
+  RelayRequest h = parse_relay_request("HLS live/cam index.m3u8");
+  EXPECT_EQ(h.kind, RelayRequest::Kind::Hls);
+  EXPECT_EQ(h.object, "index.m3u8");
+  EXPECT_EQ(format_relay_request(h), "HLS live/cam index.m3u8\n");
+  for (auto k : {RelayRequest::Kind::Stats, RelayRequest::Kind::StatsAll}) {
+    RelayRequest s;
+    s.kind = k;
+    std::string line = format_relay_request(s);
+    EXPECT_EQ(parse_relay_request(line.substr(0, line.size() - 1)).kind, k);
+  }
+}
+
+TEST(RelayRequest, RejectsWhatIsNotExactlyARequest) {
+  for (const char* bad : {"", "PLAY", "PLAY live", "PLAY /cam", "PLAY live/", "PLAY live/../x", "PLAY live/a/b",
+                          "PLAY live/.. ", "PLAY  live/cam", "PLAY live/cam ", "play live/cam", "STATS SOME",
+                          "STATS ALL NOW", "HLS live/cam", "HLS live/cam ../x", "GET / HTTP/1.1", "PLAY live/c\tam",
+                          "PLAY live/caf\xc3\xa9"}) {
+    EXPECT_THROW(parse_relay_request(bad), ProtocolError) << bad;
+  }
+  EXPECT_THROW(parse_relay_request("PLAY live/" + std::string(kRelayMaxName + 1, 'x')), ProtocolError);
+  EXPECT_NO_THROW(parse_relay_request("PLAY live/" + std::string(kRelayMaxName, 'x')));
+  EXPECT_THROW(parse_relay_request(std::string(kRelayMaxRequestLine + 1, 'A')), ProtocolError);
+}
+
+}  // namespace
+}  // namespace rill::protocol
