@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "rill/cluster/hls_fetcher.h"
 #include "rill/cluster/relay_endpoint.h"
 #include "rill/cluster/relay_server_session.h"
 #include "rill/cluster/stream_locator.h"
@@ -79,6 +80,15 @@ nlohmann::json worker_stats(server::ServerContext& ctx) {
               {"streams", streams},
               {"relay_links", links},
               {"relay_senders", senders}};
+  if (const HlsFetcher* f = ctx.hls_fetcher) {
+    out["hls_fetch"] = {{"playlist_requests", f->playlist_requests()},
+                        {"segment_requests", f->segment_requests()},
+                        {"cache_hits", f->cache_hits()},
+                        {"in_flight", f->in_flight()},
+                        {"cache_entries", f->cache().size()},
+                        {"cache_bytes", f->cache().bytes()},
+                        {"cache_max_bytes", f->cache().max_bytes()}};
+  }
   if (loc) {
     out["generation"] = loc->options().generation;
     out["workers"] = loc->options().workers;

@@ -10,6 +10,7 @@
 
 #include "rill/cluster/cluster_stats.h"
 #include "rill/cluster/stream_locator.h"
+#include "rill/media/hls_store.h"
 #include "rill/protocol/error.h"
 
 namespace rill::cluster {
@@ -144,9 +145,7 @@ void RelayServerSession::handle_request(const protocol::RelayRequest& r) {
       gatherer_->start();
       return;
     case Kind::Hls:
-      // Reserved: HLS is produced by the owner; other workers will fetch playlists and segments
-      // with this request (see docs/relay.md).
-      return refuse("HLS fetch is not implemented yet");
+      return serve_hls(r);
   }
 }
 
@@ -162,6 +161,34 @@ void RelayServerSession::serve_play(const protocol::RelayRequest& r) {
   stream_ = s;
   ctx_.log->info("relay: sending {} to another worker", key_);
   s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+}
+
+void RelayServerSession::serve_hls(const protocol::RelayRequest& r) {
+  // Answered from this worker's HlsStore whatever the ownership table says now: a worker asks the
+  // owner it found in the table, and an ended playlist (publisher gone, within the grace) is
+  // still what that owner has.
+  const auto object = protocol::parse_hls_object(r.object);  // validated by the parser
+  const media::HlsStreamState* st = ctx_.streams->hls().find(r.app, r.name);
+  if (!object || !st) return refuse("stream " + r.key() + " has no HLS playlist");
+  BufferRef body;
+  uint32_t max_age = 0;
+  if (object->playlist) {
+    if (!st->has_segments()) return refuse("stream " + r.key() + " has no HLS segment yet");
+    body = st->playlist_text();
+  } else {
+    const media::HlsSegment* seg = st->segment(object->sequence);
+    if (!seg) {
+      return refuse("segment " + std::to_string(object->sequence) + " of " + r.key() +
+                    " is not available (expired or not produced)");
+    }
+    body = seg->data;
+    max_age = st->segment_max_age_s();
+  }
+  ctx_.log->debug("relay: HLS {} {} to another worker ({} bytes)", r.key(), r.object, body.size());
+  // Header and the store's shared buffer as two entries: the segment is not copied.
+  push(protocol::relay_hls_object_header(max_age, static_cast<uint32_t>(body.size())));
+  if (body.size()) push(std::move(body));
+  close_after_flush("answered");
 }
 
 void RelayServerSession::reply_text(const std::string& text) {

@@ -29,6 +29,17 @@ const RelayLink* StreamLocator::link(const std::string& key) const {
   return it == links_.end() ? nullptr : it->second.get();
 }
 
+std::optional<OwnershipTable::Owner> StreamLocator::remote_owner(const std::string& key) const {
+  if (!relaying() || owned_.count(key)) return std::nullopt;
+  auto owner = opts_.table->lookup(key);
+  // An owner in our own slot with another pid is an older generation draining after a reload
+  // (its socket path is ours now): not reachable.
+  if (!owner || owner->pid == opts_.pid || owner->slot == opts_.slot || OwnershipTable::process_gone(owner->pid)) {
+    return std::nullopt;
+  }
+  return owner;
+}
+
 PublishClaim StreamLocator::claim_for_publish(const std::string& app, const std::string& name,
                                               const config::AppConfig& cfg, const void* publisher) {
   PublishClaim out;
@@ -89,11 +100,8 @@ media::Stream* StreamLocator::find_for_play(const std::string& app, const std::s
   media::Stream* local = ctx_.streams->find(app, name);
   if (owned_.count(key) || !relaying()) return local;
   if (local && local->has_publisher()) return local;  // fed by our link already
-  auto owner = opts_.table->lookup(key);
-  // An owner in our own slot with another pid is an older generation draining after a reload
-  // (its socket path is ours now): not reachable.
-  const bool owner_live = owner && owner->pid != opts_.pid && owner->slot != opts_.slot &&
-                          !OwnershipTable::process_gone(owner->pid);
+  const auto owner = remote_owner(key);
+  const bool owner_live = owner.has_value();
   if (auto it = links_.find(key); it != links_.end()) {
     // The link lost its publisher and waits. If the table knows an owner already, go now.
     if (owner_live) {

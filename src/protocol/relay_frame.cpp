@@ -195,7 +195,7 @@ RelayRequest parse_relay_request(std::string_view line) {
   } else if (verb == "HLS" && count == 3) {
     r.kind = RelayRequest::Kind::Hls;
     split_key(words[1], r);
-    if (!valid_name(words[2])) throw ProtocolError("relay request: invalid HLS object name");
+    if (!parse_hls_object(words[2])) throw ProtocolError("relay request: invalid HLS object name");
     r.object = std::string(words[2]);
   } else {
     throw ProtocolError("relay request: unknown request '" + std::string(line.substr(0, 64)) + "'");
@@ -211,6 +211,36 @@ std::string format_relay_request(const RelayRequest& r) {
     case RelayRequest::Kind::Hls: return "HLS " + r.key() + " " + r.object + "\n";
   }
   return "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
+  if (object == kHlsPlaylistObject) return HlsObjectName{};
+  constexpr std::string_view ext = ".ts";
+  if (object.size() <= ext.size() || object.substr(object.size() - ext.size()) != ext) return std::nullopt;
+  const std::string_view digits = object.substr(0, object.size() - ext.size());
+  if (digits.size() > 20 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return std::nullopt;  // overflow
+    v = v * 10 + d;
+  }
+  return HlsObjectName{false, v};
+}
+
+std::string format_hls_object(const HlsObjectName& o) {
+  return o.playlist ? std::string(kHlsPlaylistObject) : std::to_string(o.sequence) + ".ts";
+}
+
+BufferRef relay_hls_object_header(uint32_t max_age_s, uint32_t length) {
+  RelayFrameHeader h;
+  h.type = RelayFrameType::HlsObject;
+  h.timestamp = max_age_s;
+  h.length = length;
+  return relay_header_buffer(h);
 }
 
 }  // namespace rill::protocol

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rill/media/hls_store.h"
+#include "rill/server/hls_remote.h"
 #include "rill/server/http_server.h"
 
 namespace rill::server {
@@ -17,9 +18,11 @@ void release_buffer(const void*, size_t, void* extra) { static_cast<SharedBuffer
 
 bool is_head(evhttp_request* req) { return evhttp_request_get_command(req) == EVHTTP_REQ_HEAD; }
 
+}  // namespace
+
 // 404 with a one-line reason. evhttp 2.1 sends whatever body it is given even for HEAD, so a
 // HEAD gets the headers only (RFC 9110 §9.3.2), with the length the GET would have.
-void reply_not_found(HttpServer& http, evhttp_request* req, const std::string& why, int64_t started) {
+void reply_hls_not_found(HttpServer& http, evhttp_request* req, const std::string& why, int64_t started) {
   if (!is_head(req)) {
     http.send_error(req, 404, "Not Found", why);
     http.log_access(req, 404, why.size() + 1, started);
@@ -34,11 +37,13 @@ void reply_not_found(HttpServer& http, evhttp_request* req, const std::string& w
   http.log_access(req, 404, 0, started);
 }
 
+namespace {
+
 // Looks up the stream's HLS state; answers 404 itself (and returns null) when there is none.
 const media::HlsStreamState* find_or_404(ServerContext& ctx, HttpServer& http, evhttp_request* req,
                                          const HttpRoute& route, int64_t started) {
   auto not_found = [&](const std::string& why) -> const media::HlsStreamState* {
-    reply_not_found(http, req, why, started);
+    reply_hls_not_found(http, req, why, started);
     return nullptr;
   };
   const config::AppConfig* app = ctx.config->find_app(route.app);
@@ -77,44 +82,55 @@ uint64_t send_buffer(evhttp_request* req, const BufferRef& body) {
 
 }  // namespace
 
-void serve_hls_playlist(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route) {
-  const int64_t started = ctx.timers->now_ms();
-  const media::HlsStreamState* st = find_or_404(ctx, http, req, route, started);
-  if (!st) return;
-  if (!st->has_segments()) {
-    // Published, but the first segment is not finished yet: a player retries.
-    reply_not_found(http, req, "stream " + route.app + "/" + route.stream + " has no HLS segment yet", started);
-    return;
-  }
+void reply_hls_playlist(HttpServer& http, evhttp_request* req, const BufferRef& text, int64_t started) {
   evkeyvalq* h = evhttp_request_get_output_headers(req);
   evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
   evhttp_add_header(h, "Cache-Control", "no-cache");  // a live playlist changes every segment
   http.add_cors_headers(req);
-  const uint64_t n = send_buffer(req, st->playlist_text());
+  const uint64_t n = send_buffer(req, text);
   http.log_access(req, 200, n, started);
+}
+
+void reply_hls_segment(HttpServer& http, evhttp_request* req, const BufferRef& data, uint32_t max_age_s,
+                       int64_t started) {
+  evkeyvalq* h = evhttp_request_get_output_headers(req);
+  evhttp_add_header(h, "Content-Type", "video/mp2t");
+  // The bytes behind a segment URI never change while the state lives (and the state outlives
+  // any cache: see HlsStore::grace_ms), so clients and proxies may keep it.
+  const std::string cc = "max-age=" + std::to_string(max_age_s);
+  evhttp_add_header(h, "Cache-Control", cc.c_str());
+  http.add_cors_headers(req);
+  const uint64_t n = send_buffer(req, data);
+  http.log_access(req, 200, n, started);
+}
+
+void serve_hls_playlist(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route) {
+  const int64_t started = ctx.timers->now_ms();
+  if (serve_hls_from_owner(ctx, http, req, route, protocol::HlsObjectName{true, 0}, started)) return;
+  const media::HlsStreamState* st = find_or_404(ctx, http, req, route, started);
+  if (!st) return;
+  if (!st->has_segments()) {
+    // Published, but the first segment is not finished yet: a player retries.
+    reply_hls_not_found(http, req, "stream " + route.app + "/" + route.stream + " has no HLS segment yet", started);
+    return;
+  }
+  reply_hls_playlist(http, req, st->playlist_text(), started);
 }
 
 void serve_hls_segment(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route) {
   const int64_t started = ctx.timers->now_ms();
+  if (serve_hls_from_owner(ctx, http, req, route, protocol::HlsObjectName{false, route.segment}, started)) return;
   const media::HlsStreamState* st = find_or_404(ctx, http, req, route, started);
   if (!st) return;
   const media::HlsSegment* seg = st->segment(route.segment);
   if (!seg) {
-    reply_not_found(http, req,
+    reply_hls_not_found(http, req,
                     "segment " + std::to_string(route.segment) + " of " + route.app + "/" + route.stream +
                         " is not available (expired or not produced)",
                     started);
     return;
   }
-  evkeyvalq* h = evhttp_request_get_output_headers(req);
-  evhttp_add_header(h, "Content-Type", "video/mp2t");
-  // The bytes behind a segment URI never change while the state lives (and the state outlives
-  // any cache: see HlsStore::grace_ms), so clients and proxies may keep it.
-  const std::string cc = "max-age=" + std::to_string(st->segment_max_age_s());
-  evhttp_add_header(h, "Cache-Control", cc.c_str());
-  http.add_cors_headers(req);
-  const uint64_t n = send_buffer(req, seg->data);
-  http.log_access(req, 200, n, started);
+  reply_hls_segment(http, req, seg->data, st->segment_max_age_s(), started);
 }
 
 void install_hls_handlers(HttpServer& http, ServerContext& ctx) {

@@ -6,6 +6,8 @@
 #include <event2/http_struct.h>
 #include <unistd.h>
 
+#include <string>
+
 namespace rill::server {
 
 namespace {
@@ -130,6 +132,8 @@ void HttpServer::handle(evhttp_request* req) {
   evhttp_cmd_type method = evhttp_request_get_command(req);
   evkeyvalq* out = evhttp_request_get_output_headers(req);
   evhttp_add_header(out, "Server", "rill/" RILL_VERSION);
+  // Which worker answered (SO_REUSEPORT spreads connections over them): for operators and tests.
+  evhttp_add_header(out, "X-Rill-Worker", std::to_string(ctx_.worker_id).c_str());
 
   auto reply_error = [&](int code, const char* reason, const std::string& body) {
     log_access(req, code, send_error(req, code, reason, body), started);

@@ -10,6 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+
+#include "rill/cluster/hls_fetcher.h"
 #include "rill/cluster/relay_endpoint.h"
 #include "rill/cluster/stream_locator.h"
 #include "rill/core/event_timer_queue.h"
@@ -53,6 +57,8 @@ struct Worker::Impl {
   media::StreamRegistry streams;
   SessionSet sessions;
   ServerContext ctx;
+  // Before http: held HLS requests cancel their fetches when evhttp frees their connections.
+  std::unique_ptr<cluster::HlsFetcher> hls_fetcher;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<cluster::StreamLocator> locator;
   std::unique_ptr<cluster::RelayEndpoint> relay;
@@ -83,6 +89,15 @@ struct Worker::Impl {
     locator = std::make_unique<cluster::StreamLocator>(ctx, lo);
     ctx.locator = locator.get();
     relay = std::make_unique<cluster::RelayEndpoint>(ctx);
+    if (locator->relaying()) {
+      cluster::HlsFetcherOptions fo;
+      fo.runtime_dir = wctx.config->runtime_dir;
+      for (const auto& [name, app] : wctx.config->apps) {
+        fo.max_object = static_cast<uint32_t>(std::max<size_t>(fo.max_object, std::min<size_t>(app.hls.max_segment_size, UINT32_MAX)));
+      }
+      hls_fetcher = std::make_unique<cluster::HlsFetcher>(ctx, fo);
+      ctx.hls_fetcher = hls_fetcher.get();
+    }
     http = std::make_unique<HttpServer>(ctx);
     http->set_handler(HttpRoute::Kind::Flv, [this](evhttp_request* req, const HttpRoute& route) {
       auto* s = static_cast<HttpFlvSession*>(sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, req, route)));

@@ -1,7 +1,7 @@
 // Fuzzes the relay framing (protocol/relay_frame.h). Input layout: byte 0 picks the feed piece
 // sizes; byte 1 bit 0 selects the mode: 0 = a frame stream (the rest is fed to a
 // RelayFrameReader in pieces; every frame is re-encoded and read back by a second reader, which
-// must reproduce it exactly), 1 = request lines (the rest, split at '\n'; a parsed request is
+// must reproduce it exactly), 1 = request lines (the rest, split at '\n'; a parsed request — or HLS object name — is
 // formatted and parsed again and must come back the same).
 #include <cstdint>
 #include <cstdlib>
@@ -43,11 +43,18 @@ void request_lines(std::string_view text) {
     std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     try {
+      if (auto o = parse_hls_object(line)) {
+        if (parse_hls_object(format_hls_object(*o)) != o) abort();
+      }
       RelayRequest r = parse_relay_request(line);
       std::string again = format_relay_request(r);
       if (again.empty() || again.back() != '\n') abort();
       RelayRequest r2 = parse_relay_request(std::string_view(again).substr(0, again.size() - 1));
       if (r2.kind != r.kind || r2.app != r.app || r2.name != r.name || r2.object != r.object) abort();
+      if (r.kind == RelayRequest::Kind::Hls) {
+        auto o = parse_hls_object(r.object);  // the parser accepts only valid objects
+        if (!o || format_hls_object(*o) != r.object) abort();
+      }
     } catch (const ProtocolError&) {
     }
   }

@@ -111,13 +111,58 @@ TEST(RelayRequest, ParseAndFormat) {
 TEST(RelayRequest, RejectsWhatIsNotExactlyARequest) {
   for (const char* bad : {"", "PLAY", "PLAY live", "PLAY /cam", "PLAY live/", "PLAY live/../x", "PLAY live/a/b",
                           "PLAY live/.. ", "PLAY  live/cam", "PLAY live/cam ", "play live/cam", "STATS SOME",
-                          "STATS ALL NOW", "HLS live/cam", "HLS live/cam ../x", "GET / HTTP/1.1", "PLAY live/c\tam",
+                          "STATS ALL NOW", "HLS live/cam", "HLS live/cam ../x", "HLS live/cam x.m3u8", "HLS live/cam 01.ts",
+                          "HLS live/cam 1.ts x", "HLS live/cam 18446744073709551616.ts", "HLS live/cam .ts", "GET / HTTP/1.1", "PLAY live/c\tam",
                           "PLAY live/caf\xc3\xa9"}) {
     EXPECT_THROW(parse_relay_request(bad), ProtocolError) << bad;
   }
   EXPECT_THROW(parse_relay_request("PLAY live/" + std::string(kRelayMaxName + 1, 'x')), ProtocolError);
   EXPECT_NO_THROW(parse_relay_request("PLAY live/" + std::string(kRelayMaxName, 'x')));
   EXPECT_THROW(parse_relay_request(std::string(kRelayMaxRequestLine + 1, 'A')), ProtocolError);
+}
+
+TEST(RelayHls, ObjectNames) {
+  EXPECT_EQ(parse_hls_object("index.m3u8"), (HlsObjectName{true, 0}));
+  EXPECT_EQ(parse_hls_object("0.ts"), (HlsObjectName{false, 0}));
+  EXPECT_EQ(parse_hls_object("42.ts"), (HlsObjectName{false, 42}));
+  EXPECT_EQ(parse_hls_object("18446744073709551615.ts"), (HlsObjectName{false, UINT64_MAX}));
+  for (const char* bad : {"", "index", "x.m3u8", "INDEX.M3U8", ".ts", "1.TS", "01.ts", "-1.ts", "1a.ts", "1.ts.ts",
+                          "18446744073709551616.ts", "99999999999999999999.ts", "1 .ts"}) {
+    EXPECT_FALSE(parse_hls_object(bad)) << bad;
+  }
+  for (HlsObjectName o : {HlsObjectName{true, 0}, HlsObjectName{false, 0}, HlsObjectName{false, 123456789012345ull}}) {
+    EXPECT_EQ(parse_hls_object(format_hls_object(o)), o);
+  }
+  RelayRequest r = parse_relay_request("HLS live/cam 17.ts");
+  EXPECT_EQ(r.kind, RelayRequest::Kind::Hls);
+  EXPECT_EQ(r.key(), "live/cam");
+  EXPECT_EQ(r.object, "17.ts");
+  EXPECT_EQ(format_relay_request(r), "HLS live/cam 17.ts\n");
+}
+
+TEST(RelayHls, ObjectAnswerCarriesMaxAgeAndBody) {
+  const std::vector<uint8_t> body(3000, 0x47);
+  std::vector<uint8_t> wire = bytes_of(relay_hls_object_header(21, static_cast<uint32_t>(body.size())));
+  ASSERT_EQ(wire.size(), kRelayHeaderSize);
+  EXPECT_EQ(wire[0], 0x50);
+  wire.insert(wire.end(), body.begin(), body.end());
+  const auto err = bytes_of(relay_control_frame(RelayFrameType::Error, "no such segment"));
+  wire.insert(wire.end(), err.begin(), err.end());
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}}) {
+    auto got = read_all(wire, piece);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].header.type, RelayFrameType::HlsObject);
+    EXPECT_EQ(got[0].header.timestamp, 21u);
+    EXPECT_EQ(bytes_of(got[0].body), body);
+    EXPECT_EQ(got[1].header.type, RelayFrameType::Error);
+    EXPECT_EQ(got[1].body->view(), "no such segment");
+  }
+  // An object over the reader's body limit is refused.
+  RelayReaderLimits lim;
+  lim.max_body = 100;
+  RelayFrameReader r([](RelayFrame&&) {}, lim);
+  auto big = bytes_of(relay_hls_object_header(0, 101));
+  EXPECT_THROW(r.feed(big), ProtocolError);
 }
 
 }  // namespace

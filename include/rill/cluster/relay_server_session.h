@@ -8,7 +8,8 @@
 //    same drop/disconnect policy as players), written with one writev per loop iteration
 //    (FlushScheduler): header and shared payload as separate iovecs, no copy;
 //  - STATS / STATS ALL: writes this worker's (or every worker's) statistics as JSON and closes;
-//  - HLS: reserved; answered with an Error frame.
+//  - HLS: answers one playlist or segment from this worker's HlsStore as one HlsObject frame (or
+//    an Error frame: not found) and closes (cluster/hls_fetcher.h is the other end).
 #include <memory>
 #include <string>
 
@@ -52,6 +53,7 @@ class RelayServerSession final : public server::Session, public server::Flushabl
   void handle_readable();
   void handle_request(const protocol::RelayRequest& r);
   void serve_play(const protocol::RelayRequest& r);
+  void serve_hls(const protocol::RelayRequest& r);
   void reply_text(const std::string& text);
   void refuse(const std::string& why);
   void push(BufferRef bytes);

@@ -61,6 +61,9 @@ class StreamLocator {
   // This worker holds the table entry of key (and its publisher is local).
   bool owns(const std::string& key) const { return owned_.count(key) != 0; }
   const RelayLink* link(const std::string& key) const;
+  // The live owner of key when it is another worker (and relaying is on), else nothing. HLS
+  // requests for such a stream are answered from the owner's store (cluster/hls_fetcher.h).
+  std::optional<OwnershipTable::Owner> remote_owner(const std::string& key) const;
   template <typename F>
   void for_each_link(F&& f) const {
     for (const auto& [k, l] : links_) f(*l);

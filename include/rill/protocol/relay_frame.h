@@ -8,8 +8,9 @@
 //   PLAY <app>/<name>           stream this live stream to me (answered with frames)
 //   STATS                       this worker's statistics as JSON, then EOF
 //   STATS ALL                   every worker's statistics merged (gathered by the answering one)
-//   HLS <app>/<name> <object>   reserved: HLS playlist/segment fetch from the owner (answered
-//                               today with an Error frame)
+//   HLS <app>/<name> <object>   HLS fetch from the owner: <object> is index.m3u8 (the playlist)
+//                               or <seq>.ts (a segment); answered with one HlsObject frame or one
+//                               Error frame (not found), then EOF
 //
 // PLAY is answered with frames, each a 12-byte header and a body:
 //
@@ -23,10 +24,13 @@
 // Media bodies are FLV tag bodies (the RTMP message payload) exactly as the owner's hub holds
 // them. Control frames: Publish (the stream is live; the replay of metadata, sequence headers and
 // the GOP cache follows), Unpublish (the publisher left), End (the stream is gone), Error (body:
-// a UTF-8 reason; the connection then closes). HlsObject is reserved for HLS fetch answers.
+// a UTF-8 reason; the connection then closes). HlsObject answers an HLS request: the body is the
+// playlist or segment bytes, the timestamp field carries the Cache-Control max-age in seconds
+// (0 for a playlist: no-cache), flags are zero.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,7 +50,7 @@ enum class RelayFrameType : uint8_t {
   Unpublish = 0x41,
   End = 0x42,
   Error = 0x43,
-  HlsObject = 0x50,  // reserved (HLS across workers)
+  HlsObject = 0x50,  // answer to HLS (body: the object; timestamp: max-age seconds)
 };
 
 namespace relay_flag {
@@ -129,5 +133,20 @@ struct RelayRequest {
 inline constexpr size_t kRelayMaxName = 256;
 RelayRequest parse_relay_request(std::string_view line);
 std::string format_relay_request(const RelayRequest& r);  // with the trailing '\n'
+
+// ---- HLS objects ------------------------------------------------------------------------------
+
+// The <object> of an HLS request: "index.m3u8" (the playlist) or "<seq>.ts" (decimal, no leading
+// zero, fits in 64 bits). parse_relay_request accepts only these.
+struct HlsObjectName {
+  bool playlist = true;
+  uint64_t sequence = 0;  // segment
+  bool operator==(const HlsObjectName&) const = default;
+};
+inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";
+std::optional<HlsObjectName> parse_hls_object(std::string_view object);
+std::string format_hls_object(const HlsObjectName& o);
+// The header of an HlsObject answer (the body, `length` bytes, follows).
+BufferRef relay_hls_object_header(uint32_t max_age_s, uint32_t length);
 
 }  // namespace rill::protocol

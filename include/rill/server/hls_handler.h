@@ -9,6 +9,13 @@
 // segment that expired or never existed. Segment bodies are handed to libevent by reference
 // (evbuffer_add_reference on the store's shared buffer): serving one segment to 1000 clients
 // copies nothing. CORS headers as for every stream response.
+//
+// A stream owned by another worker is answered from the owner's store (server/hls_remote.h):
+// same bytes, same headers.
+#include <cstdint>
+#include <string>
+
+#include "rill/core/buffer.h"
 #include "rill/server/http_router.h"
 #include "rill/server/server_context.h"
 
@@ -24,5 +31,11 @@ void install_hls_handlers(HttpServer& http, ServerContext& ctx);
 // The handlers themselves (also usable directly).
 void serve_hls_playlist(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
 void serve_hls_segment(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+
+// The replies, shared by the local and the cross-worker path (`started`: for the access log).
+void reply_hls_playlist(HttpServer& http, evhttp_request* req, const BufferRef& text, int64_t started);
+void reply_hls_segment(HttpServer& http, evhttp_request* req, const BufferRef& data, uint32_t max_age_s,
+                       int64_t started);
+void reply_hls_not_found(HttpServer& http, evhttp_request* req, const std::string& why, int64_t started);
 
 }  // namespace rill::server

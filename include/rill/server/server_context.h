@@ -17,6 +17,7 @@ struct event_base;
 
 namespace rill::cluster {
 class StreamLocator;
+class HlsFetcher;
 }
 
 namespace rill::server {
@@ -45,6 +46,8 @@ struct ServerContext {
   SessionSet* sessions = nullptr;
   // Where streams live across workers: sessions claim and look up streams through it.
   cluster::StreamLocator* locator = nullptr;
+  // HLS of streams owned by another worker: fetched from the owner (null: local HLS only).
+  cluster::HlsFetcher* hls_fetcher = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

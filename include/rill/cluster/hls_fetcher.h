@@ -1,0 +1,92 @@
+#pragma once
+// HlsFetcher: on a worker that does not own a stream, gets its HLS playlist and segments from the
+// worker that does, over the owner's relay socket ("HLS <app>/<name> <object>", answered with one
+// HlsObject or Error frame, then EOF; protocol/relay_frame.h).
+//
+//  - One connection per request: a Unix-socket connect costs microseconds, there is no
+//    connection state to keep right across owner restarts, and with the segment cache and the
+//    coalescing below a worker sends about one request per segment plus one per playlist poll.
+//  - Coalescing: concurrent fetches of one object from one owner share one request; every
+//    waiter gets the same answer. So fetches of one playlist never overlap, and each answer was
+//    produced after the previous one: a client never sees the media sequence go backwards.
+//  - Segments (immutable) are cached by owner pid + stream + sequence for the max-age the owner
+//    sends, bounded in bytes (HlsSegmentCache). Playlists are not cached.
+//  - Timeout: an owner that does not answer within `timeout` gives Unavailable to every waiter.
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "rill/cluster/hls_segment_cache.h"
+#include "rill/cluster/ownership_table.h"
+#include "rill/core/buffer.h"
+#include "rill/core/timer_queue.h"
+#include "rill/protocol/relay_frame.h"
+#include "rill/server/server_context.h"
+
+namespace rill::cluster {
+
+struct HlsFetchResult {
+  enum class Status { Ok, NotFound, Unavailable };
+  Status status = Status::Unavailable;
+  BufferRef body;          // Ok: the playlist or segment bytes
+  uint32_t max_age_s = 0;  // Ok, segment: Cache-Control max-age from the owner
+  std::string reason;      // NotFound (the owner's words) or Unavailable
+};
+
+struct HlsFetcherOptions {
+  std::string runtime_dir;
+  std::chrono::milliseconds timeout{2000};
+  size_t cache_bytes = 64 * 1024 * 1024;
+  uint32_t max_object = 64 * 1024 * 1024;  // the largest hls.max_segment_size of any app
+};
+
+class HlsFetcher {
+ public:
+  using Callback = std::function<void(const HlsFetchResult&)>;
+  using Ticket = uint64_t;
+
+  HlsFetcher(server::ServerContext& ctx, HlsFetcherOptions opts);
+  ~HlsFetcher();  // drops pending fetches without calling their callbacks
+  HlsFetcher(const HlsFetcher&) = delete;
+  HlsFetcher& operator=(const HlsFetcher&) = delete;
+
+  // A cached segment of `key` ("app/name") from this owner, or nullptr.
+  const HlsSegmentCache::Entry* cached(const OwnershipTable::Owner& owner, const std::string& key, uint64_t sequence);
+  // Asks the owner for the object. `cb` runs once, later, from the event loop (never inside
+  // fetch()), unless cancel(ticket) ran first.
+  Ticket fetch(const OwnershipTable::Owner& owner, const std::string& app, const std::string& name,
+               const protocol::HlsObjectName& object, Callback cb);
+  void cancel(Ticket t);
+
+  const HlsSegmentCache& cache() const { return cache_; }
+  // Requests sent to owners, and segment answers served from the cache.
+  uint64_t playlist_requests() const { return playlist_requests_; }
+  uint64_t segment_requests() const { return segment_requests_; }
+  uint64_t cache_hits() const { return cache_hits_; }
+  size_t in_flight() const { return fetches_.size(); }
+
+ private:
+  struct Fetch;
+  static void on_read(int fd, short what, void* arg);
+  static void on_timer(int fd, short what, void* arg);
+  void start(Fetch& f, const OwnershipTable::Owner& owner, const std::string& line);
+  void complete(Fetch& f);
+  void schedule_sweep();
+
+  server::ServerContext& ctx_;
+  HlsFetcherOptions opts_;
+  HlsSegmentCache cache_;
+  std::unordered_map<std::string, std::unique_ptr<Fetch>> fetches_;  // by owner pid + key + object
+  std::unordered_map<Ticket, std::string> tickets_;                  // -> fetches_ key
+  Ticket next_ticket_ = 1;
+  uint64_t playlist_requests_ = 0, segment_requests_ = 0, cache_hits_ = 0;
+  std::optional<TimerId> sweep_timer_;
+};
+
+}  // namespace rill::cluster
