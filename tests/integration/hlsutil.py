@@ -1,11 +1,8 @@
 """Helpers shared by the HLS integration tests (test_hls, test_browser_hls): test media with a
 1 s GOP, a playlist parser and small HTTP helpers (standard library only)."""
 
-import fcntl
 import http.client
-import os
 import re
-import tempfile
 
 import rilltest
 
@@ -23,34 +20,9 @@ def hls_config(extra_apps=None, **hls):
 
 
 def make_gop1_media(seconds=10):
-    """Like rilltest.make_test_media (testsrc2 640x360 25 fps H.264 ~700 kbps + AAC 64 kbps),
-    with a keyframe every second, so that 1 s fragments are cut every second. Cached."""
-    rilltest.require_tool('ffmpeg')
-    base = rilltest.BUILD_DIR or os.path.join(tempfile.gettempdir(), 'rill-build')
-    d = os.path.join(base, 'test-media')
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, 'testsrc2-640x360-25fps-h264-aac-gop1s-%ds.flv' % seconds)
-    if os.path.exists(path):
-        return path
-    with open(path + '.lock', 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if os.path.exists(path):
-            return path
-        tmp = '%s.tmp.%d.flv' % (path, os.getpid())
-        cmd = ['ffmpeg', '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
-               '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25',
-               '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-               '-t', str(seconds),
-               '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '25',
-               '-keyint_min', '25', '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-b:v', '700k',
-               '-c:a', 'aac', '-b:a', '64k', '-f', 'flv', tmp]
-        try:
-            rilltest.run(cmd, timeout=120, check=True)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    return path
+    """rilltest.make_test_media with a keyframe every second, so that 1 s fragments are cut
+    every second. Cached."""
+    return rilltest.make_test_media(seconds=seconds, gop=25)
 
 
 class Playlist:

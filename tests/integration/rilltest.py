@@ -792,15 +792,17 @@ def _media_dir():
     return d
 
 
-def make_test_media(path=None, seconds=10):
+def make_test_media(path=None, seconds=10, gop=50):
     """An FLV with `seconds` of 640x360 25 fps testsrc2 (H.264: ultrafast, zerolatency, GOP 50
     = keyframe every 2 s, yuv420p, 700 kbps) and a 440 Hz sine (AAC 64 kbps, 44.1 kHz).
+    Another `gop` gives a fixed keyframe interval of that many frames (no scene-cut keyframes).
 
     Built once by ffmpeg and cached (default RILL_BUILD_DIR/test-media/...); concurrent callers
     wait on a lock and the file appears atomically, so parallel tests never see half a file.
     Skips the calling test if ffmpeg is missing. Returns the path."""
     if path is None:
-        path = os.path.join(_media_dir(), 'testsrc2-640x360-25fps-h264-aac-%ds.flv' % seconds)
+        gop_tag = '' if gop == 50 else '-gop%d' % gop
+        path = os.path.join(_media_dir(), 'testsrc2-640x360-25fps-h264-aac%s-%ds.flv' % (gop_tag, seconds))
     if os.path.exists(path):
         return path
     require_tool('ffmpeg')
@@ -814,10 +816,12 @@ def make_test_media(path=None, seconds=10):
                '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25',
                '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
                '-t', str(seconds),
-               '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '50',
-               '-pix_fmt', 'yuv420p', '-b:v', '700k',
-               '-c:a', 'aac', '-b:a', '64k',
-               '-f', 'flv', tmp]
+               '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', str(gop)]
+        if gop != 50:
+            cmd += ['-keyint_min', str(gop), '-sc_threshold', '0']
+        cmd += ['-pix_fmt', 'yuv420p', '-b:v', '700k',
+                '-c:a', 'aac', '-b:a', '64k',
+                '-f', 'flv', tmp]
         try:
             run(cmd, timeout=120, check=True)
             os.replace(tmp, path)
