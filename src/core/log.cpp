@@ -104,7 +104,7 @@ spdlog::level::level_enum parse_log_level(const std::string& text) {
                               "' (expected trace, debug, info, warn, error, critical or off)");
 }
 
-std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const config::LogConfig& cfg,
+std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const LogConfig& cfg,
                                             int worker_id) {
   spdlog::sink_ptr sink;
   if (cfg.file && !cfg.file->empty())
@@ -118,7 +118,7 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const confi
   return logger;
 }
 
-std::shared_ptr<spdlog::logger> make_access_logger(const config::LogConfig& cfg, int worker_id) {
+std::shared_ptr<spdlog::logger> make_access_logger(const LogConfig& cfg, int worker_id) {
   if (!cfg.access_log || cfg.access_log->empty()) return nullptr;
   auto logger = std::make_shared<spdlog::logger>("access",
                                                  std::make_shared<AppendFileSink>(*cfg.access_log));
@@ -147,7 +147,7 @@ bool reopen_log_files(spdlog::logger& logger, std::string* error) {
   return ok;
 }
 
-bool prepare_log_files(const config::LogConfig& cfg, int uid, int gid, std::string* error) {
+bool prepare_log_files(const LogConfig& cfg, int uid, int gid, std::string* error) {
   for (const auto* path : {&cfg.file, &cfg.access_log}) {
     if (!*path || (*path)->empty()) continue;
     int fd = open_append(**path, error);

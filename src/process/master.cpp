@@ -34,7 +34,7 @@
 //   6. Map the stream ownership table (cluster/ownership_table.h: anonymous shared memory,
 //      MAP_SHARED|MAP_ANONYMOUS) so that every worker inherits it; it lives as long as the
 //      master, across reloads and respawns. Which worker publishes which stream is claimed
-//      there, lock-free, by the workers themselves (docs/relay.md); the master only frees the
+//      there, lock-free, by the workers themselves (docs/workers.md); the master only frees the
 //      entries of a worker it reaps (any exit, any generation), so that a dead worker's streams
 //      can be published again at once.
 //   7. Fork the workers (slot 0..N-1), then sd_notify READY=1 + MAINPID, title "rill: master".
@@ -103,7 +103,7 @@
 #include <map>
 #include <vector>
 
-#include "rill/cluster/ownership_table.h"
+#include "rill/workers/ownership_table.h"
 #include "rill/core/log.h"
 #include "rill/process/listeners.h"
 #include "rill/process/notify.h"
@@ -165,7 +165,7 @@ struct Master::Impl {
   std::optional<UserIds> user;
   std::unique_ptr<PidFile> pid_file;
   Listeners listeners;
-  std::unique_ptr<cluster::OwnershipTable> ownership;  // shared with every worker (inherited)
+  std::unique_ptr<workers::OwnershipTable> ownership;  // shared with every worker (inherited)
   int pipe_r = -1;
   int pipe_w = -1;
   std::map<pid_t, Proc> procs;  // every live child
@@ -263,7 +263,7 @@ struct Master::Impl {
     pipe_w = p[1];
 
     try {
-      ownership = std::make_unique<cluster::OwnershipTable>();
+      ownership = std::make_unique<workers::OwnershipTable>();
     } catch (const std::exception& e) {
       return fatal(e.what());
     }

@@ -40,7 +40,7 @@ void reply_hls_not_found(HttpServer& http, evhttp_request* req, const std::strin
 namespace {
 
 // Looks up the stream's HLS state; answers 404 itself (and returns null) when there is none.
-const media::HlsStreamState* find_or_404(ServerContext& ctx, HttpServer& http, evhttp_request* req,
+const media::HlsStreamState* find_or_404(net::ServerContext& ctx, HttpServer& http, evhttp_request* req,
                                          const HttpRoute& route, int64_t started) {
   auto not_found = [&](const std::string& why) -> const media::HlsStreamState* {
     reply_hls_not_found(http, req, why, started);
@@ -104,7 +104,7 @@ void reply_hls_segment(HttpServer& http, evhttp_request* req, const BufferRef& d
   http.log_access(req, 200, n, started);
 }
 
-void serve_hls_playlist(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route) {
+void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route) {
   const int64_t started = ctx.timers->now_ms();
   if (serve_hls_from_owner(ctx, http, req, route, protocol::HlsObjectName{true, 0}, started)) return;
   const media::HlsStreamState* st = find_or_404(ctx, http, req, route, started);
@@ -117,7 +117,7 @@ void serve_hls_playlist(ServerContext& ctx, HttpServer& http, evhttp_request* re
   reply_hls_playlist(http, req, st->playlist_text(), started);
 }
 
-void serve_hls_segment(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route) {
+void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route) {
   const int64_t started = ctx.timers->now_ms();
   if (serve_hls_from_owner(ctx, http, req, route, protocol::HlsObjectName{false, route.segment}, started)) return;
   const media::HlsStreamState* st = find_or_404(ctx, http, req, route, started);
@@ -133,7 +133,7 @@ void serve_hls_segment(ServerContext& ctx, HttpServer& http, evhttp_request* req
   reply_hls_segment(http, req, seg->data, st->segment_max_age_s(), started);
 }
 
-void install_hls_handlers(HttpServer& http, ServerContext& ctx) {
+void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
   http.set_handler(HttpRoute::Kind::HlsPlaylist, [&http, &ctx](evhttp_request* req, const HttpRoute& route) {
     serve_hls_playlist(ctx, http, req, route);
   });

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "rill/cluster/hls_fetcher.h"
-#include "rill/cluster/stream_locator.h"
+#include "rill/workers/hls_fetcher.h"
+#include "rill/workers/stream_locator.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/http_server.h"
 
@@ -15,23 +15,23 @@ namespace {
 
 // One held request. Deleted when answered or when its client goes away, whichever comes first.
 struct PendingHls {
-  ServerContext& ctx;
+  net::ServerContext& ctx;
   HttpServer& http;
   evhttp_request* req;
   std::string what;  // "live/cam 12.ts", for the log
   std::string peer;
   int64_t started;
   int owner_slot;
-  cluster::HlsFetcher::Ticket ticket = 0;
+  workers::HlsFetcher::Ticket ticket = 0;
 };
 
 void add_owner_header(evhttp_request* req, int slot) {
   evhttp_add_header(evhttp_request_get_output_headers(req), "X-Rill-Hls-Owner", std::to_string(slot).c_str());
 }
 
-void answer(ServerContext& ctx, HttpServer& http, evhttp_request* req, const protocol::HlsObjectName& object,
-            const cluster::HlsFetchResult& r, const std::string& what, int owner_slot, int64_t started) {
-  using Status = cluster::HlsFetchResult::Status;
+void answer(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const protocol::HlsObjectName& object,
+            const workers::HlsFetchResult& r, const std::string& what, int owner_slot, int64_t started) {
+  using Status = workers::HlsFetchResult::Status;
   add_owner_header(req, owner_slot);
   switch (r.status) {
     case Status::Ok:
@@ -64,7 +64,7 @@ void on_client_close(evhttp_connection*, void* arg) {
 
 }  // namespace
 
-bool serve_hls_from_owner(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route,
+bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route,
                           const protocol::HlsObjectName& object, int64_t started) {
   if (!ctx.locator || !ctx.hls_fetcher) return false;
   const config::AppConfig* app = ctx.config->find_app(route.app);
@@ -84,7 +84,7 @@ bool serve_hls_from_owner(ServerContext& ctx, HttpServer& http, evhttp_request* 
   evhttp_connection* conn = evhttp_request_get_connection(req);
   auto* p = new PendingHls{ctx, http, req, what, HttpServer::peer_of(req), started, owner->slot};
   p->ticket = ctx.hls_fetcher->fetch(*owner, route.app, route.stream, object,
-                                     [p, object](const cluster::HlsFetchResult& r) {
+                                     [p, object](const workers::HlsFetchResult& r) {
                                        evhttp_connection* c = evhttp_request_get_connection(p->req);
                                        if (c) evhttp_connection_set_closecb(c, nullptr, nullptr);
                                        answer(p->ctx, p->http, p->req, object, r, p->what, p->owner_slot, p->started);

@@ -3,15 +3,15 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
-#include "rill/cluster/stream_locator.h"
+#include "rill/workers/stream_locator.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/server/http_server.h"
 
 namespace rill::server {
 
-HttpFlvSession::HttpFlvSession(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route)
+HttpFlvSession::HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route)
     : ctx_(ctx), http_(http), req_(req), route_(route), peer_(HttpServer::peer_of(req)),
-      queue_(queue_limits_for(ctx.config->find_app(route.app))) {}
+      queue_(net::queue_limits_for(ctx.config->find_app(route.app))) {}
 
 HttpFlvSession::~HttpFlvSession() {
   if (!closed_) close("destroyed");

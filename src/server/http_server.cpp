@@ -29,7 +29,7 @@ const char* method_name(evhttp_cmd_type t) {
 
 }  // namespace
 
-HttpServer::HttpServer(ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ctx.base)) {
+HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ctx.base)) {
   const auto& hc = ctx_.config->http;
   evhttp_set_max_headers_size(http_, static_cast<ev_ssize_t>(hc.max_header_size));
   evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(hc.max_body_size));

@@ -24,8 +24,8 @@ constexpr int kMaxIov = 64;
 }  // namespace
 
 
-RtmpSession::RtmpSession(ServerContext& ctx, int fd, std::string peer)
-    : ctx_(ctx), fd_(fd), peer_(std::move(peer)), handshake_(protocol::system_random()), queue_(queue_limits_for(nullptr)) {}
+RtmpSession::RtmpSession(net::ServerContext& ctx, int fd, std::string peer)
+    : ctx_(ctx), fd_(fd), peer_(std::move(peer)), handshake_(protocol::system_random()), queue_(net::queue_limits_for(nullptr)) {}
 
 RtmpSession::~RtmpSession() {
   if (state_ != State::Closed) close("destroyed");

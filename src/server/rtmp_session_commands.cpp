@@ -2,7 +2,7 @@
 // subscriber side (frames and publisher events from the hub).
 #include <algorithm>
 
-#include "rill/cluster/stream_locator.h"
+#include "rill/workers/stream_locator.h"
 #include "rill/protocol/chunk_writer.h"
 #include "rill/server/rtmp_session.h"
 
@@ -89,7 +89,7 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
     close_after_flush("unknown app");
     return;
   }
-  queue_ = media::OutputQueue(queue_limits_for(app_cfg_));
+  queue_ = media::OutputQueue(net::queue_limits_for(app_cfg_));
   // §7.2.1.1: Window Acknowledgement Size, Set Peer Bandwidth, then the _result.
   send_message(protocol::msg_type::WindowAckSize, 2, 0, 0, protocol::window_ack_size_payload(ctx_.config->rtmp.ack_window));
   send_message(protocol::msg_type::SetPeerBandwidth, 2, 0, 0,
@@ -123,11 +123,11 @@ void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
     return;
   }
   // Claimed across workers: a second publisher of the name is refused on any worker.
-  cluster::PublishClaim claim = ctx_.locator->claim_for_publish(app_, stream_name_, *app_cfg_, this);
-  if (claim.result != cluster::ClaimResult::Ok) {
+  workers::PublishClaim claim = ctx_.locator->claim_for_publish(app_, stream_name_, *app_cfg_, this);
+  if (claim.result != workers::ClaimResult::Ok) {
     ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, claim.reason);
     send_status(msid, "error", "NetStream.Publish.BadName",
-                claim.result == cluster::ClaimResult::Busy ? "stream " + stream_name_ + " is already publishing"
+                claim.result == workers::ClaimResult::Busy ? "stream " + stream_name_ + " is already publishing"
                                                            : "cannot publish " + stream_name_ + ": " + claim.reason);
     close_after_flush("stream already publishing");
     return;

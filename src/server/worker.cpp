@@ -13,17 +13,17 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "rill/cluster/hls_fetcher.h"
-#include "rill/cluster/relay_endpoint.h"
-#include "rill/cluster/stream_locator.h"
+#include "rill/workers/hls_fetcher.h"
+#include "rill/workers/worker_endpoint.h"
+#include "rill/workers/stream_locator.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/stream.h"
-#include "rill/server/flush_scheduler.h"
+#include "rill/net/flush_scheduler.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/http_flv_session.h"
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 namespace rill::server {
 
@@ -53,15 +53,15 @@ struct Worker::Impl {
   event_base* base;
   WorkerContext wctx;
   EventTimerQueue timers;
-  FlushScheduler flusher;
+  net::FlushScheduler flusher;
   media::StreamRegistry streams;
-  SessionSet sessions;
-  ServerContext ctx;
+  net::SessionSet sessions;
+  net::ServerContext ctx;
   // Before http: held HLS requests cancel their fetches when evhttp frees their connections.
-  std::unique_ptr<cluster::HlsFetcher> hls_fetcher;
+  std::unique_ptr<workers::HlsFetcher> hls_fetcher;
   std::unique_ptr<HttpServer> http;
-  std::unique_ptr<cluster::StreamLocator> locator;
-  std::unique_ptr<cluster::RelayEndpoint> relay;
+  std::unique_ptr<workers::StreamLocator> locator;
+  std::unique_ptr<workers::WorkerEndpoint> relay;
   std::vector<event*> rtmp_accept_evs;
   bool accepting = false;
   std::function<void()> on_drained;
@@ -78,7 +78,7 @@ struct Worker::Impl {
     ctx.sessions = &sessions;
     ctx.log = wctx.log;
     ctx.access_log = wctx.access_log;
-    cluster::LocatorOptions lo;
+    workers::LocatorOptions lo;
     lo.table = wctx.ownership;
     lo.slot = wctx.id;
     lo.pid = ::getpid();
@@ -86,16 +86,16 @@ struct Worker::Impl {
     lo.generation = wctx.generation;
     lo.runtime_dir = wctx.config->runtime_dir;
     lo.idle_grace = wctx.config->relay.idle_grace;
-    locator = std::make_unique<cluster::StreamLocator>(ctx, lo);
+    locator = std::make_unique<workers::StreamLocator>(ctx, lo);
     ctx.locator = locator.get();
-    relay = std::make_unique<cluster::RelayEndpoint>(ctx);
+    relay = std::make_unique<workers::WorkerEndpoint>(ctx);
     if (locator->relaying()) {
-      cluster::HlsFetcherOptions fo;
+      workers::HlsFetcherOptions fo;
       fo.runtime_dir = wctx.config->runtime_dir;
       for (const auto& [name, app] : wctx.config->apps) {
         fo.max_object = static_cast<uint32_t>(std::max<size_t>(fo.max_object, std::min<size_t>(app.hls.max_segment_size, UINT32_MAX)));
       }
-      hls_fetcher = std::make_unique<cluster::HlsFetcher>(ctx, fo);
+      hls_fetcher = std::make_unique<workers::HlsFetcher>(ctx, fo);
       ctx.hls_fetcher = hls_fetcher.get();
     }
     http = std::make_unique<HttpServer>(ctx);

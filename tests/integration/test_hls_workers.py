@@ -1,4 +1,4 @@
-"""HLS across workers (docs/hls.md "Workers", docs/relay.md): the owner of a stream produces its
+"""HLS across workers (docs/hls.md "Workers", docs/workers.md): the owner of a stream produces its
 HLS once; every worker answers HLS requests with the owner's playlist and byte-identical
 segments (fetched over the owner's relay socket, segments cached). Which worker answered a
 request is in its X-Rill-Worker header; a non-owner adds X-Rill-Hls-Owner.

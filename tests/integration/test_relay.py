@@ -1,4 +1,4 @@
-"""Streams across worker processes: ownership and the Unix-socket relay (docs/relay.md).
+"""Streams across worker processes: ownership and the Unix-socket relay (docs/workers.md).
 
 A publisher lands on one worker (the owner); players land on any worker (SO_REUSEPORT) and must
 all get the same stream. Which worker served a connection is read from the log ("[worker N]

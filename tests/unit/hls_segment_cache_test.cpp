@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "rill/cluster/hls_segment_cache.h"
+#include "rill/workers/hls_segment_cache.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 namespace {
 
 BufferRef bytes(size_t n, char c = 'x') { return SharedBuffer::copy_of(std::string(n, c)); }
@@ -59,4 +59,4 @@ TEST(HlsSegmentCache, PruneDropsExpiredAndFreesBytes) {
 }
 
 }  // namespace
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -9,9 +9,9 @@
 #include <atomic>
 #include <string>
 
-#include "rill/cluster/ownership_table.h"
+#include "rill/workers/ownership_table.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 namespace {
 
 using Claim = OwnershipTable::Claim;
@@ -176,4 +176,4 @@ TEST(OwnershipTable, TwoProcessesRaceExactlyOneWins) {
 }
 
 }  // namespace
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "rill/core/log_config.h"
+
 namespace rill::config {
 
 using Duration = std::chrono::milliseconds;
@@ -28,12 +30,7 @@ struct ListenAddress {
   bool operator==(const ListenAddress&) const = default;
 };
 
-struct LogConfig {
-  std::string level = "info";             // trace|debug|info|warn|error|critical|off
-  std::optional<std::string> file;        // null: stderr
-  std::optional<std::string> access_log;  // null: no access log
-  bool operator==(const LogConfig&) const = default;
-};
+using LogConfig = core::LogConfig;
 
 struct RtmpConfig {
   std::vector<ListenAddress> listen{{"0.0.0.0", 1935}};
@@ -67,7 +64,7 @@ struct HlsConfig {
   bool operator==(const HlsConfig&) const = default;
 };
 
-// Streams shared across worker processes (docs/relay.md).
+// Streams shared across worker processes (docs/workers.md).
 struct RelayConfig {
   // A relay link to the owning worker stays open this long after its last local player left.
   Duration idle_grace{5000};

@@ -13,7 +13,7 @@
 #include <spdlog/common.h>
 #include <spdlog/logger.h>
 
-#include "rill/config/config.h"
+#include "rill/core/log_config.h"
 
 namespace rill::core {
 
@@ -26,12 +26,12 @@ spdlog::level::level_enum parse_log_level(const std::string& text);
 // The process log: to cfg.file (created with its parent directories, appended to) or to stderr,
 // at cfg.level. worker_id: the worker slot, or -1 for the master. Throws std::runtime_error
 // ("cannot open log file PATH: reason") when the file cannot be opened.
-std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const config::LogConfig& cfg,
+std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const LogConfig& cfg,
                                             int worker_id);
 
 // The access log (one line per finished session/request, written at info level):
 // null when cfg.access_log is unset. Same line prefix without the level.
-std::shared_ptr<spdlog::logger> make_access_logger(const config::LogConfig& cfg, int worker_id);
+std::shared_ptr<spdlog::logger> make_access_logger(const LogConfig& cfg, int worker_id);
 
 // A logger that discards everything (tests, optional logging).
 std::shared_ptr<spdlog::logger> make_null_logger(const std::string& name = "null");
@@ -44,6 +44,6 @@ bool reopen_log_files(spdlog::logger& logger, std::string* error = nullptr);
 // Create (if missing) the files named by cfg.file / cfg.access_log and give them to uid:gid,
 // so that workers running as an unprivileged user can (re)open them. Returns false and fills
 // *error on failure. uid/gid of -1 leave the owner unchanged.
-bool prepare_log_files(const config::LogConfig& cfg, int uid, int gid, std::string* error = nullptr);
+bool prepare_log_files(const LogConfig& cfg, int uid, int gid, std::string* error = nullptr);
 
 }  // namespace rill::core

@@ -9,7 +9,7 @@
 #include "rill/config/config.h"
 #include "rill/process/privileges.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 class OwnershipTable;
 }
 
@@ -24,7 +24,7 @@ struct WorkerProcessParams {
   int master_pipe_fd = -1;  // read end of a pipe whose write end only the master holds
   pid_t master_pid = 0;
   std::optional<UserIds> user;  // switch to this user after the log files are open
-  cluster::OwnershipTable* ownership = nullptr;  // the master's shared table (inherited mapping)
+  workers::OwnershipTable* ownership = nullptr;  // the master's shared table (inherited mapping)
   uint32_t workers = 1;                          // worker slots of this generation
 };
 

@@ -17,7 +17,7 @@
 
 #include "rill/core/buffer.h"
 #include "rill/server/http_router.h"
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 struct evhttp_request;
 
@@ -26,11 +26,11 @@ namespace rill::server {
 class HttpServer;
 
 // Registers the HlsPlaylist and HlsSegment routes on `http`. Both references must outlive it.
-void install_hls_handlers(HttpServer& http, ServerContext& ctx);
+void install_hls_handlers(HttpServer& http, net::ServerContext& ctx);
 
 // The handlers themselves (also usable directly).
-void serve_hls_playlist(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
-void serve_hls_segment(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
 
 // The replies, shared by the local and the cross-worker path (`started`: for the access log).
 void reply_hls_playlist(HttpServer& http, evhttp_request* req, const BufferRef& text, int64_t started);

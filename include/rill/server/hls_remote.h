@@ -11,9 +11,9 @@
 // simply goes away is usually noticed only when the answer is written: evhttp then frees it.)
 #include <cstdint>
 
-#include "rill/protocol/relay_frame.h"
+#include "rill/protocol/worker_link_frame.h"
 #include "rill/server/http_router.h"
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 struct evhttp_request;
 
@@ -23,7 +23,7 @@ class HttpServer;
 
 // True when route's stream is owned by another live worker and the request is taken care of
 // (answered now, or later from the event loop). False: this worker answers it from its own store.
-bool serve_hls_from_owner(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route,
+bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route,
                           const protocol::HlsObjectName& object, int64_t started);
 
 }  // namespace rill::server

@@ -9,7 +9,7 @@
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
 #include "rill/server/http_router.h"
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 struct evhttp_request;
 struct evhttp_connection;
@@ -18,9 +18,9 @@ namespace rill::server {
 
 class HttpServer;
 
-class HttpFlvSession final : public Session, public Flushable, public media::Subscriber {
+class HttpFlvSession final : public net::Session, public net::Flushable, public media::Subscriber {
  public:
-  HttpFlvSession(ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+  HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
   ~HttpFlvSession() override;
 
   // Called by the route handler: answers 404 or starts the response.
@@ -40,7 +40,7 @@ class HttpFlvSession final : public Session, public Flushable, public media::Sub
   void finish(const char* reason);
   void flush_queue_to_evhttp(bool want_callback);
 
-  ServerContext& ctx_;
+  net::ServerContext& ctx_;
   HttpServer& http_;
   evhttp_request* req_;
   HttpRoute route_;

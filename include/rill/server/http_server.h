@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rill/server/http_router.h"
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 struct evhttp;
 struct evhttp_request;
@@ -19,7 +19,7 @@ namespace rill::server {
 
 class HttpServer {
  public:
-  explicit HttpServer(ServerContext& ctx);
+  explicit HttpServer(net::ServerContext& ctx);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -46,7 +46,7 @@ class HttpServer {
   static void on_request(evhttp_request* req, void* arg);
   void handle(evhttp_request* req);
 
-  ServerContext& ctx_;
+  net::ServerContext& ctx_;
   evhttp* http_;
   std::vector<std::pair<HttpRoute::Kind, Handler>> handlers_;
   std::vector<evhttp_bound_socket*> bound_;

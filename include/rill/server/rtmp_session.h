@@ -14,22 +14,22 @@
 #include "rill/protocol/rtmp_command.h"
 #include "rill/protocol/rtmp_handshake.h"
 #include "rill/protocol/rtmp_message.h"
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 struct event;
 
 namespace rill::server {
 
-class RtmpSession final : public Session, public Flushable, public media::Subscriber {
+class RtmpSession final : public net::Session, public net::Flushable, public media::Subscriber {
  public:
-  RtmpSession(ServerContext& ctx, int fd, std::string peer);
+  RtmpSession(net::ServerContext& ctx, int fd, std::string peer);
   ~RtmpSession() override;
 
   void start();
   void close(const char* reason) override;
   void drain() override;
 
-  // Flushable
+  // net::Flushable
   void flush() override;
   // media::Subscriber
   void on_frame(const media::FramePtr& frame) override;
@@ -71,7 +71,7 @@ class RtmpSession final : public Session, public Flushable, public media::Subscr
   void queue_control(BufferRef bytes);
   void close_after_flush(const char* reason);
 
-  ServerContext& ctx_;
+  net::ServerContext& ctx_;
   int fd_;
   std::string peer_;
   State state_ = State::Handshake;

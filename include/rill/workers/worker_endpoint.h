@@ -1,7 +1,7 @@
 #pragma once
-// RelayEndpoint: the Unix socket every worker listens on, runtime_dir/worker-<slot>.sock (mode
+// WorkerEndpoint: the Unix socket every worker listens on, runtime_dir/worker-<slot>.sock (mode
 // 0600, owned by the worker's user). Other workers connect to it to pull a stream this worker
-// owns, or to ask for its statistics; each accepted connection becomes a RelayServerSession in
+// owns, or to ask for its statistics; each accepted connection becomes a WorkerLinkSession in
 // the worker's SessionSet.
 //
 // The worker creates the socket when it starts (creating runtime_dir if missing and unlinking a
@@ -12,20 +12,20 @@
 
 #include <string>
 
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 struct event;
 
-namespace rill::cluster {
+namespace rill::workers {
 
-std::string relay_socket_path(const std::string& runtime_dir, int slot);
+std::string worker_socket_path(const std::string& runtime_dir, int slot);
 
-class RelayEndpoint {
+class WorkerEndpoint {
  public:
-  explicit RelayEndpoint(server::ServerContext& ctx);
-  ~RelayEndpoint();
-  RelayEndpoint(const RelayEndpoint&) = delete;
-  RelayEndpoint& operator=(const RelayEndpoint&) = delete;
+  explicit WorkerEndpoint(net::ServerContext& ctx);
+  ~WorkerEndpoint();
+  WorkerEndpoint(const WorkerEndpoint&) = delete;
+  WorkerEndpoint& operator=(const WorkerEndpoint&) = delete;
 
   // Binds and listens. False (logged) when the socket cannot be created: this worker then
   // serves its own streams only to its own clients.
@@ -38,7 +38,7 @@ class RelayEndpoint {
   static void on_accept(int fd, short what, void* arg);
   void accept_all();
 
-  server::ServerContext& ctx_;
+  net::ServerContext& ctx_;
   std::string path_;
   int fd_ = -1;
   ino_t inode_ = 0;
@@ -46,4 +46,4 @@ class RelayEndpoint {
   event* accept_ev_ = nullptr;
 };
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

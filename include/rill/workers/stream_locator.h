@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "rill/cluster/ownership_table.h"
-#include "rill/cluster/relay_link.h"
+#include "rill/workers/ownership_table.h"
+#include "rill/workers/worker_link.h"
 #include "rill/media/stream.h"
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 struct LocatorOptions {
   OwnershipTable* table = nullptr;  // null: no table (unit tests); everything stays local
@@ -47,7 +47,7 @@ struct PublishClaim {
 
 class StreamLocator {
  public:
-  StreamLocator(server::ServerContext& ctx, LocatorOptions opts);
+  StreamLocator(net::ServerContext& ctx, LocatorOptions opts);
   ~StreamLocator();
   StreamLocator(const StreamLocator&) = delete;
   StreamLocator& operator=(const StreamLocator&) = delete;
@@ -60,7 +60,7 @@ class StreamLocator {
 
   // This worker holds the table entry of key (and its publisher is local).
   bool owns(const std::string& key) const { return owned_.count(key) != 0; }
-  const RelayLink* link(const std::string& key) const;
+  const WorkerLink* link(const std::string& key) const;
   // The live owner of key when it is another worker (and relaying is on), else nothing. HLS
   // requests for such a stream are answered from the owner's store (cluster/hls_fetcher.h).
   std::optional<OwnershipTable::Owner> remote_owner(const std::string& key) const;
@@ -77,16 +77,16 @@ class StreamLocator {
   bool relaying() const { return opts_.table != nullptr && opts_.workers > 1; }
 
  private:
-  RelayLink& make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg);
-  void retire(RelayLink& link, const char* why);
+  WorkerLink& make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg);
+  void retire(WorkerLink& link, const char* why);
   void watch_for_republish(const std::string& app, const std::string& name);
 
-  server::ServerContext& ctx_;
+  net::ServerContext& ctx_;
   LocatorOptions opts_;
   std::set<std::string> owned_;
-  std::map<std::string, std::unique_ptr<RelayLink>> links_;
-  std::vector<std::unique_ptr<RelayLink>> retired_;
+  std::map<std::string, std::unique_ptr<WorkerLink>> links_;
+  std::vector<std::unique_ptr<WorkerLink>> retired_;
   std::optional<TimerId> reap_timer_;
 };
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

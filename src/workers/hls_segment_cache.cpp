@@ -1,6 +1,6 @@
-#include "rill/cluster/hls_segment_cache.h"
+#include "rill/workers/hls_segment_cache.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 void HlsSegmentCache::erase(List::iterator it) {
   bytes_ -= it->entry.data.size();
@@ -48,4 +48,4 @@ size_t HlsSegmentCache::prune(int64_t now_ms) {
   return dropped;
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,6 +1,6 @@
-// Fuzzes the relay framing (protocol/relay_frame.h). Input layout: byte 0 picks the feed piece
+// Fuzzes the relay framing (protocol/worker_link_frame.h). Input layout: byte 0 picks the feed piece
 // sizes; byte 1 bit 0 selects the mode: 0 = a frame stream (the rest is fed to a
-// RelayFrameReader in pieces; every frame is re-encoded and read back by a second reader, which
+// LinkFrameReader in pieces; every frame is re-encoded and read back by a second reader, which
 // must reproduce it exactly), 1 = request lines (the rest, split at '\n'; a parsed request — or HLS object name — is
 // formatted and parsed again and must come back the same).
 #include <cstdint>
@@ -10,21 +10,21 @@
 #include <string_view>
 
 #include "rill/protocol/error.h"
-#include "rill/protocol/relay_frame.h"
+#include "rill/protocol/worker_link_frame.h"
 
 using namespace rill;
 using namespace rill::protocol;
 
 namespace {
 
-void round_trip_frame(const RelayFrame& f, const RelayReaderLimits& lim) {
+void round_trip_frame(const LinkFrame& f, const LinkReaderLimits& lim) {
   if (f.body.size() != f.header.length) abort();
-  const bool media = is_relay_media(f.header.type) || f.header.type == RelayFrameType::HlsObject;
+  const bool media = is_link_media(f.header.type) || f.header.type == LinkFrameType::HlsObject;
   if (f.header.length > (media ? lim.max_body : lim.max_control_body)) abort();
-  BufferRef head = relay_header_buffer(f.header);
-  if (head.size() != kRelayHeaderSize) abort();
+  BufferRef head = link_header_buffer(f.header);
+  if (head.size() != kLinkHeaderSize) abort();
   size_t got = 0;
-  RelayFrameReader back([&](RelayFrame&& r) {
+  LinkFrameReader back([&](LinkFrame&& r) {
     ++got;
     if (r.header.type != f.header.type || r.header.flags != f.header.flags || r.header.timestamp != f.header.timestamp ||
         r.header.length != f.header.length || r.body.size() != f.body.size() ||
@@ -46,12 +46,12 @@ void request_lines(std::string_view text) {
       if (auto o = parse_hls_object(line)) {
         if (parse_hls_object(format_hls_object(*o)) != o) abort();
       }
-      RelayRequest r = parse_relay_request(line);
-      std::string again = format_relay_request(r);
+      LinkRequest r = parse_link_request(line);
+      std::string again = format_link_request(r);
       if (again.empty() || again.back() != '\n') abort();
-      RelayRequest r2 = parse_relay_request(std::string_view(again).substr(0, again.size() - 1));
+      LinkRequest r2 = parse_link_request(std::string_view(again).substr(0, again.size() - 1));
       if (r2.kind != r.kind || r2.app != r.app || r2.name != r.name || r2.object != r.object) abort();
-      if (r.kind == RelayRequest::Kind::Hls) {
+      if (r.kind == LinkRequest::Kind::Hls) {
         auto o = parse_hls_object(r.object);  // the parser accepts only valid objects
         if (!o || format_hls_object(*o) != r.object) abort();
       }
@@ -71,11 +71,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     request_lines(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()));
     return 0;
   }
-  RelayReaderLimits lim;
+  LinkReaderLimits lim;
   lim.max_body = 1 << 20;
   lim.max_control_body = 1024;
   uint64_t frames = 0;
-  RelayFrameReader reader([&](RelayFrame&& f) {
+  LinkFrameReader reader([&](LinkFrame&& f) {
     ++frames;
     round_trip_frame(f, lim);
   }, lim);

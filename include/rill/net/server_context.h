@@ -11,16 +11,16 @@
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
-#include "rill/server/flush_scheduler.h"
+#include "rill/net/flush_scheduler.h"
 
 struct event_base;
 
-namespace rill::cluster {
+namespace rill::workers {
 class StreamLocator;
 class HlsFetcher;
 }
 
-namespace rill::server {
+namespace rill::net {
 
 class SessionSet;
 
@@ -45,9 +45,9 @@ struct ServerContext {
   EventTimerQueue* timers = nullptr;
   SessionSet* sessions = nullptr;
   // Where streams live across workers: sessions claim and look up streams through it.
-  cluster::StreamLocator* locator = nullptr;
+  workers::StreamLocator* locator = nullptr;
   // HLS of streams owned by another worker: fetched from the owner (null: local HLS only).
-  cluster::HlsFetcher* hls_fetcher = nullptr;
+  workers::HlsFetcher* hls_fetcher = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };
@@ -87,4 +87,4 @@ class SessionSet {
   bool reap_scheduled_ = false;
 };
 
-}  // namespace rill::server
+}  // namespace rill::net

@@ -1,9 +1,9 @@
 #pragma once
 // Relay framing: how one worker streams an already-parsed live stream to another worker over a
-// Unix socket (see docs/relay.md). Pure bytes in / bytes out: no socket, no clock.
+// Unix socket (see docs/workers.md). Pure bytes in / bytes out: no socket, no clock.
 //
 // A connection starts with one request line from the pulling worker (ASCII, '\n'-terminated,
-// at most kRelayMaxRequestLine bytes):
+// at most kLinkMaxRequestLine bytes):
 //
 //   PLAY <app>/<name>           stream this live stream to me (answered with frames)
 //   STATS                       this worker's statistics as JSON, then EOF
@@ -39,10 +39,10 @@
 
 namespace rill::protocol {
 
-inline constexpr size_t kRelayHeaderSize = 12;
-inline constexpr size_t kRelayMaxRequestLine = 512;
+inline constexpr size_t kLinkHeaderSize = 12;
+inline constexpr size_t kLinkMaxRequestLine = 512;
 
-enum class RelayFrameType : uint8_t {
+enum class LinkFrameType : uint8_t {
   Audio = 8,
   Video = 9,
   Data = 18,
@@ -53,36 +53,36 @@ enum class RelayFrameType : uint8_t {
   HlsObject = 0x50,  // answer to HLS (body: the object; timestamp: max-age seconds)
 };
 
-namespace relay_flag {
+namespace link_flag {
 inline constexpr uint8_t Keyframe = 0x01;
 inline constexpr uint8_t SequenceHeader = 0x02;
 inline constexpr uint8_t Metadata = 0x04;
 inline constexpr uint8_t All = 0x07;
-}  // namespace relay_flag
+}  // namespace link_flag
 
-bool is_relay_media(RelayFrameType t);
-bool is_known_relay_type(uint8_t t);
-const char* relay_type_name(RelayFrameType t);
+bool is_link_media(LinkFrameType t);
+bool is_known_link_type(uint8_t t);
+const char* link_frame_type_name(LinkFrameType t);
 
-struct RelayFrameHeader {
-  RelayFrameType type = RelayFrameType::Data;
+struct LinkFrameHeader {
+  LinkFrameType type = LinkFrameType::Data;
   uint8_t flags = 0;
   uint32_t timestamp = 0;
   uint32_t length = 0;
 };
 
 // Writes the 12 header bytes.
-void encode_relay_header(const RelayFrameHeader& h, uint8_t out[kRelayHeaderSize]);
-BufferRef relay_header_buffer(const RelayFrameHeader& h);
+void encode_link_header(const LinkFrameHeader& h, uint8_t out[kLinkHeaderSize]);
+BufferRef link_header_buffer(const LinkFrameHeader& h);
 // A whole control frame (header + optional text body) in one buffer.
-BufferRef relay_control_frame(RelayFrameType type, std::string_view text = {});
+BufferRef link_control_frame(LinkFrameType type, std::string_view text = {});
 
-struct RelayFrame {
-  RelayFrameHeader header;
+struct LinkFrame {
+  LinkFrameHeader header;
   BufferRef body;  // allocated once with the body's exact size
 };
 
-struct RelayReaderLimits {
+struct LinkReaderLimits {
   uint32_t max_body = 16 * 1024 * 1024;    // media bodies (the RTMP max message size)
   uint32_t max_control_body = 4096;        // control frames carry at most a short reason
 };
@@ -90,10 +90,10 @@ struct RelayReaderLimits {
 // Incremental frame reader. feed() consumes every byte given and calls the handler once per
 // completed frame, synchronously. Malformed input (unknown type, reserved bits set, a body over
 // the limits) throws ProtocolError; the reader is then unusable and the link must close.
-class RelayFrameReader {
+class LinkFrameReader {
  public:
-  using Handler = std::function<void(RelayFrame&&)>;
-  explicit RelayFrameReader(Handler on_frame, RelayReaderLimits limits = {});
+  using Handler = std::function<void(LinkFrame&&)>;
+  explicit LinkFrameReader(Handler on_frame, LinkReaderLimits limits = {});
 
   size_t feed(std::span<const uint8_t> bytes);
   uint64_t frames() const { return frames_; }
@@ -106,11 +106,11 @@ class RelayFrameReader {
   void deliver();
 
   Handler on_frame_;
-  RelayReaderLimits limits_;
-  uint8_t hdr_[kRelayHeaderSize] = {};
+  LinkReaderLimits limits_;
+  uint8_t hdr_[kLinkHeaderSize] = {};
   size_t hdr_have_ = 0;
   bool in_body_ = false;
-  RelayFrameHeader cur_;
+  LinkFrameHeader cur_;
   BufferRef body_;
   uint64_t frames_ = 0;
   uint64_t bytes_ = 0;
@@ -118,7 +118,7 @@ class RelayFrameReader {
 
 // ---- request line ----------------------------------------------------------------------------
 
-struct RelayRequest {
+struct LinkRequest {
   enum class Kind { Play, Stats, StatsAll, Hls };
   Kind kind = Kind::Stats;
   std::string app;
@@ -128,16 +128,16 @@ struct RelayRequest {
 };
 
 // Parses one request line (without the '\n'; a trailing '\r' is tolerated). App and stream names
-// are restricted to [A-Za-z0-9_.~-] (1..kRelayMaxName bytes, not "." or ".."). Throws
+// are restricted to [A-Za-z0-9_.~-] (1..kLinkMaxName bytes, not "." or ".."). Throws
 // ProtocolError naming what is wrong.
-inline constexpr size_t kRelayMaxName = 256;
-RelayRequest parse_relay_request(std::string_view line);
-std::string format_relay_request(const RelayRequest& r);  // with the trailing '\n'
+inline constexpr size_t kLinkMaxName = 256;
+LinkRequest parse_link_request(std::string_view line);
+std::string format_link_request(const LinkRequest& r);  // with the trailing '\n'
 
 // ---- HLS objects ------------------------------------------------------------------------------
 
 // The <object> of an HLS request: "index.m3u8" (the playlist) or "<seq>.ts" (decimal, no leading
-// zero, fits in 64 bits). parse_relay_request accepts only these.
+// zero, fits in 64 bits). parse_link_request accepts only these.
 struct HlsObjectName {
   bool playlist = true;
   uint64_t sequence = 0;  // segment
@@ -147,6 +147,6 @@ inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";
 std::optional<HlsObjectName> parse_hls_object(std::string_view object);
 std::string format_hls_object(const HlsObjectName& o);
 // The header of an HlsObject answer (the body, `length` bytes, follows).
-BufferRef relay_hls_object_header(uint32_t max_age_s, uint32_t length);
+BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length);
 
 }  // namespace rill::protocol

@@ -1,4 +1,4 @@
-#include "rill/cluster/relay_endpoint.h"
+#include "rill/workers/worker_endpoint.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -10,22 +10,22 @@
 #include <cstring>
 #include <filesystem>
 
-#include "rill/cluster/relay_server_session.h"
+#include "rill/workers/worker_link_session.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
-std::string relay_socket_path(const std::string& runtime_dir, int slot) {
+std::string worker_socket_path(const std::string& runtime_dir, int slot) {
   std::string dir = runtime_dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir + "/worker-" + std::to_string(slot) + ".sock";
 }
 
-RelayEndpoint::RelayEndpoint(server::ServerContext& ctx) : ctx_(ctx) {}
+WorkerEndpoint::WorkerEndpoint(net::ServerContext& ctx) : ctx_(ctx) {}
 
-RelayEndpoint::~RelayEndpoint() { stop(); }
+WorkerEndpoint::~WorkerEndpoint() { stop(); }
 
-bool RelayEndpoint::start(const std::string& runtime_dir, int slot) {
-  path_ = relay_socket_path(runtime_dir, slot);
+bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
+  path_ = worker_socket_path(runtime_dir, slot);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (path_.size() >= sizeof sa.sun_path) {
@@ -61,13 +61,13 @@ bool RelayEndpoint::start(const std::string& runtime_dir, int slot) {
     inode_ = sb.st_ino;
     dev_ = sb.st_dev;
   }
-  accept_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &RelayEndpoint::on_accept, this);
+  accept_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &WorkerEndpoint::on_accept, this);
   event_add(accept_ev_, nullptr);
   ctx_.log->info("relay: listening on {}", path_);
   return true;
 }
 
-void RelayEndpoint::stop() {
+void WorkerEndpoint::stop() {
   if (accept_ev_) {
     event_free(accept_ev_);
     accept_ev_ = nullptr;
@@ -81,9 +81,9 @@ void RelayEndpoint::stop() {
   if (::stat(path_.c_str(), &sb) == 0 && sb.st_ino == inode_ && sb.st_dev == dev_) ::unlink(path_.c_str());
 }
 
-void RelayEndpoint::on_accept(int, short, void* arg) { static_cast<RelayEndpoint*>(arg)->accept_all(); }
+void WorkerEndpoint::on_accept(int, short, void* arg) { static_cast<WorkerEndpoint*>(arg)->accept_all(); }
 
-void RelayEndpoint::accept_all() {
+void WorkerEndpoint::accept_all() {
   for (int i = 0; i < 256; ++i) {
     int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
@@ -91,9 +91,9 @@ void RelayEndpoint::accept_all() {
       if (errno != EAGAIN && errno != EWOULDBLOCK) ctx_.log->warn("relay: accept: {}", std::strerror(errno));
       return;
     }
-    auto* s = static_cast<RelayServerSession*>(ctx_.sessions->add(std::make_unique<RelayServerSession>(ctx_, fd)));
+    auto* s = static_cast<WorkerLinkSession*>(ctx_.sessions->add(std::make_unique<WorkerLinkSession>(ctx_, fd)));
     s->start();
   }
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,4 +1,4 @@
-#include "rill/protocol/relay_frame.h"
+#include "rill/protocol/worker_link_frame.h"
 
 #include <algorithm>
 #include <cstring>
@@ -21,7 +21,7 @@ uint32_t get_u32(const uint8_t* p) {
 }
 
 bool valid_name(std::string_view s) {
-  if (s.empty() || s.size() > kRelayMaxName || s == "." || s == "..") return false;
+  if (s.empty() || s.size() > kLinkMaxName || s == "." || s == "..") return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
            c == '.' || c == '~';
@@ -29,7 +29,7 @@ bool valid_name(std::string_view s) {
 }
 
 // "app/name" -> app, name.
-void split_key(std::string_view key, RelayRequest& r) {
+void split_key(std::string_view key, LinkRequest& r) {
   const size_t slash = key.find('/');
   if (slash == std::string_view::npos) throw ProtocolError("relay request: expected APP/NAME, got '" + std::string(key) + "'");
   std::string_view app = key.substr(0, slash), name = key.substr(slash + 1);
@@ -40,40 +40,40 @@ void split_key(std::string_view key, RelayRequest& r) {
 
 }  // namespace
 
-bool is_relay_media(RelayFrameType t) {
-  return t == RelayFrameType::Audio || t == RelayFrameType::Video || t == RelayFrameType::Data;
+bool is_link_media(LinkFrameType t) {
+  return t == LinkFrameType::Audio || t == LinkFrameType::Video || t == LinkFrameType::Data;
 }
 
-bool is_known_relay_type(uint8_t t) {
-  switch (static_cast<RelayFrameType>(t)) {
-    case RelayFrameType::Audio:
-    case RelayFrameType::Video:
-    case RelayFrameType::Data:
-    case RelayFrameType::Publish:
-    case RelayFrameType::Unpublish:
-    case RelayFrameType::End:
-    case RelayFrameType::Error:
-    case RelayFrameType::HlsObject:
+bool is_known_link_type(uint8_t t) {
+  switch (static_cast<LinkFrameType>(t)) {
+    case LinkFrameType::Audio:
+    case LinkFrameType::Video:
+    case LinkFrameType::Data:
+    case LinkFrameType::Publish:
+    case LinkFrameType::Unpublish:
+    case LinkFrameType::End:
+    case LinkFrameType::Error:
+    case LinkFrameType::HlsObject:
       return true;
   }
   return false;
 }
 
-const char* relay_type_name(RelayFrameType t) {
+const char* link_frame_type_name(LinkFrameType t) {
   switch (t) {
-    case RelayFrameType::Audio: return "audio";
-    case RelayFrameType::Video: return "video";
-    case RelayFrameType::Data: return "data";
-    case RelayFrameType::Publish: return "publish";
-    case RelayFrameType::Unpublish: return "unpublish";
-    case RelayFrameType::End: return "end";
-    case RelayFrameType::Error: return "error";
-    case RelayFrameType::HlsObject: return "hls-object";
+    case LinkFrameType::Audio: return "audio";
+    case LinkFrameType::Video: return "video";
+    case LinkFrameType::Data: return "data";
+    case LinkFrameType::Publish: return "publish";
+    case LinkFrameType::Unpublish: return "unpublish";
+    case LinkFrameType::End: return "end";
+    case LinkFrameType::Error: return "error";
+    case LinkFrameType::HlsObject: return "hls-object";
   }
   return "?";
 }
 
-void encode_relay_header(const RelayFrameHeader& h, uint8_t out[kRelayHeaderSize]) {
+void encode_link_header(const LinkFrameHeader& h, uint8_t out[kLinkHeaderSize]) {
   out[0] = static_cast<uint8_t>(h.type);
   out[1] = h.flags;
   out[2] = 0;
@@ -82,51 +82,51 @@ void encode_relay_header(const RelayFrameHeader& h, uint8_t out[kRelayHeaderSize
   put_u32(out + 8, h.length);
 }
 
-BufferRef relay_header_buffer(const RelayFrameHeader& h) {
-  BufferRef b = SharedBuffer::create(kRelayHeaderSize);
-  encode_relay_header(h, b->tail());
-  b->commit(kRelayHeaderSize);
+BufferRef link_header_buffer(const LinkFrameHeader& h) {
+  BufferRef b = SharedBuffer::create(kLinkHeaderSize);
+  encode_link_header(h, b->tail());
+  b->commit(kLinkHeaderSize);
   return b;
 }
 
-BufferRef relay_control_frame(RelayFrameType type, std::string_view text) {
-  RelayFrameHeader h;
+BufferRef link_control_frame(LinkFrameType type, std::string_view text) {
+  LinkFrameHeader h;
   h.type = type;
   h.length = static_cast<uint32_t>(text.size());
-  BufferRef b = SharedBuffer::create(kRelayHeaderSize + text.size());
-  encode_relay_header(h, b->tail());
-  b->commit(kRelayHeaderSize);
+  BufferRef b = SharedBuffer::create(kLinkHeaderSize + text.size());
+  encode_link_header(h, b->tail());
+  b->commit(kLinkHeaderSize);
   b->append(text.data(), text.size());
   return b;
 }
 
 // ---------------------------------------------------------------------------------------------
 
-RelayFrameReader::RelayFrameReader(Handler on_frame, RelayReaderLimits limits)
+LinkFrameReader::LinkFrameReader(Handler on_frame, LinkReaderLimits limits)
     : on_frame_(std::move(on_frame)), limits_(limits) {}
 
-void RelayFrameReader::on_header() {
+void LinkFrameReader::on_header() {
   const uint8_t type = hdr_[0];
-  if (!is_known_relay_type(type)) throw ProtocolError("relay frame: unknown type " + std::to_string(type));
-  cur_.type = static_cast<RelayFrameType>(type);
+  if (!is_known_link_type(type)) throw ProtocolError("relay frame: unknown type " + std::to_string(type));
+  cur_.type = static_cast<LinkFrameType>(type);
   cur_.flags = hdr_[1];
-  if (cur_.flags & ~relay_flag::All) throw ProtocolError("relay frame: reserved flag bits set");
+  if (cur_.flags & ~link_flag::All) throw ProtocolError("relay frame: reserved flag bits set");
   if (hdr_[2] != 0 || hdr_[3] != 0) throw ProtocolError("relay frame: reserved bytes not zero");
   cur_.timestamp = get_u32(hdr_ + 4);
   cur_.length = get_u32(hdr_ + 8);
-  const bool media = is_relay_media(cur_.type) || cur_.type == RelayFrameType::HlsObject;
+  const bool media = is_link_media(cur_.type) || cur_.type == LinkFrameType::HlsObject;
   if (!media && cur_.flags != 0) throw ProtocolError("relay frame: flags on a control frame");
   const uint32_t max = media ? limits_.max_body : limits_.max_control_body;
   if (cur_.length > max) {
-    throw ProtocolError(std::string("relay frame: ") + relay_type_name(cur_.type) + " body of " +
+    throw ProtocolError(std::string("relay frame: ") + link_frame_type_name(cur_.type) + " body of " +
                         std::to_string(cur_.length) + " bytes exceeds the limit " + std::to_string(max));
   }
   body_ = SharedBuffer::create(cur_.length);
   in_body_ = true;
 }
 
-void RelayFrameReader::deliver() {
-  RelayFrame f;
+void LinkFrameReader::deliver() {
+  LinkFrame f;
   f.header = cur_;
   f.body = std::move(body_);
   body_.reset();
@@ -136,18 +136,18 @@ void RelayFrameReader::deliver() {
   on_frame_(std::move(f));
 }
 
-size_t RelayFrameReader::feed(std::span<const uint8_t> bytes) {
+size_t LinkFrameReader::feed(std::span<const uint8_t> bytes) {
   const uint8_t* p = bytes.data();
   size_t n = bytes.size();
   bytes_ += n;
   while (n > 0) {
     if (!in_body_) {
-      const size_t take = std::min(n, kRelayHeaderSize - hdr_have_);
+      const size_t take = std::min(n, kLinkHeaderSize - hdr_have_);
       std::memcpy(hdr_ + hdr_have_, p, take);
       hdr_have_ += take;
       p += take;
       n -= take;
-      if (hdr_have_ < kRelayHeaderSize) break;
+      if (hdr_have_ < kLinkHeaderSize) break;
       on_header();
       if (cur_.length == 0) deliver();
       continue;
@@ -163,9 +163,9 @@ size_t RelayFrameReader::feed(std::span<const uint8_t> bytes) {
 
 // ---------------------------------------------------------------------------------------------
 
-RelayRequest parse_relay_request(std::string_view line) {
+LinkRequest parse_link_request(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.size() > kRelayMaxRequestLine) throw ProtocolError("relay request: line too long");
+  if (line.size() > kLinkMaxRequestLine) throw ProtocolError("relay request: line too long");
   for (unsigned char c : line) {
     if (c < 0x20 || c >= 0x7f) throw ProtocolError("relay request: control or non-ASCII byte");
   }
@@ -183,17 +183,17 @@ RelayRequest parse_relay_request(std::string_view line) {
     if (rest.empty()) throw ProtocolError("relay request: trailing space");
   }
   if (count == 0) throw ProtocolError("relay request: empty line");
-  RelayRequest r;
+  LinkRequest r;
   const std::string_view verb = words[0];
   if (verb == "PLAY" && count == 2) {
-    r.kind = RelayRequest::Kind::Play;
+    r.kind = LinkRequest::Kind::Play;
     split_key(words[1], r);
   } else if (verb == "STATS" && count == 1) {
-    r.kind = RelayRequest::Kind::Stats;
+    r.kind = LinkRequest::Kind::Stats;
   } else if (verb == "STATS" && count == 2 && words[1] == "ALL") {
-    r.kind = RelayRequest::Kind::StatsAll;
+    r.kind = LinkRequest::Kind::StatsAll;
   } else if (verb == "HLS" && count == 3) {
-    r.kind = RelayRequest::Kind::Hls;
+    r.kind = LinkRequest::Kind::Hls;
     split_key(words[1], r);
     if (!parse_hls_object(words[2])) throw ProtocolError("relay request: invalid HLS object name");
     r.object = std::string(words[2]);
@@ -203,12 +203,12 @@ RelayRequest parse_relay_request(std::string_view line) {
   return r;
 }
 
-std::string format_relay_request(const RelayRequest& r) {
+std::string format_link_request(const LinkRequest& r) {
   switch (r.kind) {
-    case RelayRequest::Kind::Play: return "PLAY " + r.key() + "\n";
-    case RelayRequest::Kind::Stats: return "STATS\n";
-    case RelayRequest::Kind::StatsAll: return "STATS ALL\n";
-    case RelayRequest::Kind::Hls: return "HLS " + r.key() + " " + r.object + "\n";
+    case LinkRequest::Kind::Play: return "PLAY " + r.key() + "\n";
+    case LinkRequest::Kind::Stats: return "STATS\n";
+    case LinkRequest::Kind::StatsAll: return "STATS ALL\n";
+    case LinkRequest::Kind::Hls: return "HLS " + r.key() + " " + r.object + "\n";
   }
   return "\n";
 }
@@ -235,12 +235,12 @@ std::string format_hls_object(const HlsObjectName& o) {
   return o.playlist ? std::string(kHlsPlaylistObject) : std::to_string(o.sequence) + ".ts";
 }
 
-BufferRef relay_hls_object_header(uint32_t max_age_s, uint32_t length) {
-  RelayFrameHeader h;
-  h.type = RelayFrameType::HlsObject;
+BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length) {
+  LinkFrameHeader h;
+  h.type = LinkFrameType::HlsObject;
   h.timestamp = max_age_s;
   h.length = length;
-  return relay_header_buffer(h);
+  return link_header_buffer(h);
 }
 
 }  // namespace rill::protocol

@@ -1,4 +1,4 @@
-#include "rill/cluster/cluster_stats.h"
+#include "rill/workers/worker_stats.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -10,26 +10,26 @@
 #include <cstring>
 #include <map>
 
-#include "rill/cluster/hls_fetcher.h"
-#include "rill/cluster/relay_endpoint.h"
-#include "rill/cluster/relay_server_session.h"
-#include "rill/cluster/stream_locator.h"
+#include "rill/workers/hls_fetcher.h"
+#include "rill/workers/worker_endpoint.h"
+#include "rill/workers/worker_link_session.h"
+#include "rill/workers/stream_locator.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 namespace {
 constexpr size_t kMaxAnswer = 4 * 1024 * 1024;
 }
 
-nlohmann::json worker_stats(server::ServerContext& ctx) {
+nlohmann::json worker_stats(net::ServerContext& ctx) {
   using nlohmann::json;
   StreamLocator* loc = ctx.locator;
   // Relay senders (connections from other workers pulling a stream of ours), per stream.
   std::map<std::string, int> senders_per_key;
   json senders = json::array();
   size_t relay_connections = 0;
-  ctx.sessions->for_each([&](server::Session& s) {
-    auto* r = dynamic_cast<RelayServerSession*>(&s);
+  ctx.sessions->for_each([&](net::Session& s) {
+    auto* r = dynamic_cast<WorkerLinkSession*>(&s);
     if (!r) return;
     ++relay_connections;
     if (!r->is_sender()) return;
@@ -44,7 +44,7 @@ nlohmann::json worker_stats(server::ServerContext& ctx) {
   json streams = json::array();
   ctx.streams->for_each([&](media::Stream& s) {
     const std::string key = s.key();
-    const RelayLink* link = loc ? loc->link(key) : nullptr;
+    const WorkerLink* link = loc ? loc->link(key) : nullptr;
     const int out = senders_per_key.count(key) ? senders_per_key[key] : 0;
     const size_t subs = s.subscriber_count();
     streams.push_back({{"key", key},
@@ -61,7 +61,7 @@ nlohmann::json worker_stats(server::ServerContext& ctx) {
 
   json links = json::array();
   if (loc) {
-    loc->for_each_link([&](const RelayLink& l) {
+    loc->for_each_link([&](const WorkerLink& l) {
       links.push_back({{"key", l.key()},
                        {"state", l.state_name()},
                        {"attached", l.attached()},
@@ -111,7 +111,7 @@ struct StatsGatherer::Peer {
   }
 };
 
-StatsGatherer::StatsGatherer(server::ServerContext& ctx, Done done, std::chrono::milliseconds timeout)
+StatsGatherer::StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout)
     : ctx_(ctx), done_(std::move(done)), timeout_(timeout) {}
 
 StatsGatherer::~StatsGatherer() {
@@ -129,7 +129,7 @@ void StatsGatherer::start() {
     auto p = std::make_unique<Peer>();
     p->owner = this;
     p->slot = slot;
-    const std::string path = relay_socket_path(dir, slot);
+    const std::string path = worker_socket_path(dir, slot);
     sockaddr_un sa{};
     sa.sun_family = AF_UNIX;
     std::string error;
@@ -225,4 +225,4 @@ void StatsGatherer::finish() {
   done(std::move(all));  // may destroy *this
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

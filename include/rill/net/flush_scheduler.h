@@ -8,7 +8,7 @@
 struct event_base;
 struct event;
 
-namespace rill::server {
+namespace rill::net {
 
 class Flushable {
  public:
@@ -41,4 +41,4 @@ class FlushScheduler {
   std::vector<Flushable*> running_;
 };
 
-}  // namespace rill::server
+}  // namespace rill::net

@@ -12,7 +12,7 @@
 
 #include "rill/core/buffer.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 class HlsSegmentCache {
  public:
@@ -52,4 +52,4 @@ class HlsSegmentCache {
   std::unordered_map<std::string, List::iterator> map_;
 };
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

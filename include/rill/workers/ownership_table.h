@@ -7,7 +7,7 @@
 // Lock-free: every entry has one 64-bit atomic state word (state, version, pid); entries change
 // hands only by compare-and-swap on it. Readers copy an entry and validate it by reading the
 // state word again (a seqlock: the version changes on every transition). Two workers claiming
-// the same key at once race on a ticket: see claim() and docs/relay.md ("Why there is no race").
+// the same key at once race on a ticket: see claim() and docs/workers.md ("Why there is no race").
 //
 // Capacity: kCapacity entries (4096), keys ("app/name") of at most kMaxKey bytes. Released entries
 // are reused. No operation allocates or locks (only construction maps memory); every one is safe
@@ -20,7 +20,7 @@
 #include <optional>
 #include <string_view>
 
-namespace rill::cluster {
+namespace rill::workers {
 
 class OwnershipTable {
  public:
@@ -71,4 +71,4 @@ class OwnershipTable {
 
 const char* to_string(OwnershipTable::Claim c);
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

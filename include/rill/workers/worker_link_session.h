@@ -1,6 +1,6 @@
 #pragma once
-// RelayServerSession: one connection accepted on this worker's relay socket. It reads the request
-// line (protocol/relay_frame.h), then either
+// WorkerLinkSession: one connection accepted on this worker's relay socket. It reads the request
+// line (protocol/worker_link_frame.h), then either
 //  - PLAY: becomes a media::Subscriber of the local stream — only if this worker owns it — and
 //    sends it as relay frames: Publish, then the hub's replay (metadata, sequence headers, GOP
 //    cache), then live frames; Unpublish or End when the publisher leaves or the stream ends, then
@@ -15,19 +15,19 @@
 
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
-#include "rill/protocol/relay_frame.h"
-#include "rill/server/server_context.h"
+#include "rill/protocol/worker_link_frame.h"
+#include "rill/net/server_context.h"
 
 struct event;
 
-namespace rill::cluster {
+namespace rill::workers {
 
 class StatsGatherer;
 
-class RelayServerSession final : public server::Session, public server::Flushable, public media::Subscriber {
+class WorkerLinkSession final : public net::Session, public net::Flushable, public media::Subscriber {
  public:
-  RelayServerSession(server::ServerContext& ctx, int fd);
-  ~RelayServerSession() override;
+  WorkerLinkSession(net::ServerContext& ctx, int fd);
+  ~WorkerLinkSession() override;
 
   void start();
   void close(const char* reason) override;
@@ -51,16 +51,16 @@ class RelayServerSession final : public server::Session, public server::Flushabl
   static void on_write_event(int fd, short what, void* arg);
   static void on_timeout_event(int fd, short what, void* arg);
   void handle_readable();
-  void handle_request(const protocol::RelayRequest& r);
-  void serve_play(const protocol::RelayRequest& r);
-  void serve_hls(const protocol::RelayRequest& r);
+  void handle_request(const protocol::LinkRequest& r);
+  void serve_play(const protocol::LinkRequest& r);
+  void serve_hls(const protocol::LinkRequest& r);
   void reply_text(const std::string& text);
   void refuse(const std::string& why);
   void push(BufferRef bytes);
   void close_after_flush(const char* reason);
   void stop_subscription();
 
-  server::ServerContext& ctx_;
+  net::ServerContext& ctx_;
   int fd_;
   event* read_ev_ = nullptr;
   event* write_ev_ = nullptr;
@@ -79,4 +79,4 @@ class RelayServerSession final : public server::Session, public server::Flushabl
   std::unique_ptr<StatsGatherer> gatherer_;  // STATS ALL in progress
 };
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,4 +1,4 @@
-#include "rill/cluster/hls_fetcher.h"
+#include "rill/workers/hls_fetcher.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -9,10 +9,10 @@
 #include <cstring>
 #include <vector>
 
-#include "rill/cluster/relay_endpoint.h"
+#include "rill/workers/worker_endpoint.h"
 #include "rill/protocol/error.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 namespace {
 constexpr std::chrono::milliseconds kSweepInterval{5000};
@@ -32,7 +32,7 @@ struct HlsFetcher::Fetch {
   int fd = -1;
   event* read_ev = nullptr;
   event* timer = nullptr;
-  std::unique_ptr<protocol::RelayFrameReader> reader;
+  std::unique_ptr<protocol::LinkFrameReader> reader;
   std::optional<HlsFetchResult> result;
   std::vector<std::pair<Ticket, Callback>> waiters;
 
@@ -49,7 +49,7 @@ struct HlsFetcher::Fetch {
   }
 };
 
-HlsFetcher::HlsFetcher(server::ServerContext& ctx, HlsFetcherOptions opts)
+HlsFetcher::HlsFetcher(net::ServerContext& ctx, HlsFetcherOptions opts)
     : ctx_(ctx), opts_(std::move(opts)), cache_(opts_.cache_bytes) {}
 
 HlsFetcher::~HlsFetcher() {
@@ -86,40 +86,40 @@ HlsFetcher::Ticket HlsFetcher::fetch(const OwnershipTable::Owner& owner, const s
   f->waiters.emplace_back(t, std::move(cb));
   Fetch& ref = *f;
   fetches_.emplace(id, std::move(f));
-  protocol::RelayRequest req;
-  req.kind = protocol::RelayRequest::Kind::Hls;
+  protocol::LinkRequest req;
+  req.kind = protocol::LinkRequest::Kind::Hls;
   req.app = app;
   req.name = name;
   req.object = obj;
-  start(ref, owner, protocol::format_relay_request(req));
+  start(ref, owner, protocol::format_link_request(req));
   return t;
 }
 
 void HlsFetcher::start(Fetch& f, const OwnershipTable::Owner& owner, const std::string& line) {
   ++(f.object.playlist ? playlist_requests_ : segment_requests_);
   f.timer = event_new(ctx_.base, -1, 0, &HlsFetcher::on_timer, &f);
-  protocol::RelayReaderLimits lim;
+  protocol::LinkReaderLimits lim;
   lim.max_body = opts_.max_object;
-  f.reader = std::make_unique<protocol::RelayFrameReader>(
-      [&f](protocol::RelayFrame&& fr) {
+  f.reader = std::make_unique<protocol::LinkFrameReader>(
+      [&f](protocol::LinkFrame&& fr) {
         if (f.result) return;  // nothing is expected after the answer
         HlsFetchResult r;
-        if (fr.header.type == protocol::RelayFrameType::HlsObject) {
+        if (fr.header.type == protocol::LinkFrameType::HlsObject) {
           r.status = HlsFetchResult::Status::Ok;
           r.body = std::move(fr.body);
           r.max_age_s = fr.header.timestamp;
-        } else if (fr.header.type == protocol::RelayFrameType::Error) {
+        } else if (fr.header.type == protocol::LinkFrameType::Error) {
           r.status = HlsFetchResult::Status::NotFound;
           r.reason = std::string(fr.body ? fr.body->view() : std::string_view());
         } else {
           r.status = HlsFetchResult::Status::Unavailable;
-          r.reason = std::string("unexpected ") + protocol::relay_type_name(fr.header.type) + " frame";
+          r.reason = std::string("unexpected ") + protocol::link_frame_type_name(fr.header.type) + " frame";
         }
         f.result = std::move(r);
       },
       lim);
 
-  const std::string path = relay_socket_path(opts_.runtime_dir, owner.slot);
+  const std::string path = worker_socket_path(opts_.runtime_dir, owner.slot);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   std::string error;
@@ -217,4 +217,4 @@ void HlsFetcher::schedule_sweep() {
   });
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,5 +1,5 @@
 #pragma once
-// RelayLink: the pulling side of the relay. One per stream per worker, shared by every local
+// WorkerLink: the pulling side of the relay. One per stream per worker, shared by every local
 // subscriber of that stream: it connects to the owning worker's Unix socket, sends
 // "PLAY app/name" and becomes the *publisher* of this worker's local media::Stream, feeding it
 // the frames it reads. Local players (RTMP, HTTP-FLV, later HLS) are ordinary subscribers of that
@@ -22,16 +22,16 @@
 #include <optional>
 #include <string>
 
-#include "rill/cluster/ownership_table.h"
+#include "rill/workers/ownership_table.h"
 #include "rill/config/config.h"
-#include "rill/protocol/relay_frame.h"
-#include "rill/server/server_context.h"
+#include "rill/protocol/worker_link_frame.h"
+#include "rill/net/server_context.h"
 
 struct event;
 
-namespace rill::cluster {
+namespace rill::workers {
 
-struct RelayLinkOptions {
+struct WorkerLinkOptions {
   OwnershipTable* table = nullptr;
   int self_slot = 0;
   pid_t self_pid = 0;
@@ -42,15 +42,15 @@ struct RelayLinkOptions {
   uint32_t max_frame_body = 16 * 1024 * 1024;
 };
 
-class RelayLink {
+class WorkerLink {
  public:
   enum class State { Waiting, Requested, Live };
 
-  RelayLink(server::ServerContext& ctx, std::string app, std::string name, const config::AppConfig& cfg,
-            RelayLinkOptions opts, std::function<void(RelayLink&)> on_idle);
-  ~RelayLink();
-  RelayLink(const RelayLink&) = delete;
-  RelayLink& operator=(const RelayLink&) = delete;
+  WorkerLink(net::ServerContext& ctx, std::string app, std::string name, const config::AppConfig& cfg,
+            WorkerLinkOptions opts, std::function<void(WorkerLink&)> on_idle);
+  ~WorkerLink();
+  WorkerLink(const WorkerLink&) = delete;
+  WorkerLink& operator=(const WorkerLink&) = delete;
 
   // Attach to the local stream now as its publisher (the owner is known to exist), then connect.
   // Returns the stream, or nullptr if another local publisher holds it.
@@ -75,7 +75,7 @@ class RelayLink {
  private:
   static void on_read_event(int fd, short what, void* arg);
   void handle_readable();
-  void on_frame(protocol::RelayFrame&& f);
+  void on_frame(protocol::LinkFrame&& f);
   bool connect_to(const OwnershipTable::Owner& owner);
   void disconnect(const char* why, bool poll_soon);
   bool attach();
@@ -83,16 +83,16 @@ class RelayLink {
   void tick();
   void schedule_tick(std::chrono::milliseconds after);
 
-  server::ServerContext& ctx_;
+  net::ServerContext& ctx_;
   std::string app_, name_, key_;
   const config::AppConfig& cfg_;
-  RelayLinkOptions opts_;
-  std::function<void(RelayLink&)> on_idle_;
+  WorkerLinkOptions opts_;
+  std::function<void(WorkerLink&)> on_idle_;
   State state_ = State::Waiting;
   bool stopped_ = false;
   int fd_ = -1;
   event* read_ev_ = nullptr;
-  std::unique_ptr<protocol::RelayFrameReader> reader_;
+  std::unique_ptr<protocol::LinkFrameReader> reader_;
   media::Stream* stream_ = nullptr;  // non-null while attached as the stream's publisher
   std::optional<OwnershipTable::Owner> owner_;
   std::optional<TimerId> tick_timer_;
@@ -107,4 +107,4 @@ class RelayLink {
   uint64_t connects_ = 0;
 };
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -2,7 +2,7 @@
 """Writes the seed corpus for relay_frame_fuzz (run once; the outputs are committed).
 Deterministic: the same files every run.
 
-  tests/fuzz/corpus/relay_frame/  2 control bytes (piece sizes; bit 0 of the second: 0 = frame
+  tests/fuzz/corpus/worker_link_frame/  2 control bytes (piece sizes; bit 0 of the second: 0 = frame
                                   stream, 1 = request lines) + frames or request lines
 """
 import os

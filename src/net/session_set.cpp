@@ -1,6 +1,6 @@
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
-namespace rill::server {
+namespace rill::net {
 
 SessionSet::~SessionSet() {
   reap();
@@ -39,4 +39,4 @@ void SessionSet::drain_all() {
   for (auto* s : copy) if (live_set_.count(s)) s->drain();
 }
 
-}  // namespace rill::server
+}  // namespace rill::net

@@ -1,7 +1,7 @@
 #pragma once
 // HlsFetcher: on a worker that does not own a stream, gets its HLS playlist and segments from the
 // worker that does, over the owner's relay socket ("HLS <app>/<name> <object>", answered with one
-// HlsObject or Error frame, then EOF; protocol/relay_frame.h).
+// HlsObject or Error frame, then EOF; protocol/worker_link_frame.h).
 //
 //  - One connection per request: a Unix-socket connect costs microseconds, there is no
 //    connection state to keep right across owner restarts, and with the segment cache and the
@@ -22,14 +22,14 @@
 #include <string>
 #include <unordered_map>
 
-#include "rill/cluster/hls_segment_cache.h"
-#include "rill/cluster/ownership_table.h"
+#include "rill/workers/hls_segment_cache.h"
+#include "rill/workers/ownership_table.h"
 #include "rill/core/buffer.h"
 #include "rill/core/timer_queue.h"
-#include "rill/protocol/relay_frame.h"
-#include "rill/server/server_context.h"
+#include "rill/protocol/worker_link_frame.h"
+#include "rill/net/server_context.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 struct HlsFetchResult {
   enum class Status { Ok, NotFound, Unavailable };
@@ -51,7 +51,7 @@ class HlsFetcher {
   using Callback = std::function<void(const HlsFetchResult&)>;
   using Ticket = uint64_t;
 
-  HlsFetcher(server::ServerContext& ctx, HlsFetcherOptions opts);
+  HlsFetcher(net::ServerContext& ctx, HlsFetcherOptions opts);
   ~HlsFetcher();  // drops pending fetches without calling their callbacks
   HlsFetcher(const HlsFetcher&) = delete;
   HlsFetcher& operator=(const HlsFetcher&) = delete;
@@ -79,7 +79,7 @@ class HlsFetcher {
   void complete(Fetch& f);
   void schedule_sweep();
 
-  server::ServerContext& ctx_;
+  net::ServerContext& ctx_;
   HlsFetcherOptions opts_;
   HlsSegmentCache cache_;
   std::unordered_map<std::string, std::unique_ptr<Fetch>> fetches_;  // by owner pid + key + object
@@ -89,4 +89,4 @@ class HlsFetcher {
   std::optional<TimerId> sweep_timer_;
 };
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,10 +1,10 @@
-#include "rill/cluster/stream_locator.h"
+#include "rill/workers/stream_locator.h"
 
 #include <chrono>
 
-namespace rill::cluster {
+namespace rill::workers {
 
-StreamLocator::StreamLocator(server::ServerContext& ctx, LocatorOptions opts) : ctx_(ctx), opts_(std::move(opts)) {}
+StreamLocator::StreamLocator(net::ServerContext& ctx, LocatorOptions opts) : ctx_(ctx), opts_(std::move(opts)) {}
 
 StreamLocator::~StreamLocator() {
   close_all();
@@ -24,7 +24,7 @@ void StreamLocator::close_all() {
   owned_.clear();
 }
 
-const RelayLink* StreamLocator::link(const std::string& key) const {
+const WorkerLink* StreamLocator::link(const std::string& key) const {
   auto it = links_.find(key);
   return it == links_.end() ? nullptr : it->second.get();
 }
@@ -112,7 +112,7 @@ media::Stream* StreamLocator::find_for_play(const std::string& app, const std::s
     return nullptr;
   }
   if (owner_live) {
-    RelayLink& l = make_link(app, name, cfg);
+    WorkerLink& l = make_link(app, name, cfg);
     if (media::Stream* s = l.start_attached(*owner)) return s;
     return ctx_.streams->find(app, name);
   }
@@ -125,8 +125,8 @@ media::Stream* StreamLocator::find_for_play(const std::string& app, const std::s
   return local;
 }
 
-RelayLink& StreamLocator::make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg) {
-  RelayLinkOptions lo;
+WorkerLink& StreamLocator::make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg) {
+  WorkerLinkOptions lo;
   lo.table = opts_.table;
   lo.self_slot = opts_.slot;
   lo.self_pid = opts_.pid;
@@ -134,17 +134,17 @@ RelayLink& StreamLocator::make_link(const std::string& app, const std::string& n
   lo.poll_interval = opts_.poll_interval;
   lo.idle_grace = opts_.idle_grace;
   lo.max_frame_body = static_cast<uint32_t>(ctx_.config->rtmp.max_message_size);
-  auto link = std::make_unique<RelayLink>(ctx_, app, name, cfg, lo,
-                                          [this](RelayLink& l) { retire(l, "idle"); });
-  RelayLink& ref = *link;
+  auto link = std::make_unique<WorkerLink>(ctx_, app, name, cfg, lo,
+                                          [this](WorkerLink& l) { retire(l, "idle"); });
+  WorkerLink& ref = *link;
   links_[app + "/" + name] = std::move(link);
   return ref;
 }
 
-void StreamLocator::retire(RelayLink& link, const char* why) {
+void StreamLocator::retire(WorkerLink& link, const char* why) {
   auto it = links_.find(link.key());
   if (it == links_.end() || it->second.get() != &link) return;
-  std::unique_ptr<RelayLink> owned = std::move(it->second);
+  std::unique_ptr<WorkerLink> owned = std::move(it->second);
   links_.erase(it);
   owned->shutdown(why);
   // Destroyed from the event loop: this may run inside the link's own callback.
@@ -157,4 +157,4 @@ void StreamLocator::retire(RelayLink& link, const char* why) {
   }
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,4 +1,4 @@
-#include "rill/cluster/relay_server_session.h"
+#include "rill/workers/worker_link_session.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -8,12 +8,12 @@
 
 #include <cstring>
 
-#include "rill/cluster/cluster_stats.h"
-#include "rill/cluster/stream_locator.h"
+#include "rill/workers/worker_stats.h"
+#include "rill/workers/stream_locator.h"
 #include "rill/media/hls_store.h"
 #include "rill/protocol/error.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 namespace {
 constexpr int kMaxIov = 64;
@@ -21,30 +21,30 @@ constexpr int64_t kRequestTimeoutMs = 5000;
 
 uint8_t frame_flags(const media::MediaFrame& f) {
   uint8_t flags = 0;
-  if (f.keyframe) flags |= protocol::relay_flag::Keyframe;
-  if (f.sequence_header) flags |= protocol::relay_flag::SequenceHeader;
-  if (f.metadata) flags |= protocol::relay_flag::Metadata;
+  if (f.keyframe) flags |= protocol::link_flag::Keyframe;
+  if (f.sequence_header) flags |= protocol::link_flag::SequenceHeader;
+  if (f.metadata) flags |= protocol::link_flag::Metadata;
   return flags;
 }
 }  // namespace
 
-RelayServerSession::RelayServerSession(server::ServerContext& ctx, int fd)
-    : ctx_(ctx), fd_(fd), queue_(server::queue_limits_for(nullptr)) {}
+WorkerLinkSession::WorkerLinkSession(net::ServerContext& ctx, int fd)
+    : ctx_(ctx), fd_(fd), queue_(net::queue_limits_for(nullptr)) {}
 
-RelayServerSession::~RelayServerSession() {
+WorkerLinkSession::~WorkerLinkSession() {
   if (!closed_) close("destroyed");
 }
 
-void RelayServerSession::start() {
-  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &RelayServerSession::on_read_event, this);
-  write_ev_ = event_new(ctx_.base, fd_, EV_WRITE | EV_PERSIST, &RelayServerSession::on_write_event, this);
-  timeout_ev_ = event_new(ctx_.base, -1, 0, &RelayServerSession::on_timeout_event, this);
+void WorkerLinkSession::start() {
+  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &WorkerLinkSession::on_read_event, this);
+  write_ev_ = event_new(ctx_.base, fd_, EV_WRITE | EV_PERSIST, &WorkerLinkSession::on_write_event, this);
+  timeout_ev_ = event_new(ctx_.base, -1, 0, &WorkerLinkSession::on_timeout_event, this);
   event_add(read_ev_, nullptr);
   timeval tv{kRequestTimeoutMs / 1000, 0};
   event_add(timeout_ev_, &tv);
 }
 
-void RelayServerSession::close(const char* reason) {
+void WorkerLinkSession::close(const char* reason) {
   if (closed_) return;
   closed_ = true;
   if (stream_) {
@@ -70,11 +70,11 @@ void RelayServerSession::close(const char* reason) {
   ctx_.sessions->retire(this);
 }
 
-void RelayServerSession::stop_subscription() {
+void WorkerLinkSession::stop_subscription() {
   if (media::Stream* s = std::exchange(stream_, nullptr)) s->remove_subscriber(this);
 }
 
-void RelayServerSession::close_after_flush(const char* reason) {
+void WorkerLinkSession::close_after_flush(const char* reason) {
   closing_after_flush_ = true;
   close_reason_ = reason;
   ctx_.flusher->request(this);
@@ -82,17 +82,17 @@ void RelayServerSession::close_after_flush(const char* reason) {
 
 // ---------------------------------------------------------------- input
 
-void RelayServerSession::on_timeout_event(int, short, void* arg) {
-  auto* self = static_cast<RelayServerSession*>(arg);
+void WorkerLinkSession::on_timeout_event(int, short, void* arg) {
+  auto* self = static_cast<WorkerLinkSession*>(arg);
   if (!self->have_request_) {
     self->ctx_.log->warn("relay: no request within {} ms, closing", kRequestTimeoutMs);
     self->close("request timeout");
   }
 }
 
-void RelayServerSession::on_read_event(int, short, void* arg) { static_cast<RelayServerSession*>(arg)->handle_readable(); }
+void WorkerLinkSession::on_read_event(int, short, void* arg) { static_cast<WorkerLinkSession*>(arg)->handle_readable(); }
 
-void RelayServerSession::handle_readable() {
+void WorkerLinkSession::handle_readable() {
   char buf[4096];
   for (;;) {
     ssize_t n = ::read(fd_, buf, sizeof buf);
@@ -110,8 +110,8 @@ void RelayServerSession::handle_readable() {
     line_.append(buf, static_cast<size_t>(n));
     const size_t nl = line_.find('\n');
     if (nl == std::string::npos) {
-      if (line_.size() > protocol::kRelayMaxRequestLine) {
-        ctx_.log->warn("relay: request line longer than {} bytes, closing", protocol::kRelayMaxRequestLine);
+      if (line_.size() > protocol::kLinkMaxRequestLine) {
+        ctx_.log->warn("relay: request line longer than {} bytes, closing", protocol::kLinkMaxRequestLine);
         close("bad request");
         return;
       }
@@ -119,9 +119,9 @@ void RelayServerSession::handle_readable() {
     }
     have_request_ = true;
     if (timeout_ev_) event_del(timeout_ev_);
-    protocol::RelayRequest req;
+    protocol::LinkRequest req;
     try {
-      req = protocol::parse_relay_request(std::string_view(line_).substr(0, nl));
+      req = protocol::parse_link_request(std::string_view(line_).substr(0, nl));
     } catch (const protocol::ProtocolError& e) {
       ctx_.log->warn("relay: bad request: {}", e.what());
       refuse(e.what());
@@ -133,8 +133,8 @@ void RelayServerSession::handle_readable() {
   }
 }
 
-void RelayServerSession::handle_request(const protocol::RelayRequest& r) {
-  using Kind = protocol::RelayRequest::Kind;
+void WorkerLinkSession::handle_request(const protocol::LinkRequest& r) {
+  using Kind = protocol::LinkRequest::Kind;
   switch (r.kind) {
     case Kind::Play:
       return serve_play(r);
@@ -149,21 +149,21 @@ void RelayServerSession::handle_request(const protocol::RelayRequest& r) {
   }
 }
 
-void RelayServerSession::serve_play(const protocol::RelayRequest& r) {
+void WorkerLinkSession::serve_play(const protocol::LinkRequest& r) {
   key_ = r.key();
   media::Stream* s = ctx_.streams->find(r.app, r.name);
   if (!ctx_.locator || !ctx_.locator->owns(key_) || !s || !s->has_publisher()) {
     ctx_.log->debug("relay: {} requested, but this worker does not publish it", key_);
     return refuse("worker " + std::to_string(ctx_.worker_id) + " does not publish " + key_);
   }
-  queue_ = media::OutputQueue(server::queue_limits_for(&s->app_config()));
-  push(protocol::relay_control_frame(protocol::RelayFrameType::Publish));
+  queue_ = media::OutputQueue(net::queue_limits_for(&s->app_config()));
+  push(protocol::link_control_frame(protocol::LinkFrameType::Publish));
   stream_ = s;
   ctx_.log->info("relay: sending {} to another worker", key_);
   s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
 }
 
-void RelayServerSession::serve_hls(const protocol::RelayRequest& r) {
+void WorkerLinkSession::serve_hls(const protocol::LinkRequest& r) {
   // Answered from this worker's HlsStore whatever the ownership table says now: a worker asks the
   // owner it found in the table, and an ended playlist (publisher gone, within the grace) is
   // still what that owner has.
@@ -186,35 +186,35 @@ void RelayServerSession::serve_hls(const protocol::RelayRequest& r) {
   }
   ctx_.log->debug("relay: HLS {} {} to another worker ({} bytes)", r.key(), r.object, body.size());
   // Header and the store's shared buffer as two entries: the segment is not copied.
-  push(protocol::relay_hls_object_header(max_age, static_cast<uint32_t>(body.size())));
+  push(protocol::link_hls_object_header(max_age, static_cast<uint32_t>(body.size())));
   if (body.size()) push(std::move(body));
   close_after_flush("answered");
 }
 
-void RelayServerSession::reply_text(const std::string& text) {
+void WorkerLinkSession::reply_text(const std::string& text) {
   gatherer_.reset();
   push(SharedBuffer::copy_of(std::string_view(text)));
   close_after_flush("answered");
 }
 
-void RelayServerSession::refuse(const std::string& why) {
-  push(protocol::relay_control_frame(protocol::RelayFrameType::Error, why.substr(0, 1024)));
+void WorkerLinkSession::refuse(const std::string& why) {
+  push(protocol::link_control_frame(protocol::LinkFrameType::Error, why.substr(0, 1024)));
   close_after_flush("refused");
 }
 
 // ---------------------------------------------------------------- media::Subscriber
 
-void RelayServerSession::on_frame(const media::FramePtr& f) {
+void WorkerLinkSession::on_frame(const media::FramePtr& f) {
   if (closed_ || closing_after_flush_) return;
-  protocol::RelayFrameHeader h;
-  h.type = static_cast<protocol::RelayFrameType>(f->type);
+  protocol::LinkFrameHeader h;
+  h.type = static_cast<protocol::LinkFrameType>(f->type);
   h.flags = frame_flags(*f);
   h.timestamp = f->timestamp;
   h.length = static_cast<uint32_t>(f->payload.size());
   // Header and payload are two queue entries: the header carries the frame (and is what the
   // drop policy judges); the payload, shared with every other output, follows it as a control
   // entry so that it is never dropped apart from its header.
-  auto r = queue_.push_frame(*f, protocol::relay_header_buffer(h));
+  auto r = queue_.push_frame(*f, protocol::link_header_buffer(h));
   if (r == media::OutputQueue::PushResult::Overflow) {
     ctx_.log->warn("relay: worker reading {} too slow ({} bytes, {} ms queued), disconnecting", key_, queue_.bytes(),
                    queue_.duration_ms());
@@ -227,29 +227,29 @@ void RelayServerSession::on_frame(const media::FramePtr& f) {
   ctx_.flusher->request(this);
 }
 
-void RelayServerSession::on_unpublish(media::Stream&) {
-  push(protocol::relay_control_frame(protocol::RelayFrameType::Unpublish));
+void WorkerLinkSession::on_unpublish(media::Stream&) {
+  push(protocol::link_control_frame(protocol::LinkFrameType::Unpublish));
   stop_subscription();
   close_after_flush("publisher left");
 }
 
-void RelayServerSession::on_stream_end(media::Stream&) {
+void WorkerLinkSession::on_stream_end(media::Stream&) {
   stream_ = nullptr;  // the hub detached us
-  push(protocol::relay_control_frame(protocol::RelayFrameType::End));
+  push(protocol::link_control_frame(protocol::LinkFrameType::End));
   close_after_flush("stream ended");
 }
 
 // ---------------------------------------------------------------- output
 
-void RelayServerSession::push(BufferRef bytes) {
+void WorkerLinkSession::push(BufferRef bytes) {
   if (closed_) return;
   queue_.push_control(std::move(bytes));
   ctx_.flusher->request(this);
 }
 
-void RelayServerSession::on_write_event(int, short, void* arg) { static_cast<RelayServerSession*>(arg)->flush(); }
+void WorkerLinkSession::on_write_event(int, short, void* arg) { static_cast<WorkerLinkSession*>(arg)->flush(); }
 
-void RelayServerSession::flush() {
+void WorkerLinkSession::flush() {
   if (closed_) return;
   iovec iov[kMaxIov];
   while (!queue_.empty()) {
@@ -278,4 +278,4 @@ void RelayServerSession::flush() {
   if (closing_after_flush_) close(close_reason_.c_str());
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

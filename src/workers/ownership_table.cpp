@@ -1,4 +1,4 @@
-// OwnershipTable: see the header and docs/relay.md ("Ownership table").
+// OwnershipTable: see the header and docs/workers.md ("Ownership table").
 //
 // Entry life cycle (the state word: state 8 bits | version 24 bits | pid 32 bits):
 //
@@ -11,7 +11,7 @@
 // by the process that holds the entry in Writing; readers validate what they copied by reading
 // the state word again (seqlock). Every field is a std::atomic (lock-free, address-free), so the
 // table is well defined across processes.
-#include "rill/cluster/ownership_table.h"
+#include "rill/workers/ownership_table.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -21,7 +21,7 @@
 #include <new>
 #include <system_error>
 
-namespace rill::cluster {
+namespace rill::workers {
 
 namespace {
 
@@ -313,4 +313,4 @@ const char* to_string(OwnershipTable::Claim c) {
   return "?";
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,4 +1,4 @@
-#include "rill/cluster/relay_link.h"
+#include "rill/workers/worker_link.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -8,18 +8,18 @@
 
 #include <cstring>
 
-#include "rill/cluster/relay_endpoint.h"
+#include "rill/workers/worker_endpoint.h"
 #include "rill/protocol/error.h"
 
-namespace rill::cluster {
+namespace rill::workers {
 
 namespace {
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr size_t kMaxReadPerEvent = 1024 * 1024;  // fairness with the other connections
 }  // namespace
 
-RelayLink::RelayLink(server::ServerContext& ctx, std::string app, std::string name, const config::AppConfig& cfg,
-                     RelayLinkOptions opts, std::function<void(RelayLink&)> on_idle)
+WorkerLink::WorkerLink(net::ServerContext& ctx, std::string app, std::string name, const config::AppConfig& cfg,
+                     WorkerLinkOptions opts, std::function<void(WorkerLink&)> on_idle)
     : ctx_(ctx),
       app_(std::move(app)),
       name_(std::move(name)),
@@ -28,11 +28,11 @@ RelayLink::RelayLink(server::ServerContext& ctx, std::string app, std::string na
       opts_(std::move(opts)),
       on_idle_(std::move(on_idle)) {}
 
-RelayLink::~RelayLink() {
+WorkerLink::~WorkerLink() {
   if (!stopped_) shutdown("destroyed");
 }
 
-const char* RelayLink::state_name() const {
+const char* WorkerLink::state_name() const {
   if (stopped_) return "closed";
   switch (state_) {
     case State::Waiting: return "waiting";
@@ -42,13 +42,13 @@ const char* RelayLink::state_name() const {
   return "?";
 }
 
-size_t RelayLink::local_subscribers() const {
+size_t WorkerLink::local_subscribers() const {
   if (stream_) return stream_->subscriber_count();
   media::Stream* s = ctx_.streams->find(app_, name_);
   return s ? s->subscriber_count() : 0;
 }
 
-media::Stream* RelayLink::start_attached(const OwnershipTable::Owner& owner) {
+media::Stream* WorkerLink::start_attached(const OwnershipTable::Owner& owner) {
   if (stopped_) return nullptr;
   if (!stream_ && !attach()) return nullptr;
   if (state_ == State::Waiting && !connect_to(owner)) {
@@ -60,13 +60,13 @@ media::Stream* RelayLink::start_attached(const OwnershipTable::Owner& owner) {
   return stream_;
 }
 
-void RelayLink::start_waiting() {
+void WorkerLink::start_waiting() {
   if (stopped_) return;
   ctx_.log->debug("relay: {} link waiting for a publisher on any worker", key_);
   schedule_tick(std::chrono::milliseconds(0));
 }
 
-void RelayLink::shutdown(const char* why) {
+void WorkerLink::shutdown(const char* why) {
   if (stopped_) return;
   if (fd_ >= 0 || stream_) ctx_.log->info("relay: {} link closed ({}; {} frames, {} bytes in)", key_, why, frames_in_, bytes_in_);
   stopped_ = true;
@@ -88,9 +88,9 @@ void RelayLink::shutdown(const char* why) {
 
 // ---------------------------------------------------------------------------------------------
 
-bool RelayLink::attach() {
+bool WorkerLink::attach() {
   media::Stream& s = ctx_.streams->get_or_create(app_, name_, cfg_);
-  // HLS is produced once, by the owner: a relayed copy does not segment (docs/relay.md).
+  // HLS is produced once, by the owner: a relayed copy does not segment (docs/workers.md).
   if (!s.attach_publisher(this, /*produce_hls=*/false)) {
     ctx_.log->debug("relay: {} has a local publisher; the link stays out", key_);
     return false;
@@ -99,13 +99,13 @@ bool RelayLink::attach() {
   return true;
 }
 
-void RelayLink::detach() {
+void WorkerLink::detach() {
   if (media::Stream* s = std::exchange(stream_, nullptr)) s->detach_publisher(this);  // may destroy s
 }
 
-bool RelayLink::connect_to(const OwnershipTable::Owner& owner) {
+bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
   last_connect_ms_ = ctx_.timers->now_ms();
-  const std::string path = relay_socket_path(opts_.runtime_dir, owner.slot);
+  const std::string path = worker_socket_path(opts_.runtime_dir, owner.slot);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (path.size() >= sizeof sa.sun_path) return false;
@@ -118,11 +118,11 @@ bool RelayLink::connect_to(const OwnershipTable::Owner& owner) {
     ::close(fd);
     return false;
   }
-  protocol::RelayRequest req;
-  req.kind = protocol::RelayRequest::Kind::Play;
+  protocol::LinkRequest req;
+  req.kind = protocol::LinkRequest::Kind::Play;
   req.app = app_;
   req.name = name_;
-  const std::string line = protocol::format_relay_request(req);
+  const std::string line = protocol::format_link_request(req);
   // A fresh socket's buffer takes a request line whole.
   if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
     ctx_.log->debug("relay: {} cannot send the request to worker {}: {}", key_, owner.slot, std::strerror(errno));
@@ -130,11 +130,11 @@ bool RelayLink::connect_to(const OwnershipTable::Owner& owner) {
     return false;
   }
   fd_ = fd;
-  protocol::RelayReaderLimits lim;
+  protocol::LinkReaderLimits lim;
   lim.max_body = opts_.max_frame_body;
-  reader_ = std::make_unique<protocol::RelayFrameReader>([this](protocol::RelayFrame&& f) { on_frame(std::move(f)); },
+  reader_ = std::make_unique<protocol::LinkFrameReader>([this](protocol::LinkFrame&& f) { on_frame(std::move(f)); },
                                                          lim);
-  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &RelayLink::on_read_event, this);
+  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &WorkerLink::on_read_event, this);
   event_add(read_ev_, nullptr);
   owner_ = owner;
   state_ = State::Requested;
@@ -146,7 +146,7 @@ bool RelayLink::connect_to(const OwnershipTable::Owner& owner) {
   return true;
 }
 
-void RelayLink::disconnect(const char* why, bool poll_soon) {
+void WorkerLink::disconnect(const char* why, bool poll_soon) {
   if (read_ev_) {
     event_free(read_ev_);
     read_ev_ = nullptr;
@@ -167,9 +167,9 @@ void RelayLink::disconnect(const char* why, bool poll_soon) {
 
 // ---------------------------------------------------------------------------------------------
 
-void RelayLink::on_read_event(int, short, void* arg) { static_cast<RelayLink*>(arg)->handle_readable(); }
+void WorkerLink::on_read_event(int, short, void* arg) { static_cast<WorkerLink*>(arg)->handle_readable(); }
 
-void RelayLink::handle_readable() {
+void WorkerLink::handle_readable() {
   uint8_t buf[kReadChunk];
   size_t total = 0;
   while (fd_ >= 0 && total < kMaxReadPerEvent) {
@@ -202,11 +202,11 @@ void RelayLink::handle_readable() {
   }
 }
 
-void RelayLink::on_frame(protocol::RelayFrame&& f) {
-  using protocol::RelayFrameType;
+void WorkerLink::on_frame(protocol::LinkFrame&& f) {
+  using protocol::LinkFrameType;
   if (terminal_) return;
   switch (f.header.type) {
-    case RelayFrameType::Publish:
+    case LinkFrameType::Publish:
       if (state_ == State::Live) {
         terminal_ = "second Publish frame";
         return;
@@ -215,9 +215,9 @@ void RelayLink::on_frame(protocol::RelayFrame&& f) {
       quiet_failures_ = 0;
       if (!stream_ && !attach()) terminal_ = "a local publisher holds the stream";
       return;
-    case RelayFrameType::Audio:
-    case RelayFrameType::Video:
-    case RelayFrameType::Data:
+    case LinkFrameType::Audio:
+    case LinkFrameType::Video:
+    case LinkFrameType::Data:
       if (state_ != State::Live) {
         terminal_ = "media before Publish";
         return;
@@ -225,17 +225,17 @@ void RelayLink::on_frame(protocol::RelayFrame&& f) {
       ++frames_in_;
       if (stream_) stream_->publish(static_cast<media::MediaType>(f.header.type), f.header.timestamp, std::move(f.body));
       return;
-    case RelayFrameType::Unpublish:
+    case LinkFrameType::Unpublish:
       terminal_ = "the publisher left";
       return;
-    case RelayFrameType::End:
+    case LinkFrameType::End:
       terminal_ = "the stream ended";
       return;
-    case RelayFrameType::Error:
+    case LinkFrameType::Error:
       ctx_.log->info("relay: {} worker {} refused: {}", key_, owner_slot(), f.body.get() ? std::string(f.body->view()) : "");
       terminal_ = "refused by the owner";
       return;
-    case RelayFrameType::HlsObject:
+    case LinkFrameType::HlsObject:
       terminal_ = "unexpected HLS object";
       return;
   }
@@ -243,7 +243,7 @@ void RelayLink::on_frame(protocol::RelayFrame&& f) {
 
 // ---------------------------------------------------------------------------------------------
 
-void RelayLink::schedule_tick(std::chrono::milliseconds after) {
+void WorkerLink::schedule_tick(std::chrono::milliseconds after) {
   if (stopped_) return;
   if (tick_timer_) ctx_.timers->cancel(*tick_timer_);
   tick_timer_ = ctx_.timers->schedule(after, [this] {
@@ -252,7 +252,7 @@ void RelayLink::schedule_tick(std::chrono::milliseconds after) {
   });
 }
 
-void RelayLink::tick() {
+void WorkerLink::tick() {
   if (stopped_) return;
   const int64_t now = ctx_.timers->now_ms();
   const size_t subs = local_subscribers();
@@ -280,4 +280,4 @@ void RelayLink::tick() {
   schedule_tick(opts_.poll_interval);
 }
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

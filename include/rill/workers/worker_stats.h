@@ -12,18 +12,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rill/server/server_context.h"
+#include "rill/net/server_context.h"
 
 struct event;
 
-namespace rill::cluster {
+namespace rill::workers {
 
-nlohmann::json worker_stats(server::ServerContext& ctx);
+nlohmann::json worker_stats(net::ServerContext& ctx);
 
 class StatsGatherer {
  public:
   using Done = std::function<void(nlohmann::json)>;
-  StatsGatherer(server::ServerContext& ctx, Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+  StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
   ~StatsGatherer();
   StatsGatherer(const StatsGatherer&) = delete;
   StatsGatherer& operator=(const StatsGatherer&) = delete;
@@ -40,7 +40,7 @@ class StatsGatherer {
   void maybe_finish();
   void finish();
 
-  server::ServerContext& ctx_;
+  net::ServerContext& ctx_;
   Done done_;
   std::chrono::milliseconds timeout_;
   nlohmann::json local_;
@@ -50,4 +50,4 @@ class StatsGatherer {
   bool finished_ = false;
 };
 
-}  // namespace rill::cluster
+}  // namespace rill::workers

@@ -1,10 +1,10 @@
-#include "rill/server/flush_scheduler.h"
+#include "rill/net/flush_scheduler.h"
 
 #include <event2/event.h>
 
 #include <algorithm>
 
-namespace rill::server {
+namespace rill::net {
 
 FlushScheduler::FlushScheduler(event_base* base, int merge_ms)
     : ev_(event_new(base, -1, 0, &FlushScheduler::on_run, this)), merge_ms_(merge_ms) {}
@@ -51,4 +51,4 @@ void FlushScheduler::run() {
   running_.clear();
 }
 
-}  // namespace rill::server
+}  // namespace rill::net
