@@ -37,10 +37,10 @@ class Stream::DispatchScope {
   bool prev_;
 };
 
-Stream::Stream(StreamRegistry& registry, std::string app, std::string name, const config::AppConfig& cfg)
+Stream::Stream(StreamRegistry& registry, StreamKey key, const config::AppConfig& cfg)
     : registry_(registry),
-      app_(std::move(app)),
-      name_(std::move(name)),
+      key_(std::move(key)),
+      key_text_(key_.str()),
       cfg_(cfg),
       gop_(cfg.gop_cache, cfg.gop_cache_max_bytes, cfg.gop_cache_max_frames) {}
 
@@ -111,10 +111,10 @@ bool Stream::attach_publisher(const void* owner, bool produce_hls) {
   info_.video_fourcc = 0;
   info_.audio_format = 0;
   session_started_ = false;
-  if (cfg_.hls.enabled && produce_hls) hls_ = std::make_unique<HlsSegmenter>(registry_.hls(), app_, name_, cfg_.hls, registry_.log());
+  if (cfg_.hls.enabled && produce_hls) hls_ = std::make_unique<HlsSegmenter>(registry_.hls(), key_.app, key_.name, cfg_.hls, registry_.log());
   const bool republish = ever_published_;
   ever_published_ = true;
-  registry_.log().info("publish start: {}{} ({} subscriber(s) waiting)", key(), republish ? " (republish)" : "",
+  registry_.log().info("publish start: {}{} ({} subscriber(s) waiting)", key_text_, republish ? " (republish)" : "",
                        subscriber_count());
 
   DispatchScope scope(*this);
@@ -192,7 +192,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
     }
   } catch (const protocol::ProtocolError& e) {
     ++info_.frames_dropped;
-    registry_.log().debug("{}: dropped malformed {} message ({} bytes, ts {}): {}", key(), type_name(type),
+    registry_.log().debug("{}: dropped malformed {} message ({} bytes, ts {}): {}", key_text_, type_name(type),
                           body.size(), timestamp, e.what());
     return;
   }
@@ -218,7 +218,7 @@ void Stream::detach_publisher(const void* owner) {
   publisher_ = nullptr;
   session_started_ = false;
   hls_.reset();  // ends the last segment and the playlist; the store keeps them
-  registry_.log().info("publish stop: {} ({} frames, {} bytes in; {} subscriber(s) left)", key(), info_.frames_in,
+  registry_.log().info("publish stop: {} ({} frames, {} bytes in; {} subscriber(s) left)", key_text_, info_.frames_in,
                        info_.bytes_in, subscriber_count());
   {
     DispatchScope scope(*this);
@@ -249,7 +249,7 @@ void Stream::end_stream() {
   }
   for (auto& w : waiters_) t.cancel(w.second);
   waiters_.clear();
-  registry_.log().info("stream end: {} ({} subscriber(s) detached)", key(), subscriber_count());
+  registry_.log().info("stream end: {} ({} subscriber(s) detached)", key_text_, subscriber_count());
   {
     DispatchScope scope(*this);
     const size_t n = subscribers_.size();
@@ -306,7 +306,7 @@ void Stream::end_subscriber(Subscriber* s) {
   if (publisher_) return;
   const size_t i = index_of(s);
   if (i == subscribers_.size()) return;
-  registry_.log().info("{}: no publisher after play_wait {} ms, ending a waiting subscriber", key(),
+  registry_.log().info("{}: no publisher after play_wait {} ms, ending a waiting subscriber", key_text_,
                        cfg_.play_wait.count());
   detach_at(i);
   {

@@ -16,7 +16,7 @@ bool name_char(char c) {
 std::optional<std::string> name_error(std::string_view name) {
   if (name.empty()) return std::string("empty");
   if (name.size() > kMaxNameLength) return "longer than " + std::to_string(kMaxNameLength) + " bytes";
-  if (name == "." || name == "..") return std::string("'.' and '..' are not names");
+  if (name == "." || name.find("..") != std::string_view::npos) return std::string("'.' and '..' are not allowed");
   for (char c : name) {
     if (!name_char(c)) {
       char buf[48];

@@ -10,18 +10,16 @@ StreamRegistry::StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logge
 
 StreamRegistry::~StreamRegistry() = default;  // each Stream cancels its own timers
 
-Stream* StreamRegistry::find(const std::string& app, const std::string& name) {
-  auto it = streams_.find(app + "/" + name);
+Stream* StreamRegistry::find(const StreamKey& key) {
+  auto it = streams_.find(key);
   return it == streams_.end() ? nullptr : it->second.get();
 }
 
-Stream& StreamRegistry::get_or_create(const std::string& app, const std::string& name,
-                                      const config::AppConfig& cfg) {
-  std::string key = app + "/" + name;
+Stream& StreamRegistry::get_or_create(const StreamKey& key, const config::AppConfig& cfg) {
   auto it = streams_.find(key);
   if (it == streams_.end()) {
-    it = streams_.emplace(std::move(key), std::make_unique<Stream>(*this, app, name, cfg)).first;
-    log_->debug("stream created: {}", it->first);
+    it = streams_.emplace(key, std::make_unique<Stream>(*this, key, cfg)).first;
+    log_->debug("stream created: {}", it->second->key_text());
   }
   return *it->second;
 }
@@ -41,7 +39,7 @@ void StreamRegistry::release(Stream* s) {
   }
   auto it = streams_.find(s->key());
   if (it == streams_.end() || it->second.get() != s) return;
-  log_->debug("stream released: {}", it->first);
+  log_->debug("stream released: {}", s->key_text());
   auto owned = std::move(it->second);
   streams_.erase(it);
   // owned goes out of scope here: ~Stream cancels its timers.

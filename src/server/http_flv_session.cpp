@@ -26,7 +26,7 @@ void HttpFlvSession::start() {
     return finish(nullptr);
   }
   // The local stream, or one fed by a relay link from the worker that owns it.
-  media::Stream* existing = ctx_.locator->find_for_play(route_.app, route_.stream, *app);
+  media::Stream* existing = ctx_.locator->find_for_play(media::StreamKey{route_.app, route_.stream}, *app);
   bool live = existing && existing->has_publisher();
   if (!live && app->play_wait.count() == 0) {
     // Answer at once rather than hang (SRS #1134): a player can retry.
@@ -46,7 +46,7 @@ void HttpFlvSession::start() {
     req_ = nullptr;
     return finish(nullptr);
   }
-  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(route_.app, route_.stream, *app);
+  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(media::StreamKey{route_.app, route_.stream}, *app);
   evhttp_send_reply_start(req_, 200, "OK");
   evhttp_connection_set_closecb(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
   started_ = true;

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "rill/media/stream_key.h"
+
 namespace rill::server {
 
 namespace {
@@ -13,16 +15,8 @@ int hex_value(char c) {
   return -1;
 }
 
-bool valid_name(std::string_view s, size_t max) {
-  if (s.empty() || s.size() > max || s == "." || s == "..") return false;
-  if (s.find("..") != std::string_view::npos) return false;
-  for (char c : s) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.' || c == '~';
-    if (!ok) return false;
-  }
-  return true;
-}
+// The one name rule (media/stream_key.h); the path is already percent-decoded.
+bool valid_name(std::string_view s) { return media::is_valid_name(s); }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -103,7 +97,7 @@ HttpRoute route_http(std::string_view uri, const HttpRouterLimits& limits) {
     } else {
       return HttpRoute{};
     }
-    if (!valid_name(seg[0], limits.max_name) || !valid_name(file, limits.max_name)) return bad("invalid app or stream name");
+    if (!valid_name(seg[0]) || !valid_name(file)) return bad("invalid app or stream name");
     r.app = std::string(seg[0]);
     r.stream = std::string(file);
     return r;
@@ -112,7 +106,7 @@ HttpRoute route_http(std::string_view uri, const HttpRouterLimits& limits) {
     std::string_view file = seg[2];
     if (!ends_with(file, ".ts")) return HttpRoute{};
     file.remove_suffix(3);
-    if (!valid_name(seg[0], limits.max_name) || !valid_name(seg[1], limits.max_name)) return bad("invalid app or stream name");
+    if (!valid_name(seg[0]) || !valid_name(seg[1])) return bad("invalid app or stream name");
     uint64_t seq = 0;
     auto [p, ec] = std::from_chars(file.data(), file.data() + file.size(), seq);
     if (ec != std::errc() || p != file.data() + file.size() || file.empty()) return HttpRoute{};

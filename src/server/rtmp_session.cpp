@@ -54,7 +54,7 @@ void RtmpSession::close(const char* reason) {
   state_ = State::Closed;
   if (publishing_ || playing_ || stream_) {
     ctx_.log->info("rtmp: {} closed ({}) stream={} {} frames_out={} dropped={}", peer_, reason,
-                   stream_ ? stream_->key() : std::string("-"), publishing_ ? "publisher" : "player", frames_out_,
+                   stream_ ? stream_->key_text() : std::string("-"), publishing_ ? "publisher" : "player", frames_out_,
                    queue_.frames_dropped());
   } else {
     ctx_.log->debug("rtmp: {} closed ({})", peer_, reason);

@@ -13,20 +13,7 @@ using protocol::Amf0Value;
 namespace {
 
 // "live?token=x" -> "live"; "app/inst" -> "app/inst" (the app is matched as a whole).
-std::string strip_query(std::string s) {
-  auto q = s.find('?');
-  if (q != std::string::npos) s.resize(q);
-  while (!s.empty() && s.back() == '/') s.pop_back();
-  return s;
-}
-
-bool valid_stream_name(const std::string& n) {
-  if (n.empty() || n.size() > 256) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-           c == '.' || c == '~';
-  });
-}
+std::string strip_query(std::string_view s) { return media::split_query(s).name; }
 
 }  // namespace
 
@@ -116,14 +103,16 @@ void RtmpSession::cmd_create_stream(const protocol::RtmpCommand& c) {
 void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
   if (publishing_ || playing_) throw protocol::ProtocolError("publish on a connection that already publishes or plays");
   stream_name_ = strip_query(c.arg_string(0));
-  if (!valid_stream_name(stream_name_)) {
-    ctx_.log->warn("rtmp: {} publish with invalid stream name '{}'", peer_, stream_name_);
-    send_status(msid, "error", "NetStream.Publish.BadName", "invalid stream name");
+  std::string why;
+  const auto key = media::StreamKey::make(app_, stream_name_, &why);
+  if (!key) {
+    ctx_.log->warn("rtmp: {} publish '{:.200}' refused: {}", peer_, stream_name_, why);
+    send_status(msid, "error", "NetStream.Publish.BadName", why);
     close_after_flush("invalid stream name");
     return;
   }
   // Claimed across workers: a second publisher of the name is refused on any worker.
-  workers::PublishClaim claim = ctx_.locator->claim_for_publish(app_, stream_name_, *app_cfg_, this);
+  workers::PublishClaim claim = ctx_.locator->claim_for_publish(*key, *app_cfg_, this);
   if (claim.result != workers::ClaimResult::Ok) {
     ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, claim.reason);
     send_status(msid, "error", "NetStream.Publish.BadName",
@@ -144,13 +133,16 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
   if (publishing_ || playing_) throw protocol::ProtocolError("play on a connection that already publishes or plays");
   stream_name_ = strip_query(c.arg_string(0));
   play_msid_ = msid;
-  if (!valid_stream_name(stream_name_)) {
-    send_status(msid, "error", "NetStream.Play.StreamNotFound", "invalid stream name");
+  std::string why;
+  const auto key = media::StreamKey::make(app_, stream_name_, &why);
+  if (!key) {
+    ctx_.log->info("rtmp: {} play '{:.200}' refused: {}", peer_, stream_name_, why);
+    send_status(msid, "error", "NetStream.Play.StreamNotFound", why);
     close_after_flush("invalid stream name");
     return;
   }
   // The local stream, or one fed by a relay link from the worker that owns it.
-  media::Stream* existing = ctx_.locator->find_for_play(app_, stream_name_, *app_cfg_);
+  media::Stream* existing = ctx_.locator->find_for_play(*key, *app_cfg_);
   bool live = existing && existing->has_publisher();
   if (!live && app_cfg_->play_wait.count() == 0) {
     ctx_.log->info("rtmp: {} play {}/{}: stream not found", peer_, app_, stream_name_);
@@ -158,7 +150,7 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
     close_after_flush("stream not found");
     return;
   }
-  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(app_, stream_name_, *app_cfg_);
+  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(*key, *app_cfg_);
   // §7.2.2.1: StreamBegin, then NetStream.Play.Reset and NetStream.Play.Start.
   send_user_control(protocol::uc_event::StreamBegin, msid);
   send_status(msid, "status", "NetStream.Play.Reset", "Playing and resetting " + stream_name_ + ".");
@@ -205,7 +197,7 @@ void RtmpSession::stop_publishing() {
   publishing_ = false;
   media::Stream* s = std::exchange(stream_, nullptr);
   if (s) s->detach_publisher(this);
-  ctx_.locator->released(app_, stream_name_);  // frees the name for every worker
+  ctx_.locator->released(media::StreamKey{app_, stream_name_});  // frees the name for every worker
 }
 
 void RtmpSession::stop_playing() {
@@ -248,7 +240,7 @@ void RtmpSession::on_frame(const media::FramePtr& f) {
   auto r = queue_.push_frame(*f, std::move(bytes));
   if (r == media::OutputQueue::PushResult::Overflow) {
     ctx_.log->warn("rtmp: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", peer_,
-                   stream_ ? stream_->key() : std::string("-"), queue_.bytes(), queue_.duration_ms());
+                   stream_ ? stream_->key_text() : std::string("-"), queue_.bytes(), queue_.duration_ms());
     close("slow consumer");
     return;
   }

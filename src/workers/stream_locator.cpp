@@ -40,10 +40,10 @@ std::optional<OwnershipTable::Owner> StreamLocator::remote_owner(const std::stri
   return owner;
 }
 
-PublishClaim StreamLocator::claim_for_publish(const std::string& app, const std::string& name,
-                                              const config::AppConfig& cfg, const void* publisher) {
+PublishClaim StreamLocator::claim_for_publish(const media::StreamKey& skey, const config::AppConfig& cfg,
+                                              const void* publisher) {
   PublishClaim out;
-  const std::string key = app + "/" + name;
+  const std::string key = skey.str();
   if (owned_.count(key)) {
     out.reason = "already publishing on this worker";
     return out;
@@ -65,7 +65,7 @@ PublishClaim StreamLocator::claim_for_publish(const std::string& app, const std:
   // A local relay link feeding this stream gives way to the real publisher: its players see
   // UnpublishNotify then PublishNotify, and stay.
   if (auto it = links_.find(key); it != links_.end()) retire(*it->second, "a local publisher took over");
-  media::Stream& s = ctx_.streams->get_or_create(app, name, cfg);
+  media::Stream& s = ctx_.streams->get_or_create(skey, cfg);
   if (!s.attach_publisher(publisher)) {
     if (opts_.table) opts_.table->release(key, opts_.pid);
     out.reason = "already publishing on this worker";
@@ -77,27 +77,26 @@ PublishClaim StreamLocator::claim_for_publish(const std::string& app, const std:
   return out;
 }
 
-void StreamLocator::released(const std::string& app, const std::string& name) {
-  const std::string key = app + "/" + name;
+void StreamLocator::released(const media::StreamKey& skey) {
+  const std::string key = skey.str();
   if (owned_.erase(key) == 0) return;
   if (opts_.table) opts_.table->release(key, opts_.pid);
   // Players still attached here wait for the publisher: if it comes back on another worker,
   // a link brings it to them.
-  watch_for_republish(app, name);
+  watch_for_republish(skey);
 }
 
-void StreamLocator::watch_for_republish(const std::string& app, const std::string& name) {
+void StreamLocator::watch_for_republish(const media::StreamKey& skey) {
   if (!relaying()) return;
-  const std::string key = app + "/" + name;
-  media::Stream* s = ctx_.streams->find(app, name);
+  const std::string key = skey.str();
+  media::Stream* s = ctx_.streams->find(skey);
   if (!s || s->has_publisher() || s->subscriber_count() == 0 || links_.count(key)) return;
-  make_link(app, name, s->app_config()).start_waiting();
+  make_link(skey, s->app_config()).start_waiting();
 }
 
-media::Stream* StreamLocator::find_for_play(const std::string& app, const std::string& name,
-                                            const config::AppConfig& cfg) {
-  const std::string key = app + "/" + name;
-  media::Stream* local = ctx_.streams->find(app, name);
+media::Stream* StreamLocator::find_for_play(const media::StreamKey& skey, const config::AppConfig& cfg) {
+  const std::string key = skey.str();
+  media::Stream* local = ctx_.streams->find(skey);
   if (owned_.count(key) || !relaying()) return local;
   if (local && local->has_publisher()) return local;  // fed by our link already
   const auto owner = remote_owner(key);
@@ -108,24 +107,24 @@ media::Stream* StreamLocator::find_for_play(const std::string& app, const std::s
       if (media::Stream* s = it->second->start_attached(*owner)) return s;
     }
     if (local) return local;
-    if (cfg.play_wait.count() > 0) return &ctx_.streams->get_or_create(app, name, cfg);
+    if (cfg.play_wait.count() > 0) return &ctx_.streams->get_or_create(skey, cfg);
     return nullptr;
   }
   if (owner_live) {
-    WorkerLink& l = make_link(app, name, cfg);
+    WorkerLink& l = make_link(skey, cfg);
     if (media::Stream* s = l.start_attached(*owner)) return s;
-    return ctx_.streams->find(app, name);
+    return ctx_.streams->find(skey);
   }
   // No publisher anywhere. A player that may wait (play_wait) gets a link that waits for one.
   if (cfg.play_wait.count() > 0) {
-    media::Stream& s = ctx_.streams->get_or_create(app, name, cfg);
-    make_link(app, name, cfg).start_waiting();
+    media::Stream& s = ctx_.streams->get_or_create(skey, cfg);
+    make_link(skey, cfg).start_waiting();
     return &s;
   }
   return local;
 }
 
-WorkerLink& StreamLocator::make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg) {
+WorkerLink& StreamLocator::make_link(const media::StreamKey& skey, const config::AppConfig& cfg) {
   WorkerLinkOptions lo;
   lo.table = opts_.table;
   lo.self_slot = opts_.slot;
@@ -134,10 +133,10 @@ WorkerLink& StreamLocator::make_link(const std::string& app, const std::string& 
   lo.poll_interval = opts_.poll_interval;
   lo.idle_grace = opts_.idle_grace;
   lo.max_frame_body = static_cast<uint32_t>(ctx_.config->rtmp.max_message_size);
-  auto link = std::make_unique<WorkerLink>(ctx_, app, name, cfg, lo,
+  auto link = std::make_unique<WorkerLink>(ctx_, skey, cfg, lo,
                                           [this](WorkerLink& l) { retire(l, "idle"); });
   WorkerLink& ref = *link;
-  links_[app + "/" + name] = std::move(link);
+  links_[skey.str()] = std::move(link);
   return ref;
 }
 

@@ -18,12 +18,11 @@ constexpr size_t kReadChunk = 64 * 1024;
 constexpr size_t kMaxReadPerEvent = 1024 * 1024;  // fairness with the other connections
 }  // namespace
 
-WorkerLink::WorkerLink(net::ServerContext& ctx, std::string app, std::string name, const config::AppConfig& cfg,
+WorkerLink::WorkerLink(net::ServerContext& ctx, media::StreamKey key, const config::AppConfig& cfg,
                      WorkerLinkOptions opts, std::function<void(WorkerLink&)> on_idle)
     : ctx_(ctx),
-      app_(std::move(app)),
-      name_(std::move(name)),
-      key_(app_ + "/" + name_),
+      skey_(std::move(key)),
+      key_(skey_.str()),
       cfg_(cfg),
       opts_(std::move(opts)),
       on_idle_(std::move(on_idle)) {}
@@ -44,7 +43,7 @@ const char* WorkerLink::state_name() const {
 
 size_t WorkerLink::local_subscribers() const {
   if (stream_) return stream_->subscriber_count();
-  media::Stream* s = ctx_.streams->find(app_, name_);
+  media::Stream* s = ctx_.streams->find(skey_);
   return s ? s->subscriber_count() : 0;
 }
 
@@ -89,7 +88,7 @@ void WorkerLink::shutdown(const char* why) {
 // ---------------------------------------------------------------------------------------------
 
 bool WorkerLink::attach() {
-  media::Stream& s = ctx_.streams->get_or_create(app_, name_, cfg_);
+  media::Stream& s = ctx_.streams->get_or_create(skey_, cfg_);
   // HLS is produced once, by the owner: a relayed copy does not segment (docs/workers.md).
   if (!s.attach_publisher(this, /*produce_hls=*/false)) {
     ctx_.log->debug("relay: {} has a local publisher; the link stays out", key_);
@@ -120,8 +119,8 @@ bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
   }
   protocol::LinkRequest req;
   req.kind = protocol::LinkRequest::Kind::Play;
-  req.app = app_;
-  req.name = name_;
+  req.app = skey_.app;
+  req.name = skey_.name;
   const std::string line = protocol::format_link_request(req);
   // A fresh socket's buffer takes a request line whole.
   if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {

@@ -151,7 +151,10 @@ void WorkerLinkSession::handle_request(const protocol::LinkRequest& r) {
 
 void WorkerLinkSession::serve_play(const protocol::LinkRequest& r) {
   key_ = r.key();
-  media::Stream* s = ctx_.streams->find(r.app, r.name);
+  std::string why;
+  const auto skey = media::StreamKey::make(r.app, r.name, &why);
+  if (!skey) return refuse("bad PLAY request: " + why);
+  media::Stream* s = ctx_.streams->find(*skey);
   if (!ctx_.locator || !ctx_.locator->owns(key_) || !s || !s->has_publisher()) {
     ctx_.log->debug("relay: {} requested, but this worker does not publish it", key_);
     return refuse("worker " + std::to_string(ctx_.worker_id) + " does not publish " + key_);

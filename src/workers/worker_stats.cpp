@@ -43,7 +43,7 @@ nlohmann::json worker_stats(net::ServerContext& ctx) {
 
   json streams = json::array();
   ctx.streams->for_each([&](media::Stream& s) {
-    const std::string key = s.key();
+    const std::string key = s.key_text();
     const WorkerLink* link = loc ? loc->link(key) : nullptr;
     const int out = senders_per_key.count(key) ? senders_per_key[key] : 0;
     const size_t subs = s.subscriber_count();

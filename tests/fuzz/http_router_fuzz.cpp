@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "rill/media/stream_key.h"
 #include "rill/server/http_router.h"
 
 using rill::server::HttpRoute;
@@ -21,24 +22,14 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-bool name_ok(const std::string& s, size_t max) {
-  if (s.empty() || s.size() > max || s.find("..") != std::string::npos) return false;
-  for (unsigned char c : s) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.' || c == '~';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 HttpRoute check_route(std::string_view uri, const HttpRouterLimits& lim) {
   HttpRoute r = route_http(uri, lim);
   switch (r.kind) {
     case HttpRoute::Kind::Flv:
     case HttpRoute::Kind::HlsPlaylist:
     case HttpRoute::Kind::HlsSegment:
-      check(name_ok(r.app, lim.max_name));
-      check(name_ok(r.stream, lim.max_name));
+      check(rill::media::is_valid_name(r.app));
+      check(rill::media::is_valid_name(r.stream));
       check(r.error.empty());
       if (r.kind != HttpRoute::Kind::HlsSegment) check(r.segment == 0);
       {
@@ -89,7 +80,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   HttpRouterLimits tiny;
   tiny.max_path = 24;
   tiny.max_query = 8;
-  tiny.max_name = 6;
   HttpRoute a = check_route(in, def);
   check_route(in, tiny);
 

@@ -193,11 +193,6 @@ TEST(HttpRouter, NameLengthLimit) {
   EXPECT_TRUE(IsBad("/" + too_long + "/test.flv", "invalid app or stream name"));
   EXPECT_TRUE(IsBad("/live/" + too_long + "/1.ts", "invalid app or stream name"));
 
-  HttpRouterLimits lim;
-  lim.max_name = 4;
-  EXPECT_TRUE(IsKind("/live/abcd.flv", Kind::Flv, lim));
-  EXPECT_TRUE(IsBad("/live/abcde.flv", "", lim));
-  EXPECT_TRUE(IsBad("/lives/abcd.flv", "", lim));
 }
 
 // ---- traversal -----------------------------------------------------------------------------

@@ -58,8 +58,8 @@ class StreamTest : public ::testing::Test {
     cfg_.play_wait = 0ms;
     cfg_.publisher_idle_timeout = 10000ms;
   }
-  Stream& stream() { return registry_->get_or_create("live", "cam", cfg_); }
-  Stream* find() { return registry_->find("live", "cam"); }
+  Stream& stream() { return registry_->get_or_create(StreamKey{"live", "cam"}, cfg_); }
+  Stream* find() { return registry_->find(StreamKey{"live", "cam"}); }
   void publish_headers(Stream& s, uint32_t ts = 0) {
     s.publish(MediaType::Data, ts, on_metadata(true));
     s.publish(MediaType::Video, ts, avc_seq_header());
@@ -75,14 +75,15 @@ class StreamTest : public ::testing::Test {
 };
 
 TEST_F(StreamTest, RegistryKeysByAppAndName) {
-  Stream& a = registry_->get_or_create("live", "cam", cfg_);
-  Stream& b = registry_->get_or_create("live", "cam", cfg_);
-  Stream& c = registry_->get_or_create("live2", "cam", cfg_);
+  Stream& a = registry_->get_or_create(StreamKey{"live", "cam"}, cfg_);
+  Stream& b = registry_->get_or_create(StreamKey{"live", "cam"}, cfg_);
+  Stream& c = registry_->get_or_create(StreamKey{"live2", "cam"}, cfg_);
   EXPECT_EQ(&a, &b);
   EXPECT_NE(&a, &c);
-  EXPECT_EQ(a.key(), "live/cam");
-  EXPECT_EQ(registry_->find("live", "cam"), &a);
-  EXPECT_EQ(registry_->find("live", "other"), nullptr);
+  EXPECT_EQ(a.key_text(), "live/cam");
+  EXPECT_EQ(a.key(), (StreamKey{"live", "cam"}));
+  EXPECT_EQ(registry_->find(StreamKey{"live", "cam"}), &a);
+  EXPECT_EQ(registry_->find(StreamKey{"live", "other"}), nullptr);
   EXPECT_EQ(registry_->size(), 2u);
   size_t n = 0;
   registry_->for_each([&](Stream&) { ++n; });
@@ -508,7 +509,7 @@ TEST_F(StreamTest, RegistryDestructionCancelsTimers) {
   Recorder a;
   stream().add_subscriber(&a);
   Recorder b;
-  Stream& s2 = registry_->get_or_create("live", "other", cfg_);
+  Stream& s2 = registry_->get_or_create(StreamKey{"live", "other"}, cfg_);
   ASSERT_TRUE(s2.attach_publisher(&pub_));
   s2.add_subscriber(&b);
   s2.detach_publisher(&pub_);

@@ -20,6 +20,7 @@
 #include "rill/core/timer_queue.h"
 #include "rill/media/gop_cache.h"
 #include "rill/media/media_frame.h"
+#include "rill/media/stream_key.h"
 #include "rill/media/subscriber.h"
 
 namespace rill::media {
@@ -42,14 +43,15 @@ struct StreamInfo {
 
 class Stream {
  public:
-  Stream(StreamRegistry& registry, std::string app, std::string name, const config::AppConfig& cfg);
+  Stream(StreamRegistry& registry, StreamKey key, const config::AppConfig& cfg);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  const std::string& app() const { return app_; }
-  const std::string& name() const { return name_; }
-  std::string key() const { return app_ + "/" + name_; }
+  const std::string& app() const { return key_.app; }
+  const std::string& name() const { return key_.name; }
+  const StreamKey& key() const { return key_; }
+  const std::string& key_text() const { return key_text_; }  // "app/name", for logs
   const config::AppConfig& app_config() const { return cfg_; }
   const StreamInfo& info() const { return info_; }
   const GopCache& gop_cache() const { return gop_; }
@@ -94,7 +96,8 @@ class Stream {
   size_t index_of(const Subscriber* s) const;  // subscribers_.size() when absent
 
   StreamRegistry& registry_;
-  std::string app_, name_;
+  StreamKey key_;
+  std::string key_text_;
   const config::AppConfig& cfg_;
   StreamInfo info_;
   GopCache gop_;
@@ -128,8 +131,8 @@ class StreamRegistry {
   StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log);
   ~StreamRegistry();
 
-  Stream* find(const std::string& app, const std::string& name);
-  Stream& get_or_create(const std::string& app, const std::string& name, const config::AppConfig& cfg);
+  Stream* find(const StreamKey& key);
+  Stream& get_or_create(const StreamKey& key, const config::AppConfig& cfg);
   size_t size() const { return streams_.size(); }
   template <typename F>
   void for_each(F&& f) {
@@ -148,7 +151,7 @@ class StreamRegistry {
   TimerQueue& timers_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<HlsStore> hls_;  // outlives the streams (declared before them)
-  std::map<std::string, std::unique_ptr<Stream>> streams_;
+  std::map<StreamKey, std::unique_ptr<Stream>> streams_;
 };
 
 }  // namespace rill::media

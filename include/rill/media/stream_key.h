@@ -2,9 +2,10 @@
 // StreamKey: what names a live stream — an application and a stream name — and the one rule every
 // protocol applies to both (RTMP publish/play, the HTTP routes, the worker link).
 //
-// The rule: 1 to kMaxNameLength bytes of [A-Za-z0-9_.~-], and neither "." nor "..". The set is
-// the RFC 3986 §2.3 unreserved characters, so a name needs no escaping in a URL, a file name or a
-// log line, and "." / ".." can never act as a path step wherever a name ends up. The query that
+// The rule: 1 to kMaxNameLength bytes of [A-Za-z0-9_.~-], not "." and with no ".." anywhere. The
+// set is the RFC 3986 §2.3 unreserved characters, so a name needs no escaping in a URL, a file
+// name or a log line, and no part of a name can act as a "." / ".." path step wherever it ends
+// up (HLS URLs today, DVR files later). The query that
 // may follow a name ("live/cam?token=x") is not part of the key; sessions keep it apart.
 #include <compare>
 #include <cstddef>
@@ -17,7 +18,7 @@ namespace rill::media {
 
 inline constexpr size_t kMaxNameLength = 128;
 
-// Why `name` breaks the rule ("empty", "longer than 128 bytes", "'.' and '..' are not names",
+// Why `name` breaks the rule ("empty", "longer than 128 bytes", "'.' and '..' are not allowed",
 // "character 0x2f not allowed"), or nullopt when it is a valid app or stream name.
 std::optional<std::string> name_error(std::string_view name);
 inline bool is_valid_name(std::string_view name) { return !name_error(name).has_value(); }

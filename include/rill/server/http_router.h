@@ -7,8 +7,8 @@
 //   GET /APP/STREAM.m3u8            -> HlsPlaylist
 //   GET /APP/STREAM/SEQ.ts          -> HlsSegment
 //
-// Names are restricted to [A-Za-z0-9_.~-] after percent-decoding, so "..", encoded traversal
-// ("%2e%2e", "%2f") and control bytes never reach a lookup.
+// App and stream names follow the one name rule of media/stream_key.h after percent-decoding, so
+// "..", encoded traversal ("%2e%2e", "%2f") and control bytes never reach a lookup.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,7 +27,6 @@ struct HttpRoute {
 struct HttpRouterLimits {
   size_t max_path = 1024;
   size_t max_query = 2048;
-  size_t max_name = 128;
 };
 
 // `uri` is the request target as received ("/live/test.flv?token=1").

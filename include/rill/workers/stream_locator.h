@@ -52,11 +52,11 @@ class StreamLocator {
   StreamLocator(const StreamLocator&) = delete;
   StreamLocator& operator=(const StreamLocator&) = delete;
 
-  PublishClaim claim_for_publish(const std::string& app, const std::string& name, const config::AppConfig& cfg,
+  PublishClaim claim_for_publish(const media::StreamKey& key, const config::AppConfig& cfg,
                                  const void* publisher);
   // After the publisher detached from the stream (the stream may be gone already).
-  void released(const std::string& app, const std::string& name);
-  media::Stream* find_for_play(const std::string& app, const std::string& name, const config::AppConfig& cfg);
+  void released(const media::StreamKey& key);
+  media::Stream* find_for_play(const media::StreamKey& key, const config::AppConfig& cfg);
 
   // This worker holds the table entry of key (and its publisher is local).
   bool owns(const std::string& key) const { return owned_.count(key) != 0; }
@@ -77,9 +77,9 @@ class StreamLocator {
   bool relaying() const { return opts_.table != nullptr && opts_.workers > 1; }
 
  private:
-  WorkerLink& make_link(const std::string& app, const std::string& name, const config::AppConfig& cfg);
+  WorkerLink& make_link(const media::StreamKey& key, const config::AppConfig& cfg);
   void retire(WorkerLink& link, const char* why);
-  void watch_for_republish(const std::string& app, const std::string& name);
+  void watch_for_republish(const media::StreamKey& key);
 
   net::ServerContext& ctx_;
   LocatorOptions opts_;

@@ -46,7 +46,7 @@ class WorkerLink {
  public:
   enum class State { Waiting, Requested, Live };
 
-  WorkerLink(net::ServerContext& ctx, std::string app, std::string name, const config::AppConfig& cfg,
+  WorkerLink(net::ServerContext& ctx, media::StreamKey key, const config::AppConfig& cfg,
             WorkerLinkOptions opts, std::function<void(WorkerLink&)> on_idle);
   ~WorkerLink();
   WorkerLink(const WorkerLink&) = delete;
@@ -61,7 +61,8 @@ class WorkerLink {
   // worker stops). The link does nothing after this; destroy it.
   void shutdown(const char* why);
 
-  const std::string& key() const { return key_; }
+  const std::string& key() const { return key_; }  // "app/name"
+  const media::StreamKey& stream_key() const { return skey_; }
   State state() const { return state_; }
   bool attached() const { return stream_ != nullptr; }
   const char* state_name() const;
@@ -84,7 +85,8 @@ class WorkerLink {
   void schedule_tick(std::chrono::milliseconds after);
 
   net::ServerContext& ctx_;
-  std::string app_, name_, key_;
+  media::StreamKey skey_;
+  std::string key_;
   const config::AppConfig& cfg_;
   WorkerLinkOptions opts_;
   std::function<void(WorkerLink&)> on_idle_;
