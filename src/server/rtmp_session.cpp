@@ -2,6 +2,8 @@
 // Commands (connect, publish, play ...) are in rtmp_session_commands.cpp.
 #include "rill/server/rtmp_session.h"
 
+#include "rill/server/stream_gate.h"
+
 #include <errno.h>
 #include <event2/event.h>
 #include <sys/socket.h>
@@ -59,6 +61,7 @@ void RtmpSession::close(const char* reason) {
   } else {
     ctx_.log->debug("rtmp: {} closed ({})", peer_, reason);
   }
+  if (gate_ticket_) ctx_.gate->cancel(std::exchange(gate_ticket_, 0));
   stop_publishing();
   stop_playing();
   ctx_.flusher->forget(this);

@@ -2,20 +2,14 @@
 // subscriber side (frames and publisher events from the hub).
 #include <algorithm>
 
-#include "rill/workers/stream_locator.h"
 #include "rill/protocol/chunk_writer.h"
 #include "rill/server/rtmp_session.h"
+#include "rill/server/stream_gate.h"
 
 namespace rill::server {
 
 using protocol::Amf0Value;
 
-namespace {
-
-// "live?token=x" -> "live"; "app/inst" -> "app/inst" (the app is matched as a whole).
-std::string strip_query(std::string_view s) { return media::split_query(s).name; }
-
-}  // namespace
 
 void RtmpSession::handle_command(const protocol::RtmpMessage& msg) {
   protocol::Amf0Limits lim;
@@ -66,8 +60,12 @@ void RtmpSession::handle_command(const protocol::RtmpMessage& msg) {
 void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
   if (app_cfg_ != nullptr) throw protocol::ProtocolError("second connect on one connection");
   auto app = c.command_object.find_string("app");
-  app_ = strip_query(app ? std::string(*app) : std::string());
+  const media::NameAndQuery app_q = media::split_query(app ? *app : std::string_view());
+  app_ = app_q.name;
+  connect_query_ = app_q.query;
   if (auto tc = c.command_object.find_string("tcUrl")) tc_url_ = std::string(*tc);
+  if (auto pu = c.command_object.find_string("pageUrl")) page_url_ = std::string(*pu);
+  if (auto fv = c.command_object.find_string("flashVer")) flash_ver_ = std::string(*fv);
   app_cfg_ = ctx_.config->find_app(app_);
   if (app_cfg_ == nullptr) {
     ctx_.log->warn("rtmp: {} connect to unknown app '{}' rejected", peer_, app_);
@@ -100,9 +98,25 @@ void RtmpSession::cmd_create_stream(const protocol::RtmpCommand& c) {
   send_command(3, 0, "_result", c.transaction_id, Amf0Value::null(), args);
 }
 
+AdmissionRequest RtmpSession::admission_request(const media::StreamKey& key, std::string query) const {
+  AdmissionRequest r;
+  r.proto = GateProto::Rtmp;
+  r.key = key;
+  // "publish cam?token=x" or, as some encoders send it, "connect live?token=x".
+  r.query = query.empty() ? connect_query_ : std::move(query);
+  r.peer = peer_;
+  r.tc_url = tc_url_;
+  r.page_url = page_url_;
+  r.flash_ver = flash_ver_;
+  return r;
+}
+
 void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
-  if (publishing_ || playing_) throw protocol::ProtocolError("publish on a connection that already publishes or plays");
-  stream_name_ = strip_query(c.arg_string(0));
+  if (publishing_ || playing_ || awaiting_gate_) {
+    throw protocol::ProtocolError("publish on a connection that already publishes or plays");
+  }
+  media::NameAndQuery nq = media::split_query(c.arg_string(0));
+  stream_name_ = nq.name;
   std::string why;
   const auto key = media::StreamKey::make(app_, stream_name_, &why);
   if (!key) {
@@ -111,18 +125,26 @@ void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
     close_after_flush("invalid stream name");
     return;
   }
-  // Claimed across workers: a second publisher of the name is refused on any worker.
-  workers::PublishClaim claim = ctx_.locator->claim_for_publish(*key, *app_cfg_, this);
-  if (claim.result != workers::ClaimResult::Ok) {
-    ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, claim.reason);
+  // The answer may come later (an HTTP callback): media that arrives meanwhile is dropped, as
+  // encoders wait for NetStream.Publish.Start before they send any.
+  awaiting_gate_ = true;  // the decision may come before admit_publish returns
+  const auto t = ctx_.gate->admit_publish(admission_request(*key, std::move(nq.query)), this,
+                                         [this, msid](GateDecision d) { on_publish_decision(msid, std::move(d)); });
+  if (awaiting_gate_) gate_ticket_ = t;
+}
+
+void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
+  awaiting_gate_ = false;
+  gate_ticket_ = 0;
+  if (d.verdict != Verdict::Admitted) {
+    ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, d.reason);
     send_status(msid, "error", "NetStream.Publish.BadName",
-                claim.result == workers::ClaimResult::Busy ? "stream " + stream_name_ + " is already publishing"
-                                                           : "cannot publish " + stream_name_ + ": " + claim.reason);
-    close_after_flush("stream already publishing");
+                d.verdict == Verdict::Busy ? "stream " + stream_name_ + " is already publishing"
+                                           : "cannot publish " + stream_name_ + ": " + d.reason);
+    close_after_flush(d.verdict == Verdict::Busy ? "stream already publishing" : "publish refused");
     return;
   }
-  media::Stream& s = *claim.stream;
-  stream_ = &s;
+  stream_ = d.stream;
   publishing_ = true;
   send_user_control(protocol::uc_event::StreamBegin, msid);
   send_status(msid, "status", "NetStream.Publish.Start", stream_name_ + " is now published.");
@@ -130,8 +152,11 @@ void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
 }
 
 void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
-  if (publishing_ || playing_) throw protocol::ProtocolError("play on a connection that already publishes or plays");
-  stream_name_ = strip_query(c.arg_string(0));
+  if (publishing_ || playing_ || awaiting_gate_) {
+    throw protocol::ProtocolError("play on a connection that already publishes or plays");
+  }
+  media::NameAndQuery nq = media::split_query(c.arg_string(0));
+  stream_name_ = nq.name;
   play_msid_ = msid;
   std::string why;
   const auto key = media::StreamKey::make(app_, stream_name_, &why);
@@ -141,16 +166,26 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
     close_after_flush("invalid stream name");
     return;
   }
-  // The local stream, or one fed by a relay link from the worker that owns it.
-  media::Stream* existing = ctx_.locator->find_for_play(*key, *app_cfg_);
-  bool live = existing && existing->has_publisher();
-  if (!live && app_cfg_->play_wait.count() == 0) {
-    ctx_.log->info("rtmp: {} play {}/{}: stream not found", peer_, app_, stream_name_);
-    send_status(msid, "error", "NetStream.Play.StreamNotFound", "no stream " + stream_name_);
-    close_after_flush("stream not found");
+  awaiting_gate_ = true;
+  const auto t = ctx_.gate->admit_play(admission_request(*key, std::move(nq.query)),
+                                      [this, msid](GateDecision d) { on_play_decision(msid, std::move(d)); });
+  if (awaiting_gate_) gate_ticket_ = t;
+}
+
+void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
+  awaiting_gate_ = false;
+  gate_ticket_ = 0;
+  if (d.verdict != Verdict::Admitted) {
+    ctx_.log->info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, d.reason);
+    if (d.verdict == Verdict::NotFound) {
+      send_status(msid, "error", "NetStream.Play.StreamNotFound", "no stream " + stream_name_);
+    } else {
+      send_status(msid, "error", "NetStream.Play.Failed", "cannot play " + stream_name_ + ": " + d.reason);
+    }
+    close_after_flush(d.verdict == Verdict::NotFound ? "stream not found" : "play refused");
     return;
   }
-  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(*key, *app_cfg_);
+  media::Stream& s = *d.stream;
   // §7.2.2.1: StreamBegin, then NetStream.Play.Reset and NetStream.Play.Start.
   send_user_control(protocol::uc_event::StreamBegin, msid);
   send_status(msid, "status", "NetStream.Play.Reset", "Playing and resetting " + stream_name_ + ".");
@@ -197,7 +232,7 @@ void RtmpSession::stop_publishing() {
   publishing_ = false;
   media::Stream* s = std::exchange(stream_, nullptr);
   if (s) s->detach_publisher(this);
-  ctx_.locator->released(media::StreamKey{app_, stream_name_});  // frees the name for every worker
+  ctx_.gate->publish_ended(media::StreamKey{app_, stream_name_});  // frees the name for every worker
 }
 
 void RtmpSession::stop_playing() {

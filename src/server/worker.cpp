@@ -23,6 +23,7 @@
 #include "rill/server/http_flv_session.h"
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
+#include "rill/server/stream_gate.h"
 #include "rill/net/server_context.h"
 
 namespace rill::server {
@@ -62,6 +63,7 @@ struct Worker::Impl {
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<workers::StreamLocator> locator;
   std::unique_ptr<workers::WorkerEndpoint> relay;
+  std::unique_ptr<StreamGate> gate;
   std::vector<event*> rtmp_accept_evs;
   bool accepting = false;
   std::function<void()> on_drained;
@@ -88,6 +90,8 @@ struct Worker::Impl {
     lo.idle_grace = wctx.config->relay.idle_grace;
     locator = std::make_unique<workers::StreamLocator>(ctx, lo);
     ctx.locator = locator.get();
+    gate = std::make_unique<StreamGate>(ctx);
+    ctx.gate = gate.get();
     relay = std::make_unique<workers::WorkerEndpoint>(ctx);
     if (locator->relaying()) {
       workers::HlsFetcherOptions fo;

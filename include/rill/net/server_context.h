@@ -15,9 +15,14 @@
 
 struct event_base;
 
+// Opaque here (net/ never calls them; the build forbids including their headers): the pieces of
+// the layers above that sessions reach through the context.
 namespace rill::workers {
 class StreamLocator;
 class HlsFetcher;
+}
+namespace rill::server {
+class StreamGate;
 }
 
 namespace rill::net {
@@ -48,6 +53,8 @@ struct ServerContext {
   workers::StreamLocator* locator = nullptr;
   // HLS of streams owned by another worker: fetched from the owner (null: local HLS only).
   workers::HlsFetcher* hls_fetcher = nullptr;
+  // Every publish and play asks it (server/stream_gate.h).
+  server::StreamGate* gate = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

@@ -20,6 +20,9 @@ struct event;
 
 namespace rill::server {
 
+struct AdmissionRequest;
+struct GateDecision;
+
 class RtmpSession final : public net::Session, public net::Flushable, public media::Subscriber {
  public:
   RtmpSession(net::ServerContext& ctx, int fd, std::string peer);
@@ -60,6 +63,10 @@ class RtmpSession final : public net::Session, public net::Flushable, public med
   void cmd_close_stream(const char* why);
   void stop_publishing();
   void stop_playing();
+  // Admission (server/stream_gate.h): the request for this connection, and the gate's answers.
+  AdmissionRequest admission_request(const media::StreamKey& key, std::string query) const;
+  void on_publish_decision(uint32_t msid, GateDecision d);
+  void on_play_decision(uint32_t msid, GateDecision d);
 
   // Output
   void send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts, BufferRef payload);
@@ -95,6 +102,9 @@ class RtmpSession final : public net::Session, public net::Flushable, public med
   // connect
   std::string app_;
   std::string tc_url_;
+  std::string page_url_;
+  std::string flash_ver_;
+  std::string connect_query_;  // "live?token=x": the query of the connect app, kept for the gate
   const config::AppConfig* app_cfg_ = nullptr;
 
   // publish / play
@@ -108,6 +118,8 @@ class RtmpSession final : public net::Session, public net::Flushable, public med
   bool wait_keyframe_ = false;  // after a drop-induced reset, skip video until a keyframe
   uint32_t play_msid_ = media::kRtmpPlayStreamId;
   std::string stream_name_;
+  bool awaiting_gate_ = false;  // a publish or play waits for the gate's decision
+  uint64_t gate_ticket_ = 0;     // its ticket, while it waits
   uint64_t frames_out_ = 0;
   bool closing_after_flush_ = false;
   std::string close_reason_;

@@ -1,0 +1,144 @@
+#include "rill/server/stream_gate.h"
+
+#include "rill/workers/stream_locator.h"
+
+namespace rill::server {
+
+const char* to_string(GateProto p) {
+  switch (p) {
+    case GateProto::Rtmp: return "rtmp";
+    case GateProto::HttpFlv: return "flv";
+    case GateProto::Hls: return "hls";
+    case GateProto::EdgePull: return "edge-pull";
+  }
+  return "?";
+}
+
+const char* to_string(GateAction a) { return a == GateAction::Publish ? "publish" : "play"; }
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::Admitted: return "admitted";
+    case Verdict::Refused: return "refused";
+    case Verdict::Busy: return "busy";
+    case Verdict::NotFound: return "not found";
+  }
+  return "?";
+}
+
+StreamGate::StreamGate(net::ServerContext& ctx) : ctx_(ctx) {}
+
+StreamGate::~StreamGate() {
+  // Checks go first: one may still hold a done() of a pending request, which must find the gate
+  // gone (alive_) rather than dangling.
+  *alive_ = false;
+  checks_.clear();
+}
+
+void StreamGate::add_check(std::unique_ptr<AdmissionCheck> check) { checks_.push_back(std::move(check)); }
+
+StreamGate::Ticket StreamGate::admit_publish(AdmissionRequest req, const void* publisher, Callback done) {
+  return start(Pending{std::move(req), GateAction::Publish, publisher, std::move(done), 0});
+}
+
+StreamGate::Ticket StreamGate::admit_play(AdmissionRequest req, Callback done) {
+  return start(Pending{std::move(req), GateAction::Play, nullptr, std::move(done), 0});
+}
+
+void StreamGate::cancel(Ticket t) { pending_.erase(t); }
+
+void StreamGate::publish_ended(const media::StreamKey& key) { ctx_.locator->released(key); }
+
+StreamGate::Ticket StreamGate::start(Pending p) {
+  const Ticket t = next_ticket_++;
+  pending_.emplace(t, std::move(p));
+  run_checks(t);
+  return t;
+}
+
+// Runs the checks from the request's next one. A check that answers inside check() is continued
+// here (no recursion through done()); one that answers later resumes through on_check_done().
+void StreamGate::run_checks(Ticket t) {
+  for (;;) {
+    auto it = pending_.find(t);
+    if (it == pending_.end()) return;  // cancelled
+    Pending& p = it->second;
+    if (p.next_check == checks_.size()) return finish(t, place(p));
+    AdmissionCheck& check = *checks_[p.next_check++];
+    running_ = t;
+    answered_inline_ = false;
+    inline_refusal_.reset();
+    std::weak_ptr<bool> alive = alive_;
+    check.check(p.req, p.action, [this, alive, t](std::optional<std::string> refusal) {
+      if (auto a = alive.lock(); a && *a) on_check_done(t, std::move(refusal));
+    });
+    const bool inline_answer = running_ == t && answered_inline_;
+    running_ = 0;
+    if (!inline_answer) return;  // on_check_done continues later
+    if (inline_refusal_) return refuse(t, check.name(), *inline_refusal_);
+  }
+}
+
+void StreamGate::on_check_done(Ticket t, std::optional<std::string> refusal) {
+  if (running_ == t) {
+    answered_inline_ = true;
+    inline_refusal_ = std::move(refusal);
+    return;
+  }
+  auto it = pending_.find(t);
+  if (it == pending_.end()) return;  // cancelled meanwhile
+  if (refusal) return refuse(t, checks_[it->second.next_check - 1]->name(), *refusal);
+  run_checks(t);
+}
+
+void StreamGate::refuse(Ticket t, const char* check, const std::string& why) {
+  auto it = pending_.find(t);
+  if (it == pending_.end()) return;
+  const AdmissionRequest& r = it->second.req;
+  ctx_.log->warn("gate: {} {} {} over {} refused by {}: {}", r.peer, to_string(it->second.action), r.key.str(),
+                 to_string(r.proto), check, why);
+  finish(t, GateDecision{Verdict::Refused, nullptr, why});
+}
+
+void StreamGate::finish(Ticket t, GateDecision d) {
+  auto it = pending_.find(t);
+  if (it == pending_.end()) return;
+  Callback done = std::move(it->second.done);
+  pending_.erase(it);
+  done(std::move(d));
+}
+
+GateDecision StreamGate::place(const Pending& p) {
+  const config::AppConfig* app = ctx_.config->find_app(p.req.key.app);
+  if (!app) return GateDecision{Verdict::NotFound, nullptr, "unknown app " + p.req.key.app};
+  return p.action == GateAction::Publish ? place_publish(p, *app) : place_play(p, *app);
+}
+
+// Claimed across workers: a second publisher of the name is refused on any worker.
+GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig& app) {
+  workers::PublishClaim claim = ctx_.locator->claim_for_publish(p.req.key, app, p.publisher);
+  switch (claim.result) {
+    case workers::ClaimResult::Ok: return GateDecision{Verdict::Admitted, claim.stream, {}};
+    case workers::ClaimResult::Busy: return GateDecision{Verdict::Busy, nullptr, claim.reason};
+    case workers::ClaimResult::Invalid: break;
+  }
+  return GateDecision{Verdict::Refused, nullptr, claim.reason};
+}
+
+// The local stream, or one fed by a worker link from the worker that owns it. With no publisher
+// anywhere the player waits for one (play_wait) or is told at once (SRS #1134: a player retries).
+GateDecision StreamGate::place_play(const Pending& p, const config::AppConfig& app) {
+  if (p.req.proto == GateProto::Hls) {
+    // Served from the HLS store (this worker's or the owner's, by the HLS handler).
+    return GateDecision{Verdict::Admitted, nullptr, {}};
+  }
+  media::Stream* existing = ctx_.locator->find_for_play(p.req.key, app);
+  const bool live = existing && existing->has_publisher();
+  if (!live && app.play_wait.count() == 0) {
+    return GateDecision{Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published"};
+  }
+  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(p.req.key, app);
+  return GateDecision{Verdict::Admitted, &s, {}};
+}
+
+}  // namespace rill::server

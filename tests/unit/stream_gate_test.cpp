@@ -1,0 +1,240 @@
+// StreamGate: the one admission point (server/stream_gate.h) — checks in order, answers now or
+// later, cancellation, and placement through the StreamLocator of a single worker.
+#include <gtest/gtest.h>
+
+#include <event2/event.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rill/core/event_timer_queue.h"
+#include "rill/core/log.h"
+#include "rill/media/stream.h"
+#include "rill/net/flush_scheduler.h"
+#include "rill/net/server_context.h"
+#include "rill/server/stream_gate.h"
+#include "rill/workers/stream_locator.h"
+
+namespace rill::server {
+namespace {
+
+// A check that records what it saw and answers as told: at once, or when release() is called.
+class ScriptedCheck final : public AdmissionCheck {
+ public:
+  ScriptedCheck(std::string name, std::optional<std::string> refusal, bool deferred)
+      : name_(std::move(name)), refusal_(std::move(refusal)), deferred_(deferred) {}
+  const char* name() const override { return name_.c_str(); }
+  void check(const AdmissionRequest& req, GateAction action, Done done) override {
+    seen.push_back(req);
+    actions.push_back(action);
+    if (deferred_) {
+      held.push_back(std::move(done));
+    } else {
+      done(refusal_);
+    }
+  }
+  void release(std::optional<std::string> refusal = std::nullopt) {
+    auto d = std::move(held.front());
+    held.erase(held.begin());
+    d(std::move(refusal));
+  }
+  std::vector<AdmissionRequest> seen;
+  std::vector<GateAction> actions;
+  std::vector<Done> held;
+
+ private:
+  std::string name_;
+  std::optional<std::string> refusal_;
+  bool deferred_;
+};
+
+class StreamGateTest : public ::testing::Test {
+ protected:
+  StreamGateTest()
+      : base_(event_base_new()), timers_(base_), flusher_(base_), streams_(timers_, core::make_null_logger()),
+        sessions_(timers_) {
+    config::Config cfg;
+    config::AppConfig live;
+    live.name = "live";
+    cfg.apps["live"] = live;
+    config::AppConfig waits = live;
+    waits.name = "waits";
+    waits.play_wait = std::chrono::milliseconds(5000);
+    cfg.apps["waits"] = waits;
+    ctx_.base = base_;
+    ctx_.config = std::make_shared<const config::Config>(cfg);
+    ctx_.streams = &streams_;
+    ctx_.flusher = &flusher_;
+    ctx_.timers = &timers_;
+    ctx_.sessions = &sessions_;
+    ctx_.log = core::make_null_logger();
+    locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
+    ctx_.locator = locator_.get();
+    gate_ = std::make_unique<StreamGate>(ctx_);
+  }
+  ~StreamGateTest() override {
+    gate_.reset();
+    locator_.reset();
+    event_base_free(base_);
+  }
+
+  static AdmissionRequest request(const std::string& app, const std::string& name, GateProto p = GateProto::Rtmp) {
+    AdmissionRequest r;
+    r.proto = p;
+    r.key = media::StreamKey{app, name};
+    r.peer = "127.0.0.1:5000";
+    r.query = "token=abc";
+    return r;
+  }
+  // The decision of one request, or nullopt while none came.
+  std::optional<GateDecision> publish(const std::string& name, const void* who, StreamGate::Ticket* t = nullptr) {
+    auto out = std::make_shared<std::optional<GateDecision>>();
+    auto ticket = gate_->admit_publish(request("live", name), who, [out](GateDecision d) { *out = std::move(d); });
+    if (t) *t = ticket;
+    return *out;
+  }
+
+  event_base* base_;
+  EventTimerQueue timers_;
+  net::FlushScheduler flusher_;
+  media::StreamRegistry streams_;
+  net::SessionSet sessions_;
+  net::ServerContext ctx_;
+  std::unique_ptr<workers::StreamLocator> locator_;
+  std::unique_ptr<StreamGate> gate_;
+  int publisher_a_ = 0, publisher_b_ = 0;
+};
+
+TEST_F(StreamGateTest, PublishIsPlacedAndASecondPublisherIsBusy) {
+  auto a = publish("cam", &publisher_a_);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->verdict, Verdict::Admitted);
+  ASSERT_NE(a->stream, nullptr);
+  EXPECT_TRUE(a->stream->has_publisher());
+  auto b = publish("cam", &publisher_b_);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->verdict, Verdict::Busy);
+  EXPECT_EQ(b->stream, nullptr);
+  EXPECT_FALSE(b->reason.empty());
+  // Once the first publisher left, the name is free again.
+  a->stream->detach_publisher(&publisher_a_);
+  gate_->publish_ended(media::StreamKey{"live", "cam"});
+  auto c = publish("cam", &publisher_b_);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->verdict, Verdict::Admitted);
+  c->stream->detach_publisher(&publisher_b_);
+  gate_->publish_ended(media::StreamKey{"live", "cam"});
+}
+
+TEST_F(StreamGateTest, PlayIsNotFoundUnlessPublishedOrTheAppWaits) {
+  std::optional<GateDecision> d;
+  gate_->admit_play(request("live", "cam"), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::NotFound);
+  EXPECT_EQ(d->reason, "stream live/cam is not published");
+
+  auto p = publish("cam", &publisher_a_);
+  d.reset();
+  gate_->admit_play(request("live", "cam", GateProto::HttpFlv), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Admitted);
+  EXPECT_EQ(d->stream, p->stream);
+
+  d.reset();  // play_wait > 0: admitted to a stream that waits for its publisher
+  gate_->admit_play(request("waits", "later"), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Admitted);
+  ASSERT_NE(d->stream, nullptr);
+  EXPECT_FALSE(d->stream->has_publisher());
+  p->stream->detach_publisher(&publisher_a_);
+  gate_->publish_ended(media::StreamKey{"live", "cam"});
+}
+
+TEST_F(StreamGateTest, HlsAndUnknownApps) {
+  std::optional<GateDecision> d;
+  gate_->admit_play(request("live", "cam", GateProto::Hls), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Admitted);  // served from the HLS store by the handler
+  EXPECT_EQ(d->stream, nullptr);
+  d.reset();
+  gate_->admit_play(request("nosuchapp", "cam"), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::NotFound);
+  EXPECT_EQ(d->reason, "unknown app nosuchapp");
+}
+
+TEST_F(StreamGateTest, ChecksRunInOrderAndTheFirstRefusalWins) {
+  auto* first = new ScriptedCheck("first", std::nullopt, false);
+  auto* second = new ScriptedCheck("second", std::string("bad token"), false);
+  auto* third = new ScriptedCheck("third", std::nullopt, false);
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(first));
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(second));
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(third));
+  auto d = publish("cam", &publisher_a_);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Refused);
+  EXPECT_EQ(d->reason, "bad token");
+  EXPECT_EQ(first->seen.size(), 1u);
+  EXPECT_EQ(second->seen.size(), 1u);
+  EXPECT_EQ(third->seen.size(), 0u);
+  // What a check sees: the key, the kept query, the peer, the protocol and the action.
+  EXPECT_EQ(first->seen[0].key, (media::StreamKey{"live", "cam"}));
+  EXPECT_EQ(first->seen[0].query, "token=abc");
+  EXPECT_EQ(first->seen[0].peer, "127.0.0.1:5000");
+  EXPECT_EQ(first->actions[0], GateAction::Publish);
+  // Refused: nothing was claimed.
+  EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);
+}
+
+TEST_F(StreamGateTest, ADeferredCheckDecidesLater) {
+  auto* later = new ScriptedCheck("callback", std::nullopt, true);
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(later));
+  std::optional<GateDecision> d;
+  gate_->admit_publish(request("live", "cam"), &publisher_a_, [&](GateDecision x) { d = std::move(x); });
+  EXPECT_FALSE(d);
+  EXPECT_EQ(gate_->pending(), 1u);
+  EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);  // placed only once allowed
+  later->release();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Admitted);
+  EXPECT_EQ(gate_->pending(), 0u);
+  d->stream->detach_publisher(&publisher_a_);
+  gate_->publish_ended(media::StreamKey{"live", "cam"});
+
+  d.reset();
+  gate_->admit_play(request("live", "cam"), [&](GateDecision x) { d = std::move(x); });
+  later->release(std::string("not on the list"));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Refused);
+  EXPECT_EQ(d->reason, "not on the list");
+}
+
+TEST_F(StreamGateTest, ACancelledRequestIsNeverAnswered) {
+  auto* later = new ScriptedCheck("callback", std::nullopt, true);
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(later));
+  bool called = false;
+  auto t = gate_->admit_publish(request("live", "cam"), &publisher_a_, [&](GateDecision) { called = true; });
+  gate_->cancel(t);
+  EXPECT_EQ(gate_->pending(), 0u);
+  later->release();  // the session is gone: nothing happens, nothing is claimed
+  EXPECT_FALSE(called);
+  EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);
+  gate_->cancel(t);  // twice, or unknown: ignored
+  gate_->cancel(12345);
+}
+
+TEST_F(StreamGateTest, ALateAnswerAfterTheGateIsGoneIsHarmless) {
+  auto* later = new ScriptedCheck("callback", std::nullopt, true);
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(later));
+  bool called = false;
+  gate_->admit_play(request("live", "cam"), [&](GateDecision) { called = true; });
+  AdmissionCheck::Done held = std::move(later->held.front());
+  gate_.reset();  // destroys the check too
+  held(std::nullopt);
+  EXPECT_FALSE(called);
+}
+
+}  // namespace
+}  // namespace rill::server
