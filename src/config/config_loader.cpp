@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/core/name_rule.h"
 #include "rill/config/default_config.h"
 #include "rill/config/units.h"
 #include "rill/config/yaml_reader.h"
@@ -202,22 +203,12 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   return hls;
 }
 
-bool valid_app_name(const std::string& name) {
-  if (name.empty() || name == "." || name == "..") return false;
-  for (const char c : name) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '.' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   AppConfig app;
   app.name = entry.key;
-  if (!valid_app_name(entry.key)) {
+  if (auto why = core::name_error(entry.key)) {
     reader.fail(entry.key_mark, entry.value.path,
-                "invalid app name: use letters, digits, '_', '.' and '-' (not '.' or '..')");
+                "invalid app name (" + *why + "): use 1 to 128 letters, digits, '_', '-', '~' and '.' (no '..')");
   }
   const YamlField& f = entry.value;
   if (!f.node.IsNull() && !f.node.IsMap()) {

@@ -1,12 +1,9 @@
 #pragma once
-// StreamKey: what names a live stream — an application and a stream name — and the one rule every
-// protocol applies to both (RTMP publish/play, the HTTP routes, the worker link).
-//
-// The rule: 1 to kMaxNameLength bytes of [A-Za-z0-9_.~-], not "." and with no ".." anywhere. The
-// set is the RFC 3986 §2.3 unreserved characters, so a name needs no escaping in a URL, a file
-// name or a log line, and no part of a name can act as a "." / ".." path step wherever it ends
-// up (HLS URLs today, DVR files later). The query that
-// may follow a name ("live/cam?token=x") is not part of the key; sessions keep it apart.
+// StreamKey: what names a live stream — an application and a stream name. Both follow the one
+// name rule of core/name_rule.h, which every protocol applies (RTMP publish/play, the HTTP
+// routes, the worker link) and the configuration applies to app names.
+// The query that may follow a name ("live/cam?token=x") is not part of the key; sessions keep it
+// apart (split_query) and hand it to the admission gate.
 #include <compare>
 #include <cstddef>
 #include <functional>
@@ -14,14 +11,13 @@
 #include <string>
 #include <string_view>
 
+#include "rill/core/name_rule.h"
+
 namespace rill::media {
 
-inline constexpr size_t kMaxNameLength = 128;
-
-// Why `name` breaks the rule ("empty", "longer than 128 bytes", "'.' and '..' are not allowed",
-// "character 0x2f not allowed"), or nullopt when it is a valid app or stream name.
-std::optional<std::string> name_error(std::string_view name);
-inline bool is_valid_name(std::string_view name) { return !name_error(name).has_value(); }
+using core::is_valid_name;
+using core::kMaxNameLength;
+using core::name_error;
 
 struct StreamKey {
   std::string app;
