@@ -347,13 +347,6 @@ Amf0Value Amf0Decoder::decode_value(size_t depth) {
   uint8_t marker = read_u8("value marker");
   count_element();
 
-  auto enter = [&](const char* what) {
-    if (depth + 1 > limits_.max_depth) {
-      throw ProtocolError("amf0: " + std::string(what) + " at offset " + std::to_string(at) +
-                          " nests deeper than " + std::to_string(limits_.max_depth) + " levels (limit)");
-    }
-  };
-
   switch (static_cast<Amf0Marker>(marker)) {
     case Amf0Marker::Number:
       return Amf0Value::number(read_double("number"));
@@ -370,46 +363,11 @@ Amf0Value Amf0Decoder::decode_value(size_t depth) {
     case Amf0Marker::Undefined:
     case Amf0Marker::Unsupported:  // AMF0 §2.15: marker only
       return Amf0Value::undefined();
-    case Amf0Marker::Object: {
-      enter("object");
-      Amf0Value v = Amf0Value::object();
-      decode_properties(v.properties(), depth + 1, "object");
-      return v;
-    }
-    case Amf0Marker::TypedObject: {  // AMF0 §2.18: class-name (UTF-8) then object properties
-      enter("typed object");
-      (void)read_utf8(read_u16("typed object class name length"), "typed object class name");
-      Amf0Value v = Amf0Value::object();
-      decode_properties(v.properties(), depth + 1, "typed object");
-      return v;
-    }
-    case Amf0Marker::EcmaArray: {
-      // AMF0 §2.10: U32 associative-count, then properties up to the object end. The count is
-      // advisory (encoders write 0 or the real count); the end marker is what terminates it.
-      enter("ECMA array");
-      (void)read_u32("ECMA array count");
-      Amf0Value v = Amf0Value::ecma_array();
-      decode_properties(v.properties(), depth + 1, "ECMA array");
-      return v;
-    }
-    case Amf0Marker::StrictArray: {
-      // AMF0 §2.12: U32 array-count then that many values.
-      enter("strict array");
-      uint32_t count = read_u32("strict array count");
-      if (count > limits_.max_elements) {
-        throw ProtocolError("amf0: strict array at offset " + std::to_string(at) + " declares " +
-                            std::to_string(count) + " items, limit " + std::to_string(limits_.max_elements));
-      }
-      if (count > remaining()) {  // every value is at least one byte
-        throw ProtocolError("amf0: strict array at offset " + std::to_string(at) + " declares " +
-                            std::to_string(count) + " items but only " + std::to_string(remaining()) +
-                            " bytes remain");
-      }
-      Amf0Value v = Amf0Value::strict_array();
-      v.items().reserve(count);
-      for (uint32_t i = 0; i < count; ++i) v.items().push_back(decode_value(depth + 1));
-      return v;
-    }
+    case Amf0Marker::Object:
+    case Amf0Marker::TypedObject:
+    case Amf0Marker::EcmaArray:
+    case Amf0Marker::StrictArray:
+      return decode_container(static_cast<Amf0Marker>(marker), at, depth);
     case Amf0Marker::Date: {
       // AMF0 §2.13: DOUBLE milliseconds since the epoch (UTC), then S16 time-zone (reserved, 0).
       double ms = read_double("date");
@@ -427,6 +385,46 @@ Amf0Value Amf0Decoder::decode_value(size_t depth) {
   }
   throw ProtocolError("amf0: expected a supported type marker at offset " + std::to_string(at) + ", found " +
                       hex_byte(marker));
+}
+
+// Objects and arrays: the values that nest, so each one counts against the depth limit.
+Amf0Value Amf0Decoder::decode_container(Amf0Marker marker, size_t at, size_t depth) {
+  const char* what = marker == Amf0Marker::Object        ? "object"
+                     : marker == Amf0Marker::TypedObject ? "typed object"
+                     : marker == Amf0Marker::EcmaArray   ? "ECMA array"
+                                                         : "strict array";
+  if (depth + 1 > limits_.max_depth) {
+    throw ProtocolError("amf0: " + std::string(what) + " at offset " + std::to_string(at) + " nests deeper than " +
+                        std::to_string(limits_.max_depth) + " levels (limit)");
+  }
+  if (marker == Amf0Marker::StrictArray) return decode_strict_array(at, depth);
+  Amf0Value v = marker == Amf0Marker::EcmaArray ? Amf0Value::ecma_array() : Amf0Value::object();
+  if (marker == Amf0Marker::TypedObject) {  // AMF0 §2.18: class-name (UTF-8) then object properties
+    (void)read_utf8(read_u16("typed object class name length"), "typed object class name");
+  } else if (marker == Amf0Marker::EcmaArray) {
+    // AMF0 §2.10: U32 associative-count, then properties up to the object end. The count is
+    // advisory (encoders write 0 or the real count); the end marker is what terminates it.
+    (void)read_u32("ECMA array count");
+  }
+  decode_properties(v.properties(), depth + 1, what);
+  return v;
+}
+
+// AMF0 §2.12: U32 array-count then that many values.
+Amf0Value Amf0Decoder::decode_strict_array(size_t at, size_t depth) {
+  uint32_t count = read_u32("strict array count");
+  if (count > limits_.max_elements) {
+    throw ProtocolError("amf0: strict array at offset " + std::to_string(at) + " declares " + std::to_string(count) +
+                        " items, limit " + std::to_string(limits_.max_elements));
+  }
+  if (count > remaining()) {  // every value is at least one byte
+    throw ProtocolError("amf0: strict array at offset " + std::to_string(at) + " declares " + std::to_string(count) +
+                        " items but only " + std::to_string(remaining()) + " bytes remain");
+  }
+  Amf0Value v = Amf0Value::strict_array();
+  v.items().reserve(count);
+  for (uint32_t i = 0; i < count; ++i) v.items().push_back(decode_value(depth + 1));
+  return v;
 }
 
 // ---------------------------------------------------------------------------------------------

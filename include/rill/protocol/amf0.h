@@ -156,6 +156,8 @@ class Amf0Decoder {
   void skip() { (void)decode(); }
 
  private:
+  Amf0Value decode_container(Amf0Marker marker, size_t at, size_t depth);
+  Amf0Value decode_strict_array(size_t at, size_t depth);
   Amf0Value decode_value(size_t depth);
   void decode_properties(Amf0Value::Properties& out, size_t depth, const char* what);
   std::string read_utf8(size_t len, const char* what);
