@@ -29,18 +29,16 @@ size_t ts_bytes_for(size_t pes) { return (pes + kFirstPayloadMin - 1) / kFirstPa
 
 }  // namespace
 
-HlsSegmenter::HlsSegmenter(HlsStore& store, std::string app, std::string name, const config::HlsConfig& cfg,
-                           spdlog::logger& log)
+HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log)
     : store_(store),
-      app_(std::move(app)),
-      name_(std::move(name)),
-      key_(app_ + "/" + name_),
+      key_(std::move(key)),
+      key_text_(key_.str()),
       log_(log),
       fragment_ms_(std::max<int64_t>(1, cfg.fragment.count())),
       max_fragment_ms_(cfg.max_fragment.count() > 0 ? std::max<int64_t>(cfg.max_fragment.count(), fragment_ms_)
                                                     : 3 * fragment_ms_),
       max_segment_size_(std::max<size_t>(cfg.max_segment_size, 4 * TsMuxer::kPacketSize)) {
-  store_.open(app_, name_, cfg);
+  store_.open(key_, cfg);
 }
 
 HlsSegmenter::~HlsSegmenter() { finish(); }
@@ -49,10 +47,10 @@ void HlsSegmenter::finish() {
   if (finished_) return;
   finished_ = true;
   if (seg_open_) close_segment(max_dts_ + frame_step());
-  store_.close(app_, name_);
+  store_.close(key_);
   log_.info("hls: {} segmenter done: {} segments ({} discontinuities, {} forced cuts, {} timestamp jumps), "
             "{} samples written, {} skipped, {} malformed, {} too big",
-            key_, stats_.segments, stats_.discontinuities, stats_.forced_cuts, stats_.timestamp_jumps,
+            key_text_, stats_.segments, stats_.discontinuities, stats_.forced_cuts, stats_.timestamp_jumps,
             stats_.samples_written, stats_.samples_skipped, stats_.samples_dropped, stats_.samples_too_big);
 }
 
@@ -81,7 +79,7 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
       ++stats_.samples_skipped;
       if (!warned_video_) {
         warned_video_ = true;
-        log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_,
+        log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_text_,
                   vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
       }
     }
@@ -102,7 +100,7 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
       for (const auto& p : c.pps) avc_ps_bytes_ += 4 + p.size();
     } catch (const protocol::ProtocolError& e) {
       avc_ok_ = false;
-      log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_, e.what());
+      log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_text_, e.what());
     }
     if (mux_) {
       video_stale_ = true;
@@ -124,7 +122,7 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
     wait_keyframe_ = true;  // what follows refers to the lost frame
     if (!warned_drop_) {
       warned_drop_ = true;
-      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_, data.size(),
+      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_text_, data.size(),
                 max_segment_size_);
     }
     return;
@@ -161,7 +159,7 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
         aac_ok_ = true;
       } catch (const protocol::ProtocolError& e) {
         aac_ok_ = false;
-        log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_, e.what());
+        log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_text_, e.what());
       }
       mp3_ = false;
       if (mux_) {
@@ -194,7 +192,7 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
       if (!warned_audio_) {
         warned_audio_ = true;
         log_.warn("hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
-                  key_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
+                  key_text_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
       }
     }
     return;
@@ -258,7 +256,7 @@ int64_t HlsSegmenter::map_time(uint32_t ts) {
     // "a change in ... timestamp sequence").
     ++stats_.timestamp_jumps;
     const int64_t resume = max_dts_ + frame_step();
-    log_.info("hls: {}: timestamp jump of {} ms (at {}), discontinuity", key_, d, ts);
+    log_.info("hls: {}: timestamp jump of {} ms (at {}), discontinuity", key_text_, d, ts);
     if (seg_open_) close_segment(resume);
     if (produced_any_) discontinuity_next_ = true;
     last_in_ = ts;
@@ -341,7 +339,7 @@ void HlsSegmenter::start_segment(int64_t dts) {
       if (d.has_video) mux_->set_avc_config(avc_record_);
       if (d.has_audio && d.audio == protocol::AudioCodec::AAC) mux_->set_aac_config(aac_asc_);
     } catch (const protocol::ProtocolError& e) {  // validated on arrival; kept for safety
-      log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_, e.what());
+      log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_text_, e.what());
     }
     restart_pending_ = video_stale_ = audio_stale_ = false;
     wait_keyframe_ = d.has_video;  // video resumes at a keyframe
@@ -363,11 +361,11 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   const double duration_s = static_cast<double>(std::max<int64_t>(0, end_dts - seg_start_)) / 1000.0;
   const bool disc = discontinuity_next_;
   const size_t size = seg_.size();
-  auto seq = store_.add_segment(app_, name_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_)), duration_s, disc);
+  auto seq = store_.add_segment(key_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_)), duration_s, disc);
   discontinuity_next_ = false;
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;
-  if (seq) log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_, *seq, duration_s, size, disc ? ", discontinuity" : "");
+  if (seq) log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_text_, *seq, duration_s, size, disc ? ", discontinuity" : "");
   // Keep the capacity for the next segment of about this size; give back what an unusually big
   // one left behind.
   seg_.clear();
@@ -385,8 +383,8 @@ void HlsSegmenter::write(const TsSample& s) {
   } catch (const protocol::ProtocolError& e) {
     ++stats_.samples_dropped;
     if (s.kind == TsSample::Kind::Video) wait_keyframe_ = true;
-    if (stats_.samples_dropped == 1) log_.warn("hls: {}: dropped a malformed sample: {}", key_, e.what());
-    else log_.debug("hls: {}: dropped a malformed sample: {}", key_, e.what());
+    if (stats_.samples_dropped == 1) log_.warn("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
+    else log_.debug("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
     return;
   }
   if (mux_->stats().samples_written() == before) {

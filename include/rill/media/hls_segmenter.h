@@ -1,7 +1,8 @@
 #pragma once
 // HlsSegmenter: turns the frames of one published stream (FLV tag bodies, on the stream's output
 // timeline) into MPEG-TS segments (protocol::TsMuxer) and hands them to the worker's HlsStore.
-// One segmenter lives while a publisher is attached; the store keeps what it produced.
+// One segmenter lives while a publisher is attached, as one of the stream's outputs
+// (stream_output.h); the store keeps what it produced.
 //
 // Cutting:
 //  * a stream with video (H.264) cuts at the first video keyframe at least hls.fragment after the
@@ -33,6 +34,8 @@
 
 #include "rill/config/config.h"
 #include "rill/media/media_frame.h"
+#include "rill/media/stream_key.h"
+#include "rill/media/stream_output.h"
 #include "rill/protocol/ts_muxer.h"
 
 namespace rill::media {
@@ -50,14 +53,20 @@ struct HlsSegmenterStats {
   uint64_t samples_too_big = 0;   // alone larger than max_segment_size
 };
 
-class HlsSegmenter {
+class HlsSegmenter : public StreamOutput {
  public:
-  // Opens app/name in the store (reviving a state kept from an earlier publisher).
-  HlsSegmenter(HlsStore& store, std::string app, std::string name, const config::HlsConfig& cfg,
-               spdlog::logger& log);
-  ~HlsSegmenter();  // finish()
+  // Opens `key` in the store (reviving a state kept from an earlier publisher).
+  HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log);
+  ~HlsSegmenter() override;  // finish()
   HlsSegmenter(const HlsSegmenter&) = delete;
   HlsSegmenter& operator=(const HlsSegmenter&) = delete;
+
+  // StreamOutput
+  std::string_view name() const override { return "hls"; }
+  void on_frame(const FramePtr& f) override {
+    if (f) on_frame(*f);
+  }
+  void on_stop(const PublishSession&) override { finish(); }
 
   // Every frame of the stream, in order (metadata is ignored).
   void on_frame(const MediaFrame& f);
@@ -92,7 +101,8 @@ class HlsSegmenter {
   static size_t bound_audio(size_t n);
 
   HlsStore& store_;
-  std::string app_, name_, key_;
+  StreamKey key_;
+  std::string key_text_;  // "app/name", for logs
   spdlog::logger& log_;
   int64_t fragment_ms_, max_fragment_ms_;
   size_t max_segment_size_;
