@@ -75,37 +75,15 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   }
   if (vi.is_command_frame || vi.is_multitrack) return;
   if (vi.codec != protocol::FlvVideoCodec::H264) {
-    if (vi.is_coded_frame || vi.is_sequence_header) {
-      ++stats_.samples_skipped;
-      if (!warned_video_) {
-        warned_video_ = true;
-        log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_text_,
-                  vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
-      }
+    if ((vi.is_coded_frame || vi.is_sequence_header) && skip_codec(warned_video_)) {
+      log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_text_,
+                vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
     }
     return;
   }
   const std::span<const uint8_t> data = body.subspan(std::min(vi.payload_offset, body.size()));
-
   if (vi.is_sequence_header) {
-    video_seen_ = true;
-    if (avc_ok_ && same_bytes(data, avc_record_)) return;  // repeated, nothing changed
-    avc_record_.assign(data.begin(), data.end());
-    try {
-      const protocol::AvcConfig c = protocol::parse_avc_config(data);
-      avc_ok_ = true;
-      avc_length_size_ = c.nalu_length_size;
-      avc_ps_bytes_ = 0;
-      for (const auto& p : c.sps) avc_ps_bytes_ += 4 + p.size();
-      for (const auto& p : c.pps) avc_ps_bytes_ += 4 + p.size();
-    } catch (const protocol::ProtocolError& e) {
-      avc_ok_ = false;
-      log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_text_, e.what());
-    }
-    if (mux_) {
-      video_stale_ = true;
-      config_changed();
-    }
+    on_avc_config(data);
     return;
   }
   if (!vi.is_coded_frame) return;  // end of sequence
@@ -140,6 +118,24 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   write(s);
 }
 
+void HlsSegmenter::on_avc_config(std::span<const uint8_t> record) {
+  video_seen_ = true;
+  if (avc_ok_ && same_bytes(record, avc_record_)) return;  // repeated, nothing changed
+  avc_record_.assign(record.begin(), record.end());
+  try {
+    const protocol::AvcConfig c = protocol::parse_avc_config(record);
+    avc_ok_ = true;
+    avc_length_size_ = c.nalu_length_size;
+    avc_ps_bytes_ = 0;
+    for (const auto& p : c.sps) avc_ps_bytes_ += 4 + p.size();
+    for (const auto& p : c.pps) avc_ps_bytes_ += 4 + p.size();
+  } catch (const protocol::ProtocolError& e) {
+    avc_ok_ = false;
+    log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_text_, e.what());
+  }
+  config_changed(true);
+}
+
 void HlsSegmenter::on_audio(const MediaFrame& f) {
   const std::span<const uint8_t> body = f.payload.span();
   protocol::AudioTagInfo ai;
@@ -150,53 +146,7 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
     return;
   }
   const std::span<const uint8_t> data = body.subspan(std::min(ai.payload_offset, body.size()));
-  if (ai.codec == protocol::FlvAudioCodec::AAC) {
-    if (ai.is_sequence_header) {
-      if (aac_ok_ && !mp3_ && same_bytes(data, aac_asc_)) return;
-      aac_asc_.assign(data.begin(), data.end());
-      try {
-        protocol::check_adts_compatible(protocol::parse_aac_config(data));
-        aac_ok_ = true;
-      } catch (const protocol::ProtocolError& e) {
-        aac_ok_ = false;
-        log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_text_, e.what());
-      }
-      mp3_ = false;
-      if (mux_) {
-        audio_stale_ = true;
-        config_changed();
-      }
-      return;
-    }
-    if (!ai.is_coded_frame) return;
-    if (mp3_) {  // AAC frames after MP3 without a new AudioSpecificConfig: nothing to frame them with
-      mp3_ = false;
-      aac_ok_ = false;
-      if (mux_) {
-        audio_stale_ = true;
-        config_changed();
-      }
-    }
-  } else if (ai.codec == protocol::FlvAudioCodec::MP3) {
-    if (!ai.is_coded_frame) return;
-    if (!mp3_) {
-      mp3_ = true;
-      if (mux_) {
-        audio_stale_ = true;
-        config_changed();
-      }
-    }
-  } else {
-    if (ai.is_coded_frame || ai.is_sequence_header) {
-      ++stats_.samples_skipped;
-      if (!warned_audio_) {
-        warned_audio_ = true;
-        log_.warn("hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
-                  key_text_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
-      }
-    }
-    return;
-  }
+  if (!follow_audio_codec(ai, data)) return;
 
   const int64_t dts = map_time(f.timestamp);
   note_step(false, dts);
@@ -222,6 +172,57 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
   s.dts_ms = dts;
   s.data = data;
   write(s);
+}
+
+bool HlsSegmenter::follow_audio_codec(const protocol::AudioTagInfo& ai, std::span<const uint8_t> data) {
+  switch (ai.codec) {
+    case protocol::FlvAudioCodec::AAC:
+      if (ai.is_sequence_header) {
+        on_aac_config(data);
+        return false;
+      }
+      if (!ai.is_coded_frame) return false;
+      if (mp3_) {  // AAC frames after MP3 without a new AudioSpecificConfig: nothing to frame them with
+        mp3_ = false;
+        aac_ok_ = false;
+        config_changed(false);
+      }
+      return true;
+    case protocol::FlvAudioCodec::MP3:
+      if (!ai.is_coded_frame) return false;
+      if (!mp3_) {
+        mp3_ = true;
+        config_changed(false);
+      }
+      return true;
+    default:
+      if ((ai.is_coded_frame || ai.is_sequence_header) && skip_codec(warned_audio_)) {
+        log_.warn("hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
+                  key_text_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
+      }
+      return false;
+  }
+}
+
+void HlsSegmenter::on_aac_config(std::span<const uint8_t> asc) {
+  if (aac_ok_ && !mp3_ && same_bytes(asc, aac_asc_)) return;  // repeated, nothing changed
+  aac_asc_.assign(asc.begin(), asc.end());
+  try {
+    protocol::check_adts_compatible(protocol::parse_aac_config(asc));
+    aac_ok_ = true;
+  } catch (const protocol::ProtocolError& e) {
+    aac_ok_ = false;
+    log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_text_, e.what());
+  }
+  mp3_ = false;
+  config_changed(false);
+}
+
+bool HlsSegmenter::skip_codec(bool& warned) {
+  ++stats_.samples_skipped;
+  if (warned) return false;
+  warned = true;
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,7 +284,11 @@ protocol::TsStreams HlsSegmenter::desired() const {
   return s;
 }
 
-void HlsSegmenter::config_changed() { restart_pending_ = true; }
+void HlsSegmenter::config_changed(bool video) {
+  if (!mux_) return;  // the first muxer is made with whatever is current
+  (video ? video_stale_ : audio_stale_) = true;
+  restart_pending_ = true;
+}
 
 bool HlsSegmenter::can_start(bool video, bool keyframe, int64_t dts) const {
   const protocol::TsStreams d = desired();

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@
 #include "rill/media/stream_key.h"
 #include "rill/media/stream_output.h"
 #include "rill/protocol/ts_muxer.h"
+
+namespace rill::protocol {
+struct AudioTagInfo;
+}
 
 namespace rill::media {
 
@@ -84,7 +89,15 @@ class HlsSegmenter : public StreamOutput {
 
  private:
   void on_video(const MediaFrame& f);
+  void on_avc_config(std::span<const uint8_t> record);  // an AVC sequence header
   void on_audio(const MediaFrame& f);
+  // Follows the audio codec and its configuration; true when `ai` is a coded frame of a codec the
+  // segments carry (AAC, MP3).
+  bool follow_audio_codec(const protocol::AudioTagInfo& ai, std::span<const uint8_t> data);
+  void on_aac_config(std::span<const uint8_t> asc);  // an AAC AudioSpecificConfig
+  // Counts a sample of a codec the segments do not carry; true the first time (`warned` is the
+  // kind's warn-once flag), when the caller logs why.
+  bool skip_codec(bool& warned);
   // Maps a coded frame's 32-bit timestamp onto the 64-bit segment timeline; handles jumps.
   int64_t map_time(uint32_t ts);
   // Runs the cut rules for a coded sample at `dts`; false when the sample is not to be written.
@@ -94,7 +107,9 @@ class HlsSegmenter : public StreamOutput {
   void start_segment(int64_t dts);
   void close_segment(int64_t end_dts);
   void write(const protocol::TsSample& s);
-  void config_changed();
+  // A track's codec or configuration changed: once a muxer runs, that kind is stale and the muxer
+  // restarts at the next start point.
+  void config_changed(bool video);
   int64_t frame_step() const;
   void note_step(bool video, int64_t dts);
   size_t bound_video(size_t n) const;
