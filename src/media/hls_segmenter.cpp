@@ -29,18 +29,16 @@ size_t ts_bytes_for(size_t pes) { return (pes + kFirstPayloadMin - 1) / kFirstPa
 
 }  // namespace
 
-HlsSegmenter::HlsSegmenter(HlsStore& store, std::string app, std::string name, const config::HlsConfig& cfg,
-                           spdlog::logger& log)
+HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log)
     : store_(store),
-      app_(std::move(app)),
-      name_(std::move(name)),
-      key_(app_ + "/" + name_),
+      key_(std::move(key)),
+      key_text_(key_.str()),
       log_(log),
       fragment_ms_(std::max<int64_t>(1, cfg.fragment.count())),
       max_fragment_ms_(cfg.max_fragment.count() > 0 ? std::max<int64_t>(cfg.max_fragment.count(), fragment_ms_)
                                                     : 3 * fragment_ms_),
       max_segment_size_(std::max<size_t>(cfg.max_segment_size, 4 * TsMuxer::kPacketSize)) {
-  store_.open(app_, name_, cfg);
+  store_.open(key_, cfg);
 }
 
 HlsSegmenter::~HlsSegmenter() { finish(); }
@@ -49,10 +47,10 @@ void HlsSegmenter::finish() {
   if (finished_) return;
   finished_ = true;
   if (seg_open_) close_segment(max_dts_ + frame_step());
-  store_.close(app_, name_);
+  store_.close(key_);
   log_.info("hls: {} segmenter done: {} segments ({} discontinuities, {} forced cuts, {} timestamp jumps), "
             "{} samples written, {} skipped, {} malformed, {} too big",
-            key_, stats_.segments, stats_.discontinuities, stats_.forced_cuts, stats_.timestamp_jumps,
+            key_text_, stats_.segments, stats_.discontinuities, stats_.forced_cuts, stats_.timestamp_jumps,
             stats_.samples_written, stats_.samples_skipped, stats_.samples_dropped, stats_.samples_too_big);
 }
 
@@ -77,37 +75,15 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   }
   if (vi.is_command_frame || vi.is_multitrack) return;
   if (vi.codec != protocol::FlvVideoCodec::H264) {
-    if (vi.is_coded_frame || vi.is_sequence_header) {
-      ++stats_.samples_skipped;
-      if (!warned_video_) {
-        warned_video_ = true;
-        log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_,
-                  vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
-      }
+    if ((vi.is_coded_frame || vi.is_sequence_header) && skip_codec(warned_video_)) {
+      log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_text_,
+                vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
     }
     return;
   }
   const std::span<const uint8_t> data = body.subspan(std::min(vi.payload_offset, body.size()));
-
   if (vi.is_sequence_header) {
-    video_seen_ = true;
-    if (avc_ok_ && same_bytes(data, avc_record_)) return;  // repeated, nothing changed
-    avc_record_.assign(data.begin(), data.end());
-    try {
-      const protocol::AvcConfig c = protocol::parse_avc_config(data);
-      avc_ok_ = true;
-      avc_length_size_ = c.nalu_length_size;
-      avc_ps_bytes_ = 0;
-      for (const auto& p : c.sps) avc_ps_bytes_ += 4 + p.size();
-      for (const auto& p : c.pps) avc_ps_bytes_ += 4 + p.size();
-    } catch (const protocol::ProtocolError& e) {
-      avc_ok_ = false;
-      log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_, e.what());
-    }
-    if (mux_) {
-      video_stale_ = true;
-      config_changed();
-    }
+    on_avc_config(data);
     return;
   }
   if (!vi.is_coded_frame) return;  // end of sequence
@@ -124,7 +100,7 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
     wait_keyframe_ = true;  // what follows refers to the lost frame
     if (!warned_drop_) {
       warned_drop_ = true;
-      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_, data.size(),
+      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_text_, data.size(),
                 max_segment_size_);
     }
     return;
@@ -142,6 +118,24 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   write(s);
 }
 
+void HlsSegmenter::on_avc_config(std::span<const uint8_t> record) {
+  video_seen_ = true;
+  if (avc_ok_ && same_bytes(record, avc_record_)) return;  // repeated, nothing changed
+  avc_record_.assign(record.begin(), record.end());
+  try {
+    const protocol::AvcConfig c = protocol::parse_avc_config(record);
+    avc_ok_ = true;
+    avc_length_size_ = c.nalu_length_size;
+    avc_ps_bytes_ = 0;
+    for (const auto& p : c.sps) avc_ps_bytes_ += 4 + p.size();
+    for (const auto& p : c.pps) avc_ps_bytes_ += 4 + p.size();
+  } catch (const protocol::ProtocolError& e) {
+    avc_ok_ = false;
+    log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_text_, e.what());
+  }
+  config_changed(true);
+}
+
 void HlsSegmenter::on_audio(const MediaFrame& f) {
   const std::span<const uint8_t> body = f.payload.span();
   protocol::AudioTagInfo ai;
@@ -152,53 +146,7 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
     return;
   }
   const std::span<const uint8_t> data = body.subspan(std::min(ai.payload_offset, body.size()));
-  if (ai.codec == protocol::FlvAudioCodec::AAC) {
-    if (ai.is_sequence_header) {
-      if (aac_ok_ && !mp3_ && same_bytes(data, aac_asc_)) return;
-      aac_asc_.assign(data.begin(), data.end());
-      try {
-        protocol::check_adts_compatible(protocol::parse_aac_config(data));
-        aac_ok_ = true;
-      } catch (const protocol::ProtocolError& e) {
-        aac_ok_ = false;
-        log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_, e.what());
-      }
-      mp3_ = false;
-      if (mux_) {
-        audio_stale_ = true;
-        config_changed();
-      }
-      return;
-    }
-    if (!ai.is_coded_frame) return;
-    if (mp3_) {  // AAC frames after MP3 without a new AudioSpecificConfig: nothing to frame them with
-      mp3_ = false;
-      aac_ok_ = false;
-      if (mux_) {
-        audio_stale_ = true;
-        config_changed();
-      }
-    }
-  } else if (ai.codec == protocol::FlvAudioCodec::MP3) {
-    if (!ai.is_coded_frame) return;
-    if (!mp3_) {
-      mp3_ = true;
-      if (mux_) {
-        audio_stale_ = true;
-        config_changed();
-      }
-    }
-  } else {
-    if (ai.is_coded_frame || ai.is_sequence_header) {
-      ++stats_.samples_skipped;
-      if (!warned_audio_) {
-        warned_audio_ = true;
-        log_.warn("hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
-                  key_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
-      }
-    }
-    return;
-  }
+  if (!follow_audio_codec(ai, data)) return;
 
   const int64_t dts = map_time(f.timestamp);
   note_step(false, dts);
@@ -224,6 +172,57 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
   s.dts_ms = dts;
   s.data = data;
   write(s);
+}
+
+bool HlsSegmenter::follow_audio_codec(const protocol::AudioTagInfo& ai, std::span<const uint8_t> data) {
+  switch (ai.codec) {
+    case protocol::FlvAudioCodec::AAC:
+      if (ai.is_sequence_header) {
+        on_aac_config(data);
+        return false;
+      }
+      if (!ai.is_coded_frame) return false;
+      if (mp3_) {  // AAC frames after MP3 without a new AudioSpecificConfig: nothing to frame them with
+        mp3_ = false;
+        aac_ok_ = false;
+        config_changed(false);
+      }
+      return true;
+    case protocol::FlvAudioCodec::MP3:
+      if (!ai.is_coded_frame) return false;
+      if (!mp3_) {
+        mp3_ = true;
+        config_changed(false);
+      }
+      return true;
+    default:
+      if ((ai.is_coded_frame || ai.is_sequence_header) && skip_codec(warned_audio_)) {
+        log_.warn("hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
+                  key_text_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
+      }
+      return false;
+  }
+}
+
+void HlsSegmenter::on_aac_config(std::span<const uint8_t> asc) {
+  if (aac_ok_ && !mp3_ && same_bytes(asc, aac_asc_)) return;  // repeated, nothing changed
+  aac_asc_.assign(asc.begin(), asc.end());
+  try {
+    protocol::check_adts_compatible(protocol::parse_aac_config(asc));
+    aac_ok_ = true;
+  } catch (const protocol::ProtocolError& e) {
+    aac_ok_ = false;
+    log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_text_, e.what());
+  }
+  mp3_ = false;
+  config_changed(false);
+}
+
+bool HlsSegmenter::skip_codec(bool& warned) {
+  ++stats_.samples_skipped;
+  if (warned) return false;
+  warned = true;
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,7 +257,7 @@ int64_t HlsSegmenter::map_time(uint32_t ts) {
     // "a change in ... timestamp sequence").
     ++stats_.timestamp_jumps;
     const int64_t resume = max_dts_ + frame_step();
-    log_.info("hls: {}: timestamp jump of {} ms (at {}), discontinuity", key_, d, ts);
+    log_.info("hls: {}: timestamp jump of {} ms (at {}), discontinuity", key_text_, d, ts);
     if (seg_open_) close_segment(resume);
     if (produced_any_) discontinuity_next_ = true;
     last_in_ = ts;
@@ -285,7 +284,11 @@ protocol::TsStreams HlsSegmenter::desired() const {
   return s;
 }
 
-void HlsSegmenter::config_changed() { restart_pending_ = true; }
+void HlsSegmenter::config_changed(bool video) {
+  if (!mux_) return;  // the first muxer is made with whatever is current
+  (video ? video_stale_ : audio_stale_) = true;
+  restart_pending_ = true;
+}
 
 bool HlsSegmenter::can_start(bool video, bool keyframe, int64_t dts) const {
   const protocol::TsStreams d = desired();
@@ -341,7 +344,7 @@ void HlsSegmenter::start_segment(int64_t dts) {
       if (d.has_video) mux_->set_avc_config(avc_record_);
       if (d.has_audio && d.audio == protocol::AudioCodec::AAC) mux_->set_aac_config(aac_asc_);
     } catch (const protocol::ProtocolError& e) {  // validated on arrival; kept for safety
-      log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_, e.what());
+      log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_text_, e.what());
     }
     restart_pending_ = video_stale_ = audio_stale_ = false;
     wait_keyframe_ = d.has_video;  // video resumes at a keyframe
@@ -363,11 +366,11 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   const double duration_s = static_cast<double>(std::max<int64_t>(0, end_dts - seg_start_)) / 1000.0;
   const bool disc = discontinuity_next_;
   const size_t size = seg_.size();
-  auto seq = store_.add_segment(app_, name_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_)), duration_s, disc);
+  auto seq = store_.add_segment(key_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_)), duration_s, disc);
   discontinuity_next_ = false;
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;
-  if (seq) log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_, *seq, duration_s, size, disc ? ", discontinuity" : "");
+  if (seq) log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_text_, *seq, duration_s, size, disc ? ", discontinuity" : "");
   // Keep the capacity for the next segment of about this size; give back what an unusually big
   // one left behind.
   seg_.clear();
@@ -385,8 +388,8 @@ void HlsSegmenter::write(const TsSample& s) {
   } catch (const protocol::ProtocolError& e) {
     ++stats_.samples_dropped;
     if (s.kind == TsSample::Kind::Video) wait_keyframe_ = true;
-    if (stats_.samples_dropped == 1) log_.warn("hls: {}: dropped a malformed sample: {}", key_, e.what());
-    else log_.debug("hls: {}: dropped a malformed sample: {}", key_, e.what());
+    if (stats_.samples_dropped == 1) log_.warn("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
+    else log_.debug("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
     return;
   }
   if (mux_->stats().samples_written() == before) {

@@ -15,8 +15,8 @@ double fragment_s(const config::HlsConfig& cfg) { return static_cast<double>(cfg
 // ---------------------------------------------------------------------------------------------
 // HlsStreamState
 
-HlsStreamState::HlsStreamState(std::string app, std::string name, const config::HlsConfig& cfg)
-    : app_(std::move(app)), name_(std::move(name)), cfg_(cfg), playlist_(cfg.window, fragment_s(cfg)) {}
+HlsStreamState::HlsStreamState(StreamKey key, const config::HlsConfig& cfg)
+    : key_(std::move(key)), key_text_(key_.str()), cfg_(cfg), playlist_(cfg.window, fragment_s(cfg)) {}
 
 BufferRef HlsStreamState::playlist_text() const {
   if (!playlist_cache_) playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
@@ -69,13 +69,13 @@ void HlsStore::cancel_timers(HlsStreamState& st) {
   st.grace_timer_.reset();
 }
 
-HlsStreamState* HlsStore::find_mut(const std::string& app, const std::string& name) {
-  auto it = streams_.find(key_of(app, name));
+HlsStreamState* HlsStore::find_mut(const StreamKey& key) {
+  auto it = streams_.find(key);
   return it == streams_.end() ? nullptr : it->second.get();
 }
 
-const HlsStreamState* HlsStore::find(const std::string& app, const std::string& name) const {
-  auto it = streams_.find(key_of(app, name));
+const HlsStreamState* HlsStore::find(const StreamKey& key) const {
+  auto it = streams_.find(key);
   return it == streams_.end() ? nullptr : it->second.get();
 }
 
@@ -87,36 +87,38 @@ int64_t HlsStore::grace_ms(const HlsStreamState& st) {
   return std::max({kMinGraceMs, by_window, by_cache});
 }
 
-void HlsStore::open(const std::string& app, const std::string& name, const config::HlsConfig& cfg) {
-  const std::string key = key_of(app, name);
+void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
   auto it = streams_.find(key);
   if (it == streams_.end()) {
-    it = streams_.emplace(key, std::make_unique<HlsStreamState>(app, name, cfg)).first;
-    log_.debug("hls: {} started (window {}, fragment {} ms)", key, cfg.window, cfg.fragment.count());
+    it = streams_.emplace(key, std::make_unique<HlsStreamState>(key, cfg)).first;
+    log_.debug("hls: {} started (window {}, fragment {} ms)", it->second->key_text_, cfg.window,
+               cfg.fragment.count());
   } else {
     HlsStreamState& st = *it->second;
     if (st.grace_timer_) {
       timers_.cancel(*st.grace_timer_);
       st.grace_timer_.reset();
     }
-    if (st.producers_ > 0) log_.warn("hls: {} opened by a second producer", key);
+    if (st.producers_ > 0) log_.warn("hls: {} opened by a second producer", st.key_text_);
     // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
     st.playlist_.restart();
     st.playlist_cache_.reset();
-    log_.info("hls: {} resumed at media sequence {} (discontinuity)", key, st.playlist_.next_sequence());
+    log_.info("hls: {} resumed at media sequence {} (discontinuity)", st.key_text_,
+              st.playlist_.next_sequence());
   }
   ++it->second->producers_;
 }
 
-std::optional<uint64_t> HlsStore::add_segment(const std::string& app, const std::string& name, BufferRef data,
-                                              double duration_s, bool discontinuity) {
-  HlsStreamState* stp = find_mut(app, name);
+std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef data, double duration_s,
+                                              bool discontinuity) {
+  HlsStreamState* stp = find_mut(key);
   if (!stp || stp->producers_ == 0) return std::nullopt;
   HlsStreamState& st = *stp;
   const double listed_before = st.playlist_duration_s();
   const uint64_t seq = st.playlist_.next_sequence();
   // Relative to the playlist at /APP/STREAM.m3u8, "STREAM/SEQ.ts" is /APP/STREAM/SEQ.ts (§4.1).
-  auto added = st.playlist_.add_segment(duration_s, discontinuity, st.name_ + "/" + std::to_string(seq) + ".ts");
+  auto added =
+      st.playlist_.add_segment(duration_s, discontinuity, st.key_.name + "/" + std::to_string(seq) + ".ts");
   HlsSegment seg;
   seg.sequence = added.sequence;
   seg.duration_s = st.playlist_.state().segments.back().duration_s;
@@ -134,7 +136,7 @@ std::optional<uint64_t> HlsStore::add_segment(const std::string& app, const std:
     retire(st, removed.sequence, now + static_cast<int64_t>(std::ceil(keep_s * 1000.0)));
   }
   if (st.retired_ > max_retained(st)) {
-    log_.debug("hls: {}/{}: segments arrive faster than real time; freeing retained ones early", st.app_, st.name_);
+    log_.debug("hls: {}: segments arrive faster than real time; freeing retained ones early", st.key_text_);
     while (st.retired_ > max_retained(st)) pop_retired(st);
   }
   return added.sequence;
@@ -160,11 +162,11 @@ void HlsStore::retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms) 
 void HlsStore::schedule_expiry(HlsStreamState& st) {
   if (st.expiry_timer_ || st.segments_.empty() || !st.segments_.front().retired) return;
   const int64_t wait = std::max<int64_t>(0, st.segments_.front().expire_ms - timers_.now_ms());
-  const std::string key = key_of(st.app_, st.name_);
-  st.expiry_timer_ = timers_.schedule(std::chrono::milliseconds(wait), [this, key] { expire(key); });
+  st.expiry_timer_ =
+      timers_.schedule(std::chrono::milliseconds(wait), [this, key = st.key_] { expire(key); });
 }
 
-void HlsStore::expire(const std::string& key) {
+void HlsStore::expire(const StreamKey& key) {
   auto it = streams_.find(key);
   if (it == streams_.end()) return;
   HlsStreamState& st = *it->second;
@@ -183,28 +185,27 @@ void HlsStore::pop_retired(HlsStreamState& st) {
   ++st.expired_;
 }
 
-void HlsStore::close(const std::string& app, const std::string& name) {
-  HlsStreamState* stp = find_mut(app, name);
+void HlsStore::close(const StreamKey& key) {
+  HlsStreamState* stp = find_mut(key);
   if (!stp || stp->producers_ == 0) return;
   HlsStreamState& st = *stp;
   if (--st.producers_ > 0) return;
   st.playlist_.end();  // §4.3.3.4: no more segments will be added (until a republish)
   st.playlist_cache_.reset();
   const int64_t grace = grace_ms(st);
-  const std::string key = key_of(app, name);
   st.grace_timer_ = timers_.schedule(std::chrono::milliseconds(grace), [this, key] { drop(key); });
-  log_.debug("hls: {} ended at media sequence {}; state kept {} ms for a republish", key,
+  log_.debug("hls: {} ended at media sequence {}; state kept {} ms for a republish", st.key_text_,
              st.playlist_.next_sequence(), grace);
 }
 
-void HlsStore::drop(const std::string& key) {
+void HlsStore::drop(const StreamKey& key) {
   auto it = streams_.find(key);
   if (it == streams_.end()) return;
   HlsStreamState& st = *it->second;
   st.grace_timer_.reset();
   if (st.producers_ > 0) return;
   cancel_timers(st);
-  log_.debug("hls: {} dropped ({} segments, {} bytes freed)", key, st.segments_.size(), st.bytes_);
+  log_.debug("hls: {} dropped ({} segments, {} bytes freed)", st.key_text_, st.segments_.size(), st.bytes_);
   streams_.erase(it);
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "rill/media/hls_segmenter.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/flv_tag.h"
 
@@ -45,6 +44,7 @@ Stream::Stream(StreamRegistry& registry, StreamKey key, const config::AppConfig&
       gop_(cfg.gop_cache, cfg.gop_cache_max_bytes, cfg.gop_cache_max_frames) {}
 
 Stream::~Stream() {
+  if (publisher_) stop_outputs();  // the registry is going away with the publisher still there
   TimerQueue& t = registry_.timers();
   if (idle_timer_) t.cancel(*idle_timer_);
   if (release_timer_) t.cancel(*release_timer_);
@@ -94,7 +94,7 @@ void Stream::maybe_release() {
 // ---------------------------------------------------------------------------------------------
 // publishing
 
-bool Stream::attach_publisher(const void* owner, bool produce_hls) {
+bool Stream::attach_publisher(const void* owner, PublishOrigin origin) {
   if (publisher_) return publisher_ == owner;
   publisher_ = owner;
   TimerQueue& t = registry_.timers();
@@ -111,11 +111,11 @@ bool Stream::attach_publisher(const void* owner, bool produce_hls) {
   info_.video_fourcc = 0;
   info_.audio_format = 0;
   session_started_ = false;
-  if (cfg_.hls.enabled && produce_hls) hls_ = std::make_unique<HlsSegmenter>(registry_.hls(), key_.app, key_.name, cfg_.hls, registry_.log());
   const bool republish = ever_published_;
   ever_published_ = true;
   registry_.log().info("publish start: {}{} ({} subscriber(s) waiting)", key_text_, republish ? " (republish)" : "",
                        subscriber_count());
+  start_outputs(origin);
 
   DispatchScope scope(*this);
   const size_t n = subscribers_.size();
@@ -200,9 +200,27 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
   f->timestamp = map_timestamp(timestamp);
   FramePtr frame = std::move(f);
   gop_.add(frame);
-  if (hls_) hls_->on_frame(*frame);
+  for (const auto& o : outputs_) o->on_frame(frame);
   fan_out(frame);
 }
+
+void Stream::start_outputs(PublishOrigin origin) {
+  origin_ = origin;
+  outputs_ = registry_.build_outputs(*this, origin);
+  if (outputs_.empty()) return;
+  std::string names;
+  for (const auto& o : outputs_) names += (names.empty() ? "" : ", ") + std::string(o->name());
+  registry_.log().info("{}: {} outputs: {}", key_text_, to_string(origin), names);
+  const PublishSession session{*this, origin_};
+  for (const auto& o : outputs_) o->on_start(session);
+}
+
+void Stream::stop_outputs() {
+  StreamOutputs outputs = std::move(outputs_);
+  outputs_.clear();
+  const PublishSession session{*this, origin_};
+  for (const auto& o : outputs) o->on_stop(session);
+}  // destroyed here
 
 void Stream::fan_out(const FramePtr& f) {
   DispatchScope scope(*this);
@@ -217,7 +235,7 @@ void Stream::detach_publisher(const void* owner) {
   if (!publisher_ || publisher_ != owner) return;
   publisher_ = nullptr;
   session_started_ = false;
-  hls_.reset();  // ends the last segment and the playlist; the store keeps them
+  stop_outputs();  // e.g. HLS ends the last segment and the playlist; its store keeps them
   registry_.log().info("publish stop: {} ({} frames, {} bytes in; {} subscriber(s) left)", key_text_, info_.frames_in,
                        info_.bytes_in, subscriber_count());
   {

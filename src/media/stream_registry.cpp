@@ -5,8 +5,11 @@
 
 namespace rill::media {
 
-StreamRegistry::StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log)
-    : timers_(timers), log_(std::move(log)), hls_(std::make_unique<HlsStore>(timers_, *log_)) {}
+StreamRegistry::StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log, OutputFactory outputs)
+    : timers_(timers),
+      log_(std::move(log)),
+      make_outputs_(std::move(outputs)),
+      hls_(std::make_unique<HlsStore>(timers_, *log_)) {}
 
 StreamRegistry::~StreamRegistry() = default;  // each Stream cancels its own timers
 
@@ -22,6 +25,10 @@ Stream& StreamRegistry::get_or_create(const StreamKey& key, const config::AppCon
     log_->debug("stream created: {}", it->second->key_text());
   }
   return *it->second;
+}
+
+StreamOutputs StreamRegistry::build_outputs(Stream& s, PublishOrigin origin) {
+  return make_outputs_ ? make_outputs_(s, s.app_config(), origin) : StreamOutputs{};
 }
 
 void StreamRegistry::release(Stream* s) {

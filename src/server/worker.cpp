@@ -70,7 +70,7 @@ struct Worker::Impl {
   event* drain_check = nullptr;
 
   Impl(event_base* b, WorkerContext c)
-      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log), sessions(timers) {
+      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, media::default_outputs), sessions(timers) {
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;

@@ -66,7 +66,7 @@ PublishClaim StreamLocator::claim_for_publish(const media::StreamKey& skey, cons
   // UnpublishNotify then PublishNotify, and stay.
   if (auto it = links_.find(key); it != links_.end()) retire(*it->second, "a local publisher took over");
   media::Stream& s = ctx_.streams->get_or_create(skey, cfg);
-  if (!s.attach_publisher(publisher)) {
+  if (!s.attach_publisher(publisher, media::PublishOrigin::Ingest)) {
     if (opts_.table) opts_.table->release(key, opts_.pid);
     out.reason = "already publishing on this worker";
     return out;

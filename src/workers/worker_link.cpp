@@ -90,7 +90,7 @@ void WorkerLink::shutdown(const char* why) {
 bool WorkerLink::attach() {
   media::Stream& s = ctx_.streams->get_or_create(skey_, cfg_);
   // HLS is produced once, by the owner: a relayed copy does not segment (docs/workers.md).
-  if (!s.attach_publisher(this, /*produce_hls=*/false)) {
+  if (!s.attach_publisher(this, media::PublishOrigin::WorkerLink)) {
     ctx_.log->debug("relay: {} has a local publisher; the link stays out", key_);
     return false;
   }

@@ -86,8 +86,8 @@ class HlsSegmenterTest : public ::testing::Test {
     cfg_.window = 5;
   }
 
-  std::unique_ptr<HlsSegmenter> make() { return std::make_unique<HlsSegmenter>(*store_, "live", "cam", cfg_, *log_); }
-  const HlsStreamState* state() const { return store_->find("live", "cam"); }
+  std::unique_ptr<HlsSegmenter> make() { return std::make_unique<HlsSegmenter>(*store_, key_, cfg_, *log_); }
+  const HlsStreamState* state() const { return store_->find(key_); }
 
   // Feeds one frame; the fake clock follows the media clock (a real-time publisher).
   void feed(HlsSegmenter& s, MediaType t, uint32_t ts, BufferRef body) {
@@ -149,6 +149,7 @@ class HlsSegmenterTest : public ::testing::Test {
   std::shared_ptr<spdlog::logger> log_;
   FakeTimerQueue timers_{1000000};
   config::HlsConfig cfg_;
+  const StreamKey key_{"live", "cam"};
   std::unique_ptr<HlsStore> store_;
   int64_t clock_base_ = 1000000, ts_base_ = 0;
 };
@@ -234,7 +235,7 @@ TEST_F(HlsSegmenterTest, ForcedCutWithoutKeyframeAtMaxFragment) {
   s.reset();
   cfg_.max_fragment = 3000ms;
   store_ = std::make_unique<HlsStore>(timers_, *log_);
-  auto s2 = std::make_unique<HlsSegmenter>(*store_, "live", "cam", cfg_, *log_);
+  auto s2 = std::make_unique<HlsSegmenter>(*store_, key_, cfg_, *log_);
   headers(*s2, 20000);
   restart_clock_at(20000);
   av(*s2, 20000, 30000, 1000000);

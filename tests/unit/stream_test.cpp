@@ -53,7 +53,7 @@ class StreamTest : public ::testing::Test {
     log_sink_ = std::make_shared<spdlog::sinks::ostream_sink_st>(log_text_);
     auto logger = std::make_shared<spdlog::logger>("media_test", log_sink_);
     logger->set_level(spdlog::level::debug);
-    registry_ = std::make_unique<StreamRegistry>(timers_, logger);
+    registry_ = std::make_unique<StreamRegistry>(timers_, logger, default_outputs);
     cfg_.name = "live";
     cfg_.play_wait = 0ms;
     cfg_.publisher_idle_timeout = 10000ms;
@@ -92,8 +92,8 @@ TEST_F(StreamTest, RegistryKeysByAppAndName) {
 
 TEST_F(StreamTest, SecondPublisherIsRefused) {
   Stream& s = stream();
-  EXPECT_TRUE(s.attach_publisher(&pub_));
-  EXPECT_FALSE(s.attach_publisher(&pub2_));  // NetStream.Publish.BadName
+  EXPECT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
+  EXPECT_FALSE(s.attach_publisher(&pub2_, PublishOrigin::Ingest));  // NetStream.Publish.BadName
   EXPECT_TRUE(s.has_publisher());
   s.detach_publisher(&pub2_);  // not the owner: no effect
   EXPECT_TRUE(s.has_publisher());
@@ -104,7 +104,7 @@ TEST_F(StreamTest, ClassifiesAndFansOut) {
   Stream& s = stream();
   Recorder r;
   s.add_subscriber(&r);
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   EXPECT_EQ(r.publishes, 1);  // was waiting before the publisher came
   publish_headers(s);
   s.publish(MediaType::Video, 0, avc_keyframe(5, 40));
@@ -147,7 +147,7 @@ TEST_F(StreamTest, ClassifiesAndFansOut) {
 
 TEST_F(StreamTest, LateSubscriberGetsMetadataHeadersThenKeyframe) {
   Stream& s = stream();
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.publish(MediaType::Video, 0, avc_inter());  // before any keyframe
   publish_headers(s, 0);
   s.publish(MediaType::Video, 0, avc_keyframe());
@@ -181,7 +181,7 @@ TEST_F(StreamTest, LateSubscriberGetsMetadataHeadersThenKeyframe) {
 TEST_F(StreamTest, RepublishContinuesTimelineAndNotifies) {
   Stream& s = stream();
   Recorder r;
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.add_subscriber(&r);
   s.publish(MediaType::Video, 5000, avc_seq_header());  // first frame maps to 0
   s.publish(MediaType::Video, 5000, avc_keyframe());
@@ -197,7 +197,7 @@ TEST_F(StreamTest, RepublishContinuesTimelineAndNotifies) {
   EXPECT_NE(log_text_.str().find("publish stop: live/cam"), std::string::npos);
 
   timers_.advance(3000);
-  ASSERT_TRUE(s.attach_publisher(&pub2_));  // the encoder restarted: its clock starts over
+  ASSERT_TRUE(s.attach_publisher(&pub2_, PublishOrigin::Ingest));  // the encoder restarted: its clock starts over
   EXPECT_EQ(r.publishes, 1);
   EXPECT_FALSE(s.gop_cache().video_header());  // nothing stale is kept
   EXPECT_EQ(s.gop_cache().gop_frames(), 0u);
@@ -210,7 +210,7 @@ TEST_F(StreamTest, RepublishContinuesTimelineAndNotifies) {
 
   // Third session, across the 32-bit wrap of the publisher's clock: deltas are kept.
   s.detach_publisher(&pub2_);
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   EXPECT_EQ(r.unpublishes, 2);
   EXPECT_EQ(r.publishes, 2);
   s.publish(MediaType::Video, 0xFFFFFFF0u, avc_keyframe());
@@ -224,7 +224,7 @@ TEST_F(StreamTest, OutputTimelineWrapsModulo32Bits) {
   Stream& s = stream();
   Recorder r;
   s.add_subscriber(&r);
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   // A session longer than 2^31 ms (~25 days), stepping forward past the input's wrap twice.
   uint32_t in = 100;
   s.publish(MediaType::Video, in, avc_keyframe());
@@ -233,7 +233,7 @@ TEST_F(StreamTest, OutputTimelineWrapsModulo32Bits) {
   s.publish(MediaType::Video, in - 20, avc_inter());  // slightly behind: kept, not clamped
   EXPECT_EQ(r.frames.back()->timestamp, 0xFFFFFFF0u - 20);
   s.detach_publisher(&pub_);
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.publish(MediaType::Video, 7, avc_keyframe());
   EXPECT_EQ(r.frames.back()->timestamp, 0xFFFFFFF1u);
   s.publish(MediaType::Video, 47, avc_inter());
@@ -244,7 +244,7 @@ TEST_F(StreamTest, OutputTimelineWrapsModulo32Bits) {
 TEST_F(StreamTest, IdleTimeoutEndsStreamAndReleasesIt) {
   Stream& s = stream();
   Recorder a, b;
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.add_subscriber(&a);
   s.add_subscriber(&b);
   s.publish(MediaType::Video, 0, avc_keyframe());
@@ -265,7 +265,7 @@ TEST_F(StreamTest, IdleTimeoutEndsStreamAndReleasesIt) {
 TEST_F(StreamTest, LastSubscriberLeavingDuringIdleWaitReleases) {
   Stream& s = stream();
   Recorder a;
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.add_subscriber(&a);
   s.detach_publisher(&pub_);
   ASSERT_EQ(find(), &s);
@@ -276,7 +276,7 @@ TEST_F(StreamTest, LastSubscriberLeavingDuringIdleWaitReleases) {
 
 TEST_F(StreamTest, PublisherLeavingAnEmptyStreamReleasesIt) {
   Stream& s = stream();
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.publish(MediaType::Video, 0, avc_keyframe());
   s.detach_publisher(&pub_);
   EXPECT_EQ(find(), nullptr);
@@ -286,7 +286,7 @@ TEST_F(StreamTest, PublisherLeavingAnEmptyStreamReleasesIt) {
 TEST_F(StreamTest, SubscriberLeavingInOnUnpublish) {
   Stream& s = stream();
   Recorder a, b;
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.add_subscriber(&a);
   s.add_subscriber(&b);
   a.on_unpublish_hook = [&] { s.remove_subscriber(&a); };
@@ -323,7 +323,7 @@ TEST_F(StreamTest, PlayWaitSatisfiedByPublisher) {
   Recorder a;
   s.add_subscriber(&a);
   timers_.advance(1000);
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   EXPECT_EQ(a.publishes, 1);
   EXPECT_EQ(timers_.pending(), 0u);
   timers_.advance(10000);
@@ -348,7 +348,7 @@ TEST_F(StreamTest, PlayWaitZeroLeavesTheDecisionToTheCaller) {
 
 TEST_F(StreamTest, SubscriberRemovingItselfOrOthersDuringOnFrame) {
   Stream& s = stream();
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   Recorder a, b, c, d;
   s.add_subscriber(&a);
   s.add_subscriber(&b);
@@ -385,14 +385,14 @@ TEST_F(StreamTest, SubscriberRemovingItselfOrOthersDuringOnFrame) {
 
 TEST_F(StreamTest, SubscriberLeavingDuringReplayDefersRelease) {
   Stream& s = stream();
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   publish_headers(s);
   s.publish(MediaType::Video, 0, avc_keyframe());
   s.detach_publisher(&pub_);  // no subscribers: released at once
   ASSERT_EQ(find(), nullptr);
 
   Stream& t = stream();
-  ASSERT_TRUE(t.attach_publisher(&pub_));
+  ASSERT_TRUE(t.attach_publisher(&pub_, PublishOrigin::Ingest));
   publish_headers(t);
   t.publish(MediaType::Video, 0, avc_keyframe());
   Recorder keep;
@@ -429,7 +429,7 @@ TEST_F(StreamTest, ReleaseFromInsideDispatchIsDeferred) {
   a.on_frame_hook = nullptr;
   // With no publisher, a subscriber leaving from inside a callback must not free the stream
   // under the dispatch loop.
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   a.on_unpublish_hook = [&] { s.remove_subscriber(&a); };
   s.detach_publisher(&pub_);
   EXPECT_EQ(find(), nullptr);  // released at the end of detach_publisher
@@ -443,7 +443,7 @@ TEST_F(StreamTest, ReleaseFromInsideDispatchIsDeferred) {
     removed = true;
     t.remove_subscriber(&b);
   };
-  ASSERT_TRUE(t.attach_publisher(&pub_));
+  ASSERT_TRUE(t.attach_publisher(&pub_, PublishOrigin::Ingest));
   t.publish(MediaType::Video, 0, avc_keyframe());
   t.add_subscriber(&b);  // replay: b leaves inside on_frame, while no ...
   EXPECT_EQ(find(), &t);  // publisher is attached: stays
@@ -454,7 +454,7 @@ TEST_F(StreamTest, ReleaseFromInsideDispatchIsDeferred) {
 TEST_F(StreamTest, MalformedBodiesAreDroppedAndCounted) {
   Stream& s = stream();
   Recorder r;
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   s.add_subscriber(&r);
   s.publish(MediaType::Video, 0, bytes({0x17}));  // AVC tag cut after the first byte
   s.publish(MediaType::Video, 0, BufferRef());    // empty
@@ -471,7 +471,7 @@ TEST_F(StreamTest, MalformedBodiesAreDroppedAndCounted) {
 
 TEST_F(StreamTest, ThousandSubscribersShareOneSerialization) {
   Stream& s = stream();
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   struct Player : Subscriber {
     BufferRef last;
     void on_frame(const FramePtr& f) override { last = f->rtmp_chunks(4096); }
@@ -492,7 +492,7 @@ TEST_F(StreamTest, ThousandSubscribersShareOneSerialization) {
 TEST_F(StreamTest, DisabledGopCacheStillReplaysHeaders) {
   cfg_.gop_cache = false;
   Stream& s = stream();
-  ASSERT_TRUE(s.attach_publisher(&pub_));
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
   publish_headers(s);
   s.publish(MediaType::Video, 0, avc_keyframe());
   Recorder r;
@@ -510,7 +510,7 @@ TEST_F(StreamTest, RegistryDestructionCancelsTimers) {
   stream().add_subscriber(&a);
   Recorder b;
   Stream& s2 = registry_->get_or_create(StreamKey{"live", "other"}, cfg_);
-  ASSERT_TRUE(s2.attach_publisher(&pub_));
+  ASSERT_TRUE(s2.attach_publisher(&pub_, PublishOrigin::Ingest));
   s2.add_subscriber(&b);
   s2.detach_publisher(&pub_);
   EXPECT_EQ(timers_.pending(), 2u);

@@ -1,7 +1,8 @@
 #pragma once
 // HlsSegmenter: turns the frames of one published stream (FLV tag bodies, on the stream's output
 // timeline) into MPEG-TS segments (protocol::TsMuxer) and hands them to the worker's HlsStore.
-// One segmenter lives while a publisher is attached; the store keeps what it produced.
+// One segmenter lives while a publisher is attached, as one of the stream's outputs
+// (stream_output.h); the store keeps what it produced.
 //
 // Cutting:
 //  * a stream with video (H.264) cuts at the first video keyframe at least hls.fragment after the
@@ -26,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,13 @@
 
 #include "rill/config/config.h"
 #include "rill/media/media_frame.h"
+#include "rill/media/stream_key.h"
+#include "rill/media/stream_output.h"
 #include "rill/protocol/ts_muxer.h"
+
+namespace rill::protocol {
+struct AudioTagInfo;
+}
 
 namespace rill::media {
 
@@ -50,14 +58,20 @@ struct HlsSegmenterStats {
   uint64_t samples_too_big = 0;   // alone larger than max_segment_size
 };
 
-class HlsSegmenter {
+class HlsSegmenter : public StreamOutput {
  public:
-  // Opens app/name in the store (reviving a state kept from an earlier publisher).
-  HlsSegmenter(HlsStore& store, std::string app, std::string name, const config::HlsConfig& cfg,
-               spdlog::logger& log);
-  ~HlsSegmenter();  // finish()
+  // Opens `key` in the store (reviving a state kept from an earlier publisher).
+  HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log);
+  ~HlsSegmenter() override;  // finish()
   HlsSegmenter(const HlsSegmenter&) = delete;
   HlsSegmenter& operator=(const HlsSegmenter&) = delete;
+
+  // StreamOutput
+  std::string_view name() const override { return "hls"; }
+  void on_frame(const FramePtr& f) override {
+    if (f) on_frame(*f);
+  }
+  void on_stop(const PublishSession&) override { finish(); }
 
   // Every frame of the stream, in order (metadata is ignored).
   void on_frame(const MediaFrame& f);
@@ -75,7 +89,15 @@ class HlsSegmenter {
 
  private:
   void on_video(const MediaFrame& f);
+  void on_avc_config(std::span<const uint8_t> record);  // an AVC sequence header
   void on_audio(const MediaFrame& f);
+  // Follows the audio codec and its configuration; true when `ai` is a coded frame of a codec the
+  // segments carry (AAC, MP3).
+  bool follow_audio_codec(const protocol::AudioTagInfo& ai, std::span<const uint8_t> data);
+  void on_aac_config(std::span<const uint8_t> asc);  // an AAC AudioSpecificConfig
+  // Counts a sample of a codec the segments do not carry; true the first time (`warned` is the
+  // kind's warn-once flag), when the caller logs why.
+  bool skip_codec(bool& warned);
   // Maps a coded frame's 32-bit timestamp onto the 64-bit segment timeline; handles jumps.
   int64_t map_time(uint32_t ts);
   // Runs the cut rules for a coded sample at `dts`; false when the sample is not to be written.
@@ -85,14 +107,17 @@ class HlsSegmenter {
   void start_segment(int64_t dts);
   void close_segment(int64_t end_dts);
   void write(const protocol::TsSample& s);
-  void config_changed();
+  // A track's codec or configuration changed: once a muxer runs, that kind is stale and the muxer
+  // restarts at the next start point.
+  void config_changed(bool video);
   int64_t frame_step() const;
   void note_step(bool video, int64_t dts);
   size_t bound_video(size_t n) const;
   static size_t bound_audio(size_t n);
 
   HlsStore& store_;
-  std::string app_, name_, key_;
+  StreamKey key_;
+  std::string key_text_;  // "app/name", for logs
   spdlog::logger& log_;
   int64_t fragment_ms_, max_fragment_ms_;
   size_t max_segment_size_;

@@ -1,5 +1,5 @@
 #pragma once
-// HlsStore: the HLS output of one worker, in memory — per stream key ("app/name") a live media
+// HlsStore: the HLS output of one worker, in memory — per StreamKey (app and name) a live media
 // playlist (protocol::HlsPlaylist) and its finished MPEG-TS segments as immutable shared buffers.
 // The segmenter of a published stream adds segments; the HTTP handler serves the playlist and the
 // segments by reference (1000 clients of one segment share one buffer; nothing is copied).
@@ -28,6 +28,7 @@
 #include "rill/config/config.h"
 #include "rill/core/buffer.h"
 #include "rill/core/timer_queue.h"
+#include "rill/media/stream_key.h"
 #include "rill/protocol/hls_playlist.h"
 
 namespace rill::media {
@@ -63,9 +64,10 @@ struct HlsStoreStats {
 // The HLS state of one stream (what the HTTP handler reads).
 class HlsStreamState {
  public:
-  HlsStreamState(std::string app, std::string name, const config::HlsConfig& cfg);
-  const std::string& app() const { return app_; }
-  const std::string& name() const { return name_; }
+  HlsStreamState(StreamKey key, const config::HlsConfig& cfg);
+  const StreamKey& key() const { return key_; }
+  const std::string& app() const { return key_.app; }
+  const std::string& name() const { return key_.name; }
   // The playlist text (rendered once per change and shared).
   BufferRef playlist_text() const;
   bool has_segments() const { return !playlist_.state().segments.empty(); }
@@ -83,7 +85,8 @@ class HlsStreamState {
 
  private:
   friend class HlsStore;
-  std::string app_, name_;
+  StreamKey key_;
+  std::string key_text_;  // "app/name", for logs
   config::HlsConfig cfg_;
   protocol::HlsPlaylist playlist_;
   // Contiguous by sequence: front() is the oldest still held (retired ones first).
@@ -105,18 +108,22 @@ class HlsStore {
   HlsStore& operator=(const HlsStore&) = delete;
 
   // ---- producer side (HlsSegmenter) ----
-  // A publisher starts producing app/name. A state kept from an earlier publisher (within the
+  // A publisher starts producing `key`. A state kept from an earlier publisher (within the
   // grace) is revived: the ENDLIST goes away and the next segment carries a discontinuity.
-  void open(const std::string& app, const std::string& name, const config::HlsConfig& cfg);
+  void open(const StreamKey& key, const config::HlsConfig& cfg);
   // Appends a finished segment to the playlist of an open stream; returns its sequence number
   // (or nothing when the stream is not open). Segments that slide out are retained (§6.2.2).
-  std::optional<uint64_t> add_segment(const std::string& app, const std::string& name, BufferRef data,
-                                      double duration_s, bool discontinuity);
+  std::optional<uint64_t> add_segment(const StreamKey& key, BufferRef data, double duration_s,
+                                      bool discontinuity);
   // The producer left: the playlist ends, the state is dropped after grace_ms().
-  void close(const std::string& app, const std::string& name);
+  void close(const StreamKey& key);
 
   // ---- reader side (HTTP) ----
-  const HlsStreamState* find(const std::string& app, const std::string& name) const;
+  const HlsStreamState* find(const StreamKey& key) const;
+  // For the HTTP routes, which hold the two names apart.
+  const HlsStreamState* find(const std::string& app, const std::string& name) const {
+    return find(StreamKey{app, name});
+  }
 
   HlsStoreStats stats() const;
   size_t size() const { return streams_.size(); }
@@ -128,18 +135,17 @@ class HlsStore {
   static size_t max_retained(const HlsStreamState& st) { return 2 * static_cast<size_t>(st.cfg_.window) + 2; }
 
  private:
-  static std::string key_of(const std::string& app, const std::string& name) { return app + "/" + name; }
-  HlsStreamState* find_mut(const std::string& app, const std::string& name);
+  HlsStreamState* find_mut(const StreamKey& key);
   void retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms);
   void schedule_expiry(HlsStreamState& st);
-  void expire(const std::string& key);
+  void expire(const StreamKey& key);
   void pop_retired(HlsStreamState& st);
-  void drop(const std::string& key);
+  void drop(const StreamKey& key);
   void cancel_timers(HlsStreamState& st);
 
   TimerQueue& timers_;
   spdlog::logger& log_;
-  std::map<std::string, std::unique_ptr<HlsStreamState>> streams_;
+  std::map<StreamKey, std::unique_ptr<HlsStreamState>> streams_;
 };
 
 }  // namespace rill::media

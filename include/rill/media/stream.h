@@ -2,7 +2,9 @@
 // Stream: one live stream (app/name) — at most one publisher, any number of subscribers, a GOP
 // cache. Ingest hands it raw FLV tag bodies; it classifies them, rewrites timestamps onto one
 // output timeline that never goes backwards (a republish continues where the last one stopped),
-// remembers metadata and sequence headers, and fans every frame out to every subscriber.
+// remembers metadata and sequence headers, and fans every frame out to every subscriber. While a
+// publisher is attached the stream also runs its outputs (HLS, ...: stream_output.h), built by
+// the registry's OutputFactory for that publisher.
 //
 // The hub knows no socket and no clock but the TimerQueue it is given. Everything runs on one
 // worker thread.
@@ -21,12 +23,12 @@
 #include "rill/media/gop_cache.h"
 #include "rill/media/media_frame.h"
 #include "rill/media/stream_key.h"
+#include "rill/media/stream_output.h"
 #include "rill/media/subscriber.h"
 
 namespace rill::media {
 
 class StreamRegistry;
-class HlsSegmenter;
 class HlsStore;
 
 // What the hub learned about the published media (for stats, the FLV header, HLS).
@@ -55,21 +57,26 @@ class Stream {
   const config::AppConfig& app_config() const { return cfg_; }
   const StreamInfo& info() const { return info_; }
   const GopCache& gop_cache() const { return gop_; }
+  // The registry this stream belongs to (its timers, log and HlsStore: what outputs build on).
+  StreamRegistry& registry() const { return registry_; }
+  // The current publisher's outputs (empty without a publisher).
+  const StreamOutputs& outputs() const { return outputs_; }
 
   // --- publishing ---
   bool has_publisher() const { return publisher_ != nullptr; }
   // Claims the stream for a publisher (an opaque owner tag, e.g. the session). False if another
-  // publisher holds it (the caller answers NetStream.Publish.BadName).
-  // produce_hls: segment for HLS when the app has it on; false for a relay copy of a stream that
-  // another worker owns (HLS is produced once, by the owner).
-  bool attach_publisher(const void* owner, bool produce_hls = true);
+  // publisher holds it (the caller answers NetStream.Publish.BadName). Builds and starts the
+  // outputs the registry's factory gives for the app and `origin` (e.g. no HLS for a WorkerLink
+  // copy: HLS is produced once, by the owning worker).
+  bool attach_publisher(const void* owner, PublishOrigin origin);
   // One message from the publisher: type and timestamp as received, payload = FLV tag body.
   // Malformed bodies are dropped (counted) rather than forwarded. Script data other than
   // onMetaData/@setDataFrame is ignored.
   void publish(MediaType type, uint32_t timestamp, BufferRef payload);
-  // The publisher left (unpublish, disconnect). Subscribers get on_unpublish and stay; after the
-  // app's publisher_idle_timeout with no new publisher they get on_stream_end. May destroy the
-  // stream when nobody is left: do not touch it after this call.
+  // The publisher left (unpublish, disconnect). Its outputs are stopped and destroyed.
+  // Subscribers get on_unpublish and stay; after the app's publisher_idle_timeout with no new
+  // publisher they get on_stream_end. May destroy the stream when nobody is left: do not touch
+  // it after this call.
   void detach_publisher(const void* owner);
 
   // --- subscribing ---
@@ -85,6 +92,8 @@ class Stream {
   friend class StreamRegistry;
   class DispatchScope;  // marks a callback loop (see dispatching_), compacts at the outermost end
   void fan_out(const FramePtr& f);
+  void start_outputs(PublishOrigin origin);
+  void stop_outputs();  // on_stop, then destroys them
   uint32_t map_timestamp(uint32_t in);
   void start_idle_timer();
   void end_stream();  // tells every subscriber on_stream_end and detaches them
@@ -102,6 +111,7 @@ class Stream {
   StreamInfo info_;
   GopCache gop_;
   const void* publisher_ = nullptr;
+  PublishOrigin origin_ = PublishOrigin::Ingest;  // of the current publisher
   // Slots are nulled (not erased) while dispatching, so subscribers may leave during a callback;
   // compacted when the outermost dispatch ends.
   std::vector<Subscriber*> subscribers_;
@@ -120,15 +130,16 @@ class Stream {
   uint64_t session_span_ = 0;
   std::optional<TimerId> idle_timer_;
   std::optional<TimerId> release_timer_;  // deferred release (release() called while dispatching)
-  std::unique_ptr<HlsSegmenter> hls_;     // while a publisher is attached and the app has HLS
+  StreamOutputs outputs_;                 // the current publisher's, in the order they get frames
   bool dispatching_ = false;  // re-entrancy guard while calling subscribers
 };
 
 // StreamRegistry: the streams of one worker, by app/name. Streams with neither a publisher nor
-// subscribers (nor a pending idle wait) are destroyed.
+// subscribers (nor a pending idle wait) are destroyed. `outputs` builds each publisher's outputs
+// (default_outputs, or a factory that adds those of other modules to it; empty: none).
 class StreamRegistry {
  public:
-  StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log);
+  StreamRegistry(TimerQueue& timers, std::shared_ptr<spdlog::logger> log, OutputFactory outputs);
   ~StreamRegistry();
 
   Stream* find(const StreamKey& key);
@@ -147,9 +158,11 @@ class StreamRegistry {
   friend class Stream;
   // Destroys the stream (deferred to a 0 ms timer if called while it is dispatching).
   void release(Stream* s);
+  StreamOutputs build_outputs(Stream& s, PublishOrigin origin);
 
   TimerQueue& timers_;
   std::shared_ptr<spdlog::logger> log_;
+  OutputFactory make_outputs_;
   std::unique_ptr<HlsStore> hls_;  // outlives the streams (declared before them)
   std::map<StreamKey, std::unique_ptr<Stream>> streams_;
 };
