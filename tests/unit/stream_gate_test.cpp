@@ -12,6 +12,7 @@
 #include "rill/core/event_timer_queue.h"
 #include "rill/core/log.h"
 #include "rill/media/stream.h"
+#include "rill/media/stream_output.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/server_context.h"
 #include "rill/server/stream_gate.h"
@@ -53,7 +54,7 @@ class ScriptedCheck final : public AdmissionCheck {
 class StreamGateTest : public ::testing::Test {
  protected:
   StreamGateTest()
-      : base_(event_base_new()), timers_(base_), flusher_(base_), streams_(timers_, core::make_null_logger()),
+      : base_(event_base_new()), timers_(base_), flusher_(base_), streams_(timers_, core::make_null_logger(), media::default_outputs),
         sessions_(timers_) {
     config::Config cfg;
     config::AppConfig live;
