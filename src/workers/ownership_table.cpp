@@ -123,6 +123,39 @@ void free_own(OwnershipTable::Entry& e) {
   }
 }
 
+// Step 3 of claim(): looks for rivals of the same key along the whole probe sequence from
+// `start`, after our own entry `cand` went Claiming with `ticket`. The seq_cst store of Claiming
+// and the loads here mean that of two concurrent claimers at least one sees the other (Dekker).
+// True when we must back off: an owner exists, or a live rival has an earlier ticket, or a rival
+// could not be settled with (never two owners).
+bool loses_to_a_rival(OwnershipTable::Entry* entries, size_t start, size_t cand, const KeyWords& kw, size_t key_len,
+                      uint32_t hash, uint64_t ticket) {
+  for (size_t i = 0; i < OwnershipTable::kCapacity; ++i) {
+    const size_t idx = (start + i) % OwnershipTable::kCapacity;
+    if (idx == cand) continue;
+    OwnershipTable::Entry& e = entries[idx];
+    bool resolved = false;
+    for (int again = 0; again < 8 && !resolved; ++again) {
+      const Snap s = read_entry(e, kw, key_len, hash);
+      const St state = st(s.word);
+      resolved = true;
+      if (state == Empty) return false;  // end of the probe sequence
+      if (!s.matches || (state != Owned && state != Claiming)) continue;  // nothing that competes
+      if (OwnershipTable::process_gone(pid_of(s.word))) {
+        free_if(e, s.word);
+      } else if (state == Owned || s.ticket < ticket) {
+        return true;
+      } else {
+        // A later claimer: it loses. If the CAS fails the entry changed: look at it again.
+        uint64_t w = s.word;
+        resolved = e.state.compare_exchange_strong(w, next(w, Lost, pid_of(w)), std::memory_order_seq_cst);
+      }
+    }
+    if (!resolved) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 OwnershipTable::OwnershipTable() {
@@ -207,35 +240,8 @@ OwnershipTable::Claim OwnershipTable::claim(std::string_view key, int slot, pid_
     const uint64_t claiming = make(Claiming, ver(cand_word) + 2, pid);
     mine.state.store(claiming, std::memory_order_seq_cst);
 
-    // 3. Look for rivals of the same key along the whole probe sequence. seq_cst store above and
-    //    loads below: of two concurrent claimers, at least one sees the other (Dekker).
-    bool lose = false;
-    bool end = false;
-    for (size_t i = 0; i < kCapacity && !lose && !end; ++i) {
-      const size_t idx = (start + i) % kCapacity;
-      if (idx == cand) continue;
-      Entry& e = entries_[idx];
-      bool resolved = false;
-      for (int again = 0; again < 8 && !resolved; ++again) {
-        const Snap s = read_entry(e, kw, key.size(), hash);
-        const St state = st(s.word);
-        resolved = true;
-        if (state == Empty) {
-          end = true;  // end of the probe sequence
-        } else if (!s.matches || (state != Owned && state != Claiming)) {
-          // another key, or nothing that competes
-        } else if (process_gone(pid_of(s.word))) {
-          free_if(e, s.word);
-        } else if (state == Owned || s.ticket < ticket) {
-          lose = true;
-        } else {
-          // A later claimer: it loses. If the CAS fails the entry changed: look at it again.
-          uint64_t w = s.word;
-          resolved = e.state.compare_exchange_strong(w, next(w, Lost, pid_of(w)), std::memory_order_seq_cst);
-        }
-      }
-      if (!resolved) lose = true;  // a rival we could not settle with: back off (never two owners)
-    }
+    // 3. Look for rivals of the same key along the whole probe sequence.
+    const bool lose = loses_to_a_rival(entries_, start, cand, kw, key.size(), hash, ticket);
     if (!lose) {
       uint64_t w = claiming;
       if (mine.state.compare_exchange_strong(w, next(claiming, Owned, pid), std::memory_order_seq_cst))
