@@ -25,7 +25,7 @@ namespace rill::workers {
 class OwnershipTable {
  public:
   static constexpr size_t kCapacity = 4096;
-  static constexpr size_t kMaxKey = 320;  // "app/name": names are at most 256 bytes
+  static constexpr size_t kMaxKey = 320;  // "app/name": 2 x 128 (core/name_rule.h) + 1, with room
 
   enum class Claim {
     Claimed,     // now ours (new entry)
