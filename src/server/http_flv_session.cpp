@@ -62,7 +62,7 @@ void HttpFlvSession::start() {
 
 void HttpFlvSession::on_frame(const media::FramePtr& f) {
   if (closed_) return;
-  auto r = queue_.push_frame(*f, f->flv_tag(media::FlvFraming::Plain));
+  auto r = queue_.push_frame(*f, f->flv_tag());
   if (r == media::OutputQueue::PushResult::Overflow) {
     ctx_.log->warn("http-flv: {} player of {}/{} too slow ({} bytes, {} ms queued), disconnecting", peer_, route_.app,
                    route_.stream, queue_.bytes(), queue_.duration_ms());
