@@ -155,12 +155,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (b.ok()) check(b.query == "x=../%00%zz");
   }
   // Rooted at '/', the same bytes give a route whose names are still clean.
-  check_target("/" + std::string(in), def);
-  check_target("/live/" + std::string(in) + ".flv", def);
+  const std::string rooted = std::string("/").append(in);
+  check_target(rooted, def);
+  check_target(std::string("/live/").append(in) + ".flv", def);
 
   // The raw bytes straight into the stream-path parser and the table (no target checks first).
   check_stream_path(in);
-  check_stream_path("/" + std::string(in));
+  check_stream_path(rooted);
   check_table(in);
   if (a.ok()) check_table(a.path);
 

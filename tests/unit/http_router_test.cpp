@@ -142,7 +142,7 @@ TEST(HttpRouter, TargetErrorsCarryTheirStatus) {
   EXPECT_EQ(target_error_status(TargetError::TooLong), 414);
   EXPECT_EQ(target_error_status(TargetError::Malformed), 400);
   EXPECT_EQ(target_error_status(TargetError::Traversal), 400);
-  EXPECT_EQ(parse_request_target("/" + std::string(2000, 'a')).error, TargetError::TooLong);
+  EXPECT_EQ(parse_request_target(std::string("/").append(2000, 'a')).error, TargetError::TooLong);
   EXPECT_EQ(parse_request_target("/a?" + std::string(3000, 'q')).error, TargetError::TooLong);
   EXPECT_EQ(parse_request_target("/a%zz").error, TargetError::Malformed);
   EXPECT_EQ(parse_request_target("/a/../b").error, TargetError::Traversal);
@@ -369,7 +369,8 @@ TEST(HttpRouter, TargetMustBeAnOriginFormPath) {
 TEST(HttpRouter, OverLongPath) {
   HttpRouterLimits lim;  // max_path 1024
   // Exactly at the limit: not rejected for its length (it is simply not a route).
-  std::string at_limit = "/" + std::string(lim.max_path - 1, 'a');
+  std::string at_limit = std::string(lim.max_path, 'a');
+  at_limit[0] = '/';
   ASSERT_EQ(at_limit.size(), lim.max_path);
   EXPECT_TRUE(IsKind(at_limit, Kind::NotFound));
   EXPECT_TRUE(IsKind(at_limit + "a", Kind::TooLong, "path longer than 1024"));
