@@ -1,8 +1,5 @@
 #include "rill/media/media_frame.h"
 
-#include <cstdio>
-#include <string_view>
-
 #include "rill/protocol/chunk_writer.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/protocol/rtmp_message.h"
@@ -34,20 +31,9 @@ const BufferRef& MediaFrame::rtmp_chunks(uint32_t chunk_size) const {
   return rtmp_cache_;
 }
 
-const BufferRef& MediaFrame::flv_tag(FlvFraming framing) const {
-  BufferRef& cache = flv_cache_[framing == FlvFraming::Chunked ? 1 : 0];
-  if (!cache) {
-    const uint8_t tag_type = static_cast<uint8_t>(type);
-    if (framing == FlvFraming::Chunked) {
-      char prefix[24];
-      const int n = std::snprintf(prefix, sizeof prefix, "%zx\r\n", protocol::flv_tag_size(payload.size()));
-      cache = protocol::serialize_flv_tag_framed(tag_type, timestamp, payload.span(),
-                                                 std::string_view(prefix, static_cast<size_t>(n)), "\r\n");
-    } else {
-      cache = protocol::serialize_flv_tag(tag_type, timestamp, payload.span());
-    }
-  }
-  return cache;
+const BufferRef& MediaFrame::flv_tag() const {
+  if (!flv_cache_) flv_cache_ = protocol::serialize_flv_tag(static_cast<uint8_t>(type), timestamp, payload.span());
+  return flv_cache_;
 }
 
 }  // namespace rill::media

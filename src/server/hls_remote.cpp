@@ -18,9 +18,8 @@ struct PendingHls {
   net::ServerContext& ctx;
   HttpServer& http;
   evhttp_request* req;
+  HttpRequestInfo info;
   std::string what;  // "live/cam 12.ts", for the log
-  std::string peer;
-  int64_t started;
   int owner_slot;
   workers::HlsFetcher::Ticket ticket = 0;
 };
@@ -29,33 +28,31 @@ void add_owner_header(evhttp_request* req, int slot) {
   evhttp_add_header(evhttp_request_get_output_headers(req), "X-Rill-Hls-Owner", std::to_string(slot).c_str());
 }
 
-void answer(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const protocol::HlsObjectName& object,
-            const workers::HlsFetchResult& r, const std::string& what, int owner_slot, int64_t started) {
+void answer(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+            const protocol::HlsObjectName& object, const workers::HlsFetchResult& r, const std::string& what,
+            int owner_slot) {
   using Status = workers::HlsFetchResult::Status;
   add_owner_header(req, owner_slot);
   switch (r.status) {
     case Status::Ok:
-      if (object.playlist) return reply_hls_playlist(http, req, r.body, started);
-      return reply_hls_segment(http, req, r.body, r.max_age_s, started);
+      if (object.playlist) return reply_hls_playlist(http, req, info, r.body);
+      return reply_hls_segment(http, req, info, r.body, r.max_age_s);
     case Status::NotFound:
-      return reply_hls_not_found(http, req, r.reason, started);
-    case Status::Unavailable: {
-      ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", HttpServer::peer_of(req),
-                    owner_slot, what, r.reason);
+      return http.reply_error(req, info, 404, r.reason);
+    case Status::Unavailable:
+      ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer, owner_slot, what,
+                    r.reason);
       evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
-      const size_t n = http.send_error(req, 503, "Service Unavailable",
-                                       "HLS " + what + ": the worker that owns the stream (" +
-                                           std::to_string(owner_slot) + ") did not answer: " + r.reason);
-      http.log_access(req, 503, n, started);
-      return;
-    }
+      return http.reply_error(req, info, 503,
+                              "HLS " + what + ": the worker that owns the stream (" + std::to_string(owner_slot) +
+                                  ") did not answer: " + r.reason);
   }
 }
 
 void on_client_close(evhttp_connection*, void* arg) {
   auto* p = static_cast<PendingHls*>(arg);
   p->ctx.hls_fetcher->cancel(p->ticket);
-  p->ctx.log->debug("hls: {} went away while {} was fetched from worker {}", p->peer, p->what, p->owner_slot);
+  p->ctx.log->debug("hls: {} went away while {} was fetched from worker {}", p->info.peer, p->what, p->owner_slot);
   // A request whose client went away is detached from its connection; libevent frees it only
   // while it is still attached (the connection being freed), so a detached one is ours to free.
   if (evhttp_request_get_connection(p->req) == nullptr) evhttp_request_free(p->req);
@@ -64,33 +61,33 @@ void on_client_close(evhttp_connection*, void* arg) {
 
 }  // namespace
 
-bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route,
-                          const protocol::HlsObjectName& object, int64_t started) {
+bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+                          const media::StreamKey& key, const protocol::HlsObjectName& object) {
   if (!ctx.locator || !ctx.hls_fetcher) return false;
-  const config::AppConfig* app = ctx.config->find_app(route.app);
+  const config::AppConfig* app = ctx.config->find_app(key.app);
   if (!app || !app->hls.enabled) return false;  // the local path answers 404
-  const std::string key = route.app + "/" + route.stream;
-  const auto owner = ctx.locator->remote_owner(key);
+  const std::string name = key.str();
+  const auto owner = ctx.locator->remote_owner(name);
   if (!owner) return false;
-  const std::string what = key + " " + protocol::format_hls_object(object);
+  const std::string what = name + " " + protocol::format_hls_object(object);
 
   if (!object.playlist) {
-    if (const auto* hit = ctx.hls_fetcher->cached(*owner, key, object.sequence)) {
+    if (const auto* hit = ctx.hls_fetcher->cached(*owner, name, object.sequence)) {
       add_owner_header(req, owner->slot);
-      reply_hls_segment(http, req, hit->data, hit->max_age_s, started);
+      reply_hls_segment(http, req, info, hit->data, hit->max_age_s);
       return true;
     }
   }
   evhttp_connection* conn = evhttp_request_get_connection(req);
-  auto* p = new PendingHls{ctx, http, req, what, HttpServer::peer_of(req), started, owner->slot};
-  p->ticket = ctx.hls_fetcher->fetch(*owner, route.app, route.stream, object,
+  auto* p = new PendingHls{ctx, http, req, info, what, owner->slot};
+  p->ticket = ctx.hls_fetcher->fetch(*owner, key.app, key.name, object,
                                      [p, object](const workers::HlsFetchResult& r) {
-                                       evhttp_connection* c = evhttp_request_get_connection(p->req);
-                                       if (c) evhttp_connection_set_closecb(c, nullptr, nullptr);
-                                       answer(p->ctx, p->http, p->req, object, r, p->what, p->owner_slot, p->started);
+                                       p->http.set_close_callback(evhttp_request_get_connection(p->req), nullptr,
+                                                                  nullptr);
+                                       answer(p->ctx, p->http, p->req, p->info, object, r, p->what, p->owner_slot);
                                        delete p;
                                      });
-  evhttp_connection_set_closecb(conn, &on_client_close, p);
+  http.set_close_callback(conn, &on_client_close, p);
   return true;
 }
 

@@ -9,30 +9,28 @@
 
 namespace rill::server {
 
-HttpFlvSession::HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route)
-    : ctx_(ctx), http_(http), req_(req), route_(route), peer_(HttpServer::peer_of(req)),
-      queue_(net::queue_limits_for(ctx.config->find_app(route.app))) {}
+HttpFlvSession::HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req,
+                               const HttpRequestInfo& info, const StreamPath& route)
+    : ctx_(ctx), http_(http), req_(req), info_(info), key_(route.key),
+      queue_(net::queue_limits_for(ctx.config->find_app(route.key.app))) {}
 
 HttpFlvSession::~HttpFlvSession() {
   if (!closed_) close("destroyed");
 }
 
 void HttpFlvSession::start() {
-  started_ms_ = ctx_.timers->now_ms();
-  const config::AppConfig* app = ctx_.config->find_app(route_.app);
+  const config::AppConfig* app = ctx_.config->find_app(key_.app);
   if (!app) {
-    http_.log_access(req_, 404, http_.send_error(req_, 404, "Not Found", "unknown app " + route_.app), started_ms_);
+    http_.reply_error(req_, info_, 404, "unknown app " + key_.app);
     req_ = nullptr;
     return finish(nullptr);
   }
   // The local stream, or one fed by a relay link from the worker that owns it.
-  media::Stream* existing = ctx_.locator->find_for_play(media::StreamKey{route_.app, route_.stream}, *app);
+  media::Stream* existing = ctx_.locator->find_for_play(key_, *app);
   bool live = existing && existing->has_publisher();
   if (!live && app->play_wait.count() == 0) {
     // Answer at once rather than hang (SRS #1134): a player can retry.
-    size_t n = http_.send_error(req_, 404, "Not Found",
-                                "stream " + route_.app + "/" + route_.stream + " is not published");
-    http_.log_access(req_, 404, n, started_ms_);
+    http_.reply_error(req_, info_, 404, "stream " + key_.str() + " is not published");
     req_ = nullptr;
     return finish(nullptr);
   }
@@ -40,32 +38,30 @@ void HttpFlvSession::start() {
   evhttp_add_header(h, "Content-Type", "video/x-flv");
   evhttp_add_header(h, "Cache-Control", "no-cache, no-store");
   http_.add_cors_headers(req_);
-  if (evhttp_request_get_command(req_) == EVHTTP_REQ_HEAD) {
-    evhttp_send_reply(req_, 200, "OK", nullptr);
-    http_.log_access(req_, 200, 0, started_ms_);
+  if (!http_.start_stream(req_, 200)) {  // HEAD: answered with the headers
+    http_.log_access(info_, 200, 0);
     req_ = nullptr;
     return finish(nullptr);
   }
-  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(media::StreamKey{route_.app, route_.stream}, *app);
-  evhttp_send_reply_start(req_, 200, "OK");
-  evhttp_connection_set_closecb(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
+  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(key_, *app);
+  http_.set_close_callback(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
   started_ = true;
   const media::StreamInfo& info = s.info();
   bool known = info.has_audio || info.has_video;
   auto header = protocol::flv_file_header(known ? info.has_audio : true, known ? info.has_video : true);
   queue_.push_control(SharedBuffer::copy_of(std::span<const uint8_t>(header)));
   stream_ = &s;
-  ctx_.log->info("http-flv: {} playing {}/{}", peer_, route_.app, route_.stream);
+  ctx_.log->info("http-flv: {} playing {}", info_.peer, key_.str());
   s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
   ctx_.flusher->request(this);
 }
 
 void HttpFlvSession::on_frame(const media::FramePtr& f) {
   if (closed_) return;
-  auto r = queue_.push_frame(*f, f->flv_tag(media::FlvFraming::Plain));
+  auto r = queue_.push_frame(*f, f->flv_tag());
   if (r == media::OutputQueue::PushResult::Overflow) {
-    ctx_.log->warn("http-flv: {} player of {}/{} too slow ({} bytes, {} ms queued), disconnecting", peer_, route_.app,
-                   route_.stream, queue_.bytes(), queue_.duration_ms());
+    ctx_.log->warn("http-flv: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", info_.peer,
+                   key_.str(), queue_.bytes(), queue_.duration_ms());
     close("slow consumer");
     return;
   }
@@ -112,7 +108,7 @@ void HttpFlvSession::on_conn_close(evhttp_connection*, void* arg) {
   auto* self = static_cast<HttpFlvSession*>(arg);
   evhttp_request* req = std::exchange(self->req_, nullptr);
   if (req) {
-    self->http_.log_access(req, 200, self->bytes_, self->started_ms_, &self->peer_);
+    self->http_.log_access(self->info_, 200, self->bytes_);
     // A client that went away in the middle of a response leaves the request detached from its
     // connection (libevent frees it only once the handler is done with it): free it here.
     if (evhttp_request_get_connection(req) == nullptr) evhttp_request_free(req);
@@ -125,8 +121,8 @@ void HttpFlvSession::close(const char* reason) {
   if (req_ && started_) {
     // Abort the connection: the client is too slow or the worker stops.
     evhttp_connection* conn = evhttp_request_get_connection(req_);
-    evhttp_connection_set_closecb(conn, nullptr, nullptr);
-    http_.log_access(req_, 200, bytes_, started_ms_, &peer_);
+    http_.set_close_callback(conn, nullptr, nullptr);
+    http_.log_access(info_, 200, bytes_);
     req_ = nullptr;
     evhttp_connection_free(conn);
   }
@@ -141,14 +137,14 @@ void HttpFlvSession::finish(const char* reason) {
     // Graceful end (stream ended): what is queued goes out, then the chunked terminator.
     in_flight_ = false;
     flush_queue_to_evhttp(false);
-    evhttp_connection_set_closecb(evhttp_request_get_connection(req_), nullptr, nullptr);
-    http_.log_access(req_, 200, bytes_, started_ms_, &peer_);
+    http_.set_close_callback(evhttp_request_get_connection(req_), nullptr, nullptr);
+    http_.log_access(info_, 200, bytes_);
     evhttp_send_reply_end(req_);
     req_ = nullptr;
   }
   if (reason) {
-    ctx_.log->info("http-flv: {} closed ({}) {}/{} bytes={} dropped={}", peer_, reason, route_.app, route_.stream,
-                   bytes_, queue_.frames_dropped());
+    ctx_.log->info("http-flv: {} closed ({}) {} bytes={} dropped={}", info_.peer, reason, key_.str(), bytes_,
+                   queue_.frames_dropped());
   }
   if (stream_) {
     media::Stream* s = std::exchange(stream_, nullptr);

@@ -1,12 +1,16 @@
 #include "rill/server/http_router.h"
 
 #include <charconv>
-
-#include "rill/media/stream_key.h"
+#include <limits>
+#include <stdexcept>
 
 namespace rill::server {
 
 namespace {
+
+constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,   HttpMethod::Head,    HttpMethod::Post,
+                                      HttpMethod::Put,   HttpMethod::Delete,  HttpMethod::Patch,
+                                      HttpMethod::Options, HttpMethod::Trace, HttpMethod::Connect};
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -15,21 +19,83 @@ int hex_value(char c) {
   return -1;
 }
 
-// The one name rule (media/stream_key.h); the path is already percent-decoded.
-bool valid_name(std::string_view s) { return media::is_valid_name(s); }
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+bool strip_suffix(std::string_view& s, std::string_view suffix) {
+  if (!s.ends_with(suffix)) return false;
+  s.remove_suffix(suffix.size());
+  return true;
 }
 
-HttpRoute bad(std::string why) {
-  HttpRoute r;
-  r.kind = HttpRoute::Kind::BadRequest;
-  r.error = std::move(why);
+// A "." or ".." segment (RFC 3986 §3.3: dot-segments), anywhere in the decoded path.
+bool has_dot_segment(std::string_view path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view seg = path.substr(start, end - start);
+    if (seg == "." || seg == "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+RequestTarget target_error(TargetError e, std::string why) {
+  RequestTarget t;
+  t.error = e;
+  t.why = std::move(why);
+  return t;
+}
+
+// A stream path's names checked by the one name rule (media::StreamKey::make).
+StreamPath stream_path(StreamRoute kind, std::string_view app, std::string_view name, uint64_t segment) {
+  StreamPath r;
+  auto key = media::StreamKey::make(app, name, &r.why);
+  if (!key) {
+    r.invalid_name = true;
+    return r;
+  }
+  r.why.clear();
+  r.kind = kind;
+  r.key = std::move(*key);
+  r.segment = segment;
   return r;
 }
 
 }  // namespace
+
+const char* method_name(HttpMethod m) {
+  switch (m) {
+    case HttpMethod::Get: return "GET";
+    case HttpMethod::Head: return "HEAD";
+    case HttpMethod::Post: return "POST";
+    case HttpMethod::Put: return "PUT";
+    case HttpMethod::Delete: return "DELETE";
+    case HttpMethod::Patch: return "PATCH";
+    case HttpMethod::Options: return "OPTIONS";
+    case HttpMethod::Trace: return "TRACE";
+    case HttpMethod::Connect: return "CONNECT";
+  }
+  return "?";
+}
+
+std::string HttpMethods::list() const {
+  std::string out;
+  for (HttpMethod m : kAllMethods) {
+    if (!has(m)) continue;
+    if (!out.empty()) out += ", ";
+    out += method_name(m);
+  }
+  return out;
+}
+
+int target_error_status(TargetError e) {
+  switch (e) {
+    case TargetError::None: return 200;
+    case TargetError::TooLong: return 414;  // RFC 9110 §15.5.15 URI Too Long
+    case TargetError::Malformed:
+    case TargetError::Traversal: return 400;
+  }
+  return 400;
+}
 
 bool percent_decode(std::string_view in, std::string& out) {
   out.clear();
@@ -51,72 +117,101 @@ bool percent_decode(std::string_view in, std::string& out) {
   return true;
 }
 
-HttpRoute route_http(std::string_view uri, const HttpRouterLimits& limits) {
+RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits& limits) {
+  // origin-form = absolute-path [ "?" query ] (RFC 9112 §3.2.1); a fragment is not part of a
+  // target (RFC 9110 §7.1) and is dropped if a client sends one anyway.
+  if (auto h = uri.find('#'); h != std::string_view::npos) uri = uri.substr(0, h);
   std::string_view path = uri, query;
   if (auto q = uri.find('?'); q != std::string_view::npos) {
     path = uri.substr(0, q);
     query = uri.substr(q + 1);
   }
-  if (auto h = path.find('#'); h != std::string_view::npos) path = path.substr(0, h);
-  if (path.size() > limits.max_path) return bad("path longer than " + std::to_string(limits.max_path) + " bytes");
-  if (query.size() > limits.max_query) return bad("query longer than " + std::to_string(limits.max_query) + " bytes");
-  if (path.empty() || path[0] != '/') return bad("path must start with '/'");
-  std::string decoded;
-  if (!percent_decode(path, decoded)) return bad("malformed percent-encoding in path");
-  for (unsigned char c : decoded) {
-    if (c < 0x20 || c == 0x7f || c == '\\') return bad("control character or backslash in path");
+  if (path.size() > limits.max_path)
+    return target_error(TargetError::TooLong, "path longer than " + std::to_string(limits.max_path) + " bytes");
+  if (query.size() > limits.max_query)
+    return target_error(TargetError::TooLong, "query longer than " + std::to_string(limits.max_query) + " bytes");
+  if (path.empty() || path[0] != '/') return target_error(TargetError::Malformed, "path must start with '/'");
+  RequestTarget t;
+  if (!percent_decode(path, t.path)) return target_error(TargetError::Malformed, "malformed percent-encoding in path");
+  for (unsigned char c : t.path) {
+    if (c < 0x20 || c == 0x7f || c == '\\')
+      return target_error(TargetError::Malformed, "control character or backslash in path");
   }
-  if (decoded.find("/../") != std::string::npos || ends_with(decoded, "/..") || decoded.find("/./") != std::string::npos)
-    return bad("path traversal");
-  if (decoded.find("//") != std::string::npos) return bad("empty path segment");
+  if (has_dot_segment(t.path)) return target_error(TargetError::Traversal, "path traversal");
+  if (t.path.find("//") != std::string::npos) return target_error(TargetError::Malformed, "empty path segment");
+  t.query = std::string(query);
+  return t;
+}
 
-  if (decoded == "/healthz") return HttpRoute{HttpRoute::Kind::Health, {}, {}, 0, {}};
-
-  // Split into segments after the leading '/'.
-  std::string_view rest(decoded);
-  rest.remove_prefix(1);
+StreamPath parse_stream_path(std::string_view path) {
+  if (path.empty() || path[0] != '/') return {};
+  // At most three segments after the leading '/'.
   std::string_view seg[3];
   size_t n = 0;
-  while (!rest.empty()) {
-    if (n == 3) return HttpRoute{};
-    auto slash = rest.find('/');
+  for (std::string_view rest = path.substr(1);;) {
+    if (n == 3) return {};
+    const auto slash = rest.find('/');
     seg[n++] = rest.substr(0, slash);
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
-    if (rest.empty()) return HttpRoute{};  // trailing slash
   }
-  HttpRoute r;
-  if (n == 2) {
+  if (n == 2) {  // /APP/STREAM.flv, /APP/STREAM.m3u8
     std::string_view file = seg[1];
-    if (ends_with(file, ".flv")) {
-      r.kind = HttpRoute::Kind::Flv;
-      file.remove_suffix(4);
-    } else if (ends_with(file, ".m3u8")) {
-      r.kind = HttpRoute::Kind::HlsPlaylist;
-      file.remove_suffix(5);
-    } else {
-      return HttpRoute{};
-    }
-    if (!valid_name(seg[0]) || !valid_name(file)) return bad("invalid app or stream name");
-    r.app = std::string(seg[0]);
-    r.stream = std::string(file);
-    return r;
+    if (strip_suffix(file, ".flv")) return stream_path(StreamRoute::Flv, seg[0], file, 0);
+    if (strip_suffix(file, ".m3u8")) return stream_path(StreamRoute::HlsPlaylist, seg[0], file, 0);
+    return {};
   }
-  if (n == 3) {
+  if (n == 3) {  // /APP/STREAM/SEQ.ts
     std::string_view file = seg[2];
-    if (!ends_with(file, ".ts")) return HttpRoute{};
-    file.remove_suffix(3);
-    if (!valid_name(seg[0]) || !valid_name(seg[1])) return bad("invalid app or stream name");
-    uint64_t seq = 0;
-    auto [p, ec] = std::from_chars(file.data(), file.data() + file.size(), seq);
-    if (ec != std::errc() || p != file.data() + file.size() || file.empty()) return HttpRoute{};
-    r.kind = HttpRoute::Kind::HlsSegment;
-    r.app = std::string(seg[0]);
-    r.stream = std::string(seg[1]);
-    r.segment = seq;
+    if (!strip_suffix(file, ".ts")) return {};
+    StreamPath r = stream_path(StreamRoute::HlsSegment, seg[0], seg[1], 0);
+    if (r.kind == StreamRoute::None) return r;  // a name breaks the rule
+    auto [p, ec] = std::from_chars(file.data(), file.data() + file.size(), r.segment);
+    if (file.empty() || ec != std::errc() || p != file.data() + file.size()) return {};
     return r;
   }
-  return HttpRoute{};
+  return {};
+}
+
+void HttpRouteTable::add(HttpMethods methods, std::string path, PathMatch match, Handler handler) {
+  if (path.empty() || path[0] != '/') throw std::invalid_argument("route path must start with '/': " + path);
+  if (match == PathMatch::Prefix && path.back() != '/')
+    throw std::invalid_argument("route prefix must end with '/': " + path);
+  entries_.push_back(Entry{methods, std::move(path), match, std::move(handler)});
+}
+
+HttpRouteTable::Result HttpRouteTable::match(HttpMethod method, std::string_view path) const {
+  // The most specific mount that covers the path: an exact path, else the longest prefix.
+  auto rank = [](const Entry& e) {
+    return e.match == PathMatch::Exact ? std::numeric_limits<size_t>::max() : e.path.size();
+  };
+  const Entry* best = nullptr;
+  for (const Entry& e : entries_) {
+    const bool covers = e.match == PathMatch::Exact ? path == e.path : path.starts_with(e.path);
+    if (covers && (!best || rank(e) > rank(*best))) best = &e;
+  }
+  Result r;
+  if (!best) return r;
+  // Every entry of that mount: its methods make the Allow list. HEAD goes to an entry that lists
+  // it, else to the GET entry ("The HEAD method is identical to GET except that the server MUST
+  // NOT send content in the response", RFC 9110 §9.3.2).
+  HttpMethods methods;
+  const Handler* via_get = nullptr;
+  for (const Entry& e : entries_) {
+    if (e.match != best->match || e.path != best->path) continue;
+    methods = methods | e.methods;
+    if (!r.handler && e.methods.has(method)) r.handler = &e.handler;
+    if (!via_get && method == HttpMethod::Head && e.methods.has(HttpMethod::Get)) via_get = &e.handler;
+  }
+  if (!r.handler) r.handler = via_get;
+  r.allow = methods | HttpMethod::Options;
+  if (methods.has(HttpMethod::Get)) r.allow = r.allow | HttpMethod::Head;
+  if (r.handler) {
+    r.status = Result::Status::Found;
+  } else {
+    r.status = method == HttpMethod::Options ? Result::Status::Options : Result::Status::MethodNotAllowed;
+  }
+  return r;
 }
 
 }  // namespace rill::server

@@ -103,8 +103,10 @@ struct Worker::Impl {
       ctx.hls_fetcher = hls_fetcher.get();
     }
     http = std::make_unique<HttpServer>(ctx);
-    http->set_handler(HttpRoute::Kind::Flv, [this](evhttp_request* req, const HttpRoute& route) {
-      auto* s = static_cast<HttpFlvSession*>(sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, req, route)));
+    http->set_stream_handler(StreamRoute::Flv, [this](evhttp_request* req, const HttpRequestInfo& info,
+                                                      const StreamPath& route) {
+      auto* s = static_cast<HttpFlvSession*>(
+          sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, req, info, route)));
       s->start();
     });
     install_hls_handlers(*http, ctx);

@@ -1,5 +1,7 @@
-// HttpRouter: the pure mapping of a request target onto what Rill serves (health, HTTP-FLV,
-// HLS playlist, HLS segment), and the checks that keep traversal and odd bytes out of lookups.
+// HttpRouter: the pure parts of HTTP routing. The request target (decoded path, raw query, typed
+// errors), the stream paths (FLV, HLS playlist, HLS segment) with the one name rule, the checks
+// that keep traversal and odd bytes out of lookups, and method lists. The route table has its
+// own file (http_route_table_test.cpp).
 #include "rill/server/http_router.h"
 
 #include <gtest/gtest.h>
@@ -7,19 +9,31 @@
 #include <string>
 #include <string_view>
 
-using rill::server::HttpRoute;
+using rill::server::HttpMethod;
+using rill::server::HttpMethods;
 using rill::server::HttpRouterLimits;
+using rill::server::parse_request_target;
+using rill::server::parse_stream_path;
 using rill::server::percent_decode;
-using rill::server::route_http;
-using Kind = rill::server::HttpRoute::Kind;
+using rill::server::RequestTarget;
+using rill::server::StreamPath;
+using rill::server::StreamRoute;
+using rill::server::target_error_status;
+using rill::server::TargetError;
 
 namespace {
+
+// What the server makes of a target on the stream mount: a target error, a bad name (400),
+// nothing (404), or a stream route.
+enum class Kind { NotFound, TooLong, Malformed, Traversal, BadName, Flv, HlsPlaylist, HlsSegment };
 
 const char* kind_name(Kind k) {
   switch (k) {
     case Kind::NotFound: return "NotFound";
-    case Kind::BadRequest: return "BadRequest";
-    case Kind::Health: return "Health";
+    case Kind::TooLong: return "TooLong";
+    case Kind::Malformed: return "Malformed";
+    case Kind::Traversal: return "Traversal";
+    case Kind::BadName: return "BadName";
     case Kind::Flv: return "Flv";
     case Kind::HlsPlaylist: return "HlsPlaylist";
     case Kind::HlsSegment: return "HlsSegment";
@@ -27,35 +41,71 @@ const char* kind_name(Kind k) {
   return "?";
 }
 
-::testing::AssertionResult IsKind(std::string_view uri, Kind want, const HttpRouterLimits& lim = {}) {
-  HttpRoute r = route_http(uri, lim);
-  if (r.kind == want) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "route_http(\"" << std::string(uri).substr(0, 120) << "\") = "
-                                       << kind_name(r.kind) << " (error '" << r.error << "', app '" << r.app
-                                       << "', stream '" << r.stream << "'), want " << kind_name(want);
+struct Routed {
+  Kind kind = Kind::NotFound;
+  std::string why;
+  std::string app, stream;
+  uint64_t segment = 0;
+  std::string query;
+};
+
+Routed route(std::string_view uri, const HttpRouterLimits& lim = {}) {
+  Routed r;
+  RequestTarget t = parse_request_target(uri, lim);
+  switch (t.error) {
+    case TargetError::None: break;
+    case TargetError::TooLong: r.kind = Kind::TooLong; break;
+    case TargetError::Malformed: r.kind = Kind::Malformed; break;
+    case TargetError::Traversal: r.kind = Kind::Traversal; break;
+  }
+  if (!t.ok()) {
+    r.why = t.why;
+    return r;
+  }
+  r.query = t.query;
+  StreamPath sp = parse_stream_path(t.path);
+  if (sp.invalid_name) {
+    r.kind = Kind::BadName;
+    r.why = sp.why;
+    return r;
+  }
+  switch (sp.kind) {
+    case StreamRoute::None: r.kind = Kind::NotFound; break;
+    case StreamRoute::Flv: r.kind = Kind::Flv; break;
+    case StreamRoute::HlsPlaylist: r.kind = Kind::HlsPlaylist; break;
+    case StreamRoute::HlsSegment: r.kind = Kind::HlsSegment; break;
+  }
+  r.app = sp.key.app;
+  r.stream = sp.key.name;
+  r.segment = sp.segment;
+  return r;
 }
 
-// A BadRequest whose reason mentions `why`.
-::testing::AssertionResult IsBad(std::string_view uri, std::string_view why = "",
-                                 const HttpRouterLimits& lim = {}) {
-  HttpRoute r = route_http(uri, lim);
-  if (r.kind != Kind::BadRequest)
-    return ::testing::AssertionFailure() << "route_http(\"" << std::string(uri).substr(0, 120) << "\") = "
-                                         << kind_name(r.kind) << " (app '" << r.app << "', stream '" << r.stream
-                                         << "'), want BadRequest";
-  if (r.error.empty()) return ::testing::AssertionFailure() << "BadRequest without a reason";
-  if (!why.empty() && r.error.find(why) == std::string::npos)
-    return ::testing::AssertionFailure() << "reason '" << r.error << "' does not mention '" << why << "'";
+// `uri` routes to `want`; with an error kind, the reason mentions `why`.
+::testing::AssertionResult IsKind(std::string_view uri, Kind want, std::string_view why = "",
+                                  const HttpRouterLimits& lim = {}) {
+  Routed r = route(uri, lim);
+  if (r.kind != want)
+    return ::testing::AssertionFailure() << "route(\"" << std::string(uri).substr(0, 120) << "\") = "
+                                         << kind_name(r.kind) << " (why '" << r.why << "', app '" << r.app
+                                         << "', stream '" << r.stream << "'), want " << kind_name(want);
+  const bool error = want != Kind::NotFound && want != Kind::Flv && want != Kind::HlsPlaylist && want != Kind::HlsSegment;
+  if (error && r.why.empty()) return ::testing::AssertionFailure() << "an error without a reason";
+  if (!error && !r.why.empty()) return ::testing::AssertionFailure() << "a reason without an error: " << r.why;
+  if (!why.empty() && r.why.find(why) == std::string::npos)
+    return ::testing::AssertionFailure() << "reason '" << r.why << "' does not mention '" << why << "'";
   return ::testing::AssertionSuccess();
 }
 
-// Not served: neither a route nor a lookup (NotFound or BadRequest both qualify).
+// Not served: neither a route nor a lookup.
 ::testing::AssertionResult IsRejected(std::string_view uri) {
-  HttpRoute r = route_http(uri);
-  if (r.kind == Kind::NotFound || r.kind == Kind::BadRequest) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "route_http(\"" << std::string(uri).substr(0, 120) << "\") = "
+  Routed r = route(uri);
+  if (r.kind != Kind::Flv && r.kind != Kind::HlsPlaylist && r.kind != Kind::HlsSegment && r.app.empty() &&
+      r.stream.empty())
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "route(\"" << std::string(uri).substr(0, 120) << "\") = "
                                        << kind_name(r.kind) << " (app '" << r.app << "', stream '" << r.stream
-                                       << "'), want NotFound or BadRequest";
+                                       << "'), want it rejected";
 }
 
 std::string decoded(std::string_view in) {
@@ -71,66 +121,89 @@ bool decode_fails(std::string_view in) {
 
 }  // namespace
 
-// ---- every route kind --------------------------------------------------------------------
+// ---- the request target ------------------------------------------------------------------
 
-TEST(HttpRouter, Health) {
-  HttpRoute r = route_http("/healthz");
-  EXPECT_EQ(r.kind, Kind::Health);
-  EXPECT_TRUE(r.app.empty());
-  EXPECT_TRUE(r.stream.empty());
-  EXPECT_TRUE(r.error.empty());
-  EXPECT_TRUE(IsKind("/healthz?verbose=1", Kind::Health));
-  EXPECT_TRUE(IsKind("/healthz/", Kind::NotFound));
-  EXPECT_TRUE(IsKind("/healthz/x", Kind::NotFound));
-  EXPECT_TRUE(IsKind("/HEALTHZ", Kind::NotFound));
-  EXPECT_TRUE(IsKind("/health", Kind::NotFound));
+TEST(HttpRouter, TargetPathIsDecodedQueryKeptRaw) {
+  RequestTarget t = parse_request_target("/li%76e/a.flv?token=a%20b&x=%zz/..#frag");
+  ASSERT_TRUE(t.ok()) << t.why;
+  EXPECT_EQ(t.path, "/live/a.flv");
+  EXPECT_EQ(t.query, "token=a%20b&x=%zz/..");  // raw: an admission token travels as sent
+  EXPECT_TRUE(t.why.empty());
+  t = parse_request_target("/healthz");
+  EXPECT_EQ(t.path, "/healthz");
+  EXPECT_EQ(t.query, "");
+  EXPECT_EQ(parse_request_target("/x?").query, "");
+  EXPECT_EQ(parse_request_target("/x??a=1").query, "?a=1");
+  EXPECT_EQ(parse_request_target("/x#a?b=1").query, "");  // a '?' after '#' is in the fragment
+  EXPECT_EQ(parse_request_target("/").path, "/");
 }
 
+TEST(HttpRouter, TargetErrorsCarryTheirStatus) {
+  EXPECT_EQ(target_error_status(TargetError::TooLong), 414);
+  EXPECT_EQ(target_error_status(TargetError::Malformed), 400);
+  EXPECT_EQ(target_error_status(TargetError::Traversal), 400);
+  EXPECT_EQ(parse_request_target(std::string("/").append(2000, 'a')).error, TargetError::TooLong);
+  EXPECT_EQ(parse_request_target("/a?" + std::string(3000, 'q')).error, TargetError::TooLong);
+  EXPECT_EQ(parse_request_target("/a%zz").error, TargetError::Malformed);
+  EXPECT_EQ(parse_request_target("/a/../b").error, TargetError::Traversal);
+  // An error leaves no path or query behind.
+  RequestTarget t = parse_request_target("/live/../x.flv?token=1");
+  EXPECT_TRUE(t.path.empty());
+  EXPECT_TRUE(t.query.empty());
+  EXPECT_FALSE(t.ok());
+}
+
+// ---- every stream route kind -------------------------------------------------------------
+
 TEST(HttpRouter, Flv) {
-  HttpRoute r = route_http("/live/test.flv");
+  Routed r = route("/live/test.flv");
   EXPECT_EQ(r.kind, Kind::Flv);
   EXPECT_EQ(r.app, "live");
   EXPECT_EQ(r.stream, "test");
   EXPECT_EQ(r.segment, 0u);
-  EXPECT_TRUE(r.error.empty());
+  EXPECT_TRUE(r.why.empty());
 }
 
 TEST(HttpRouter, HlsPlaylist) {
-  HttpRoute r = route_http("/live/test.m3u8");
+  Routed r = route("/live/test.m3u8");
   EXPECT_EQ(r.kind, Kind::HlsPlaylist);
   EXPECT_EQ(r.app, "live");
   EXPECT_EQ(r.stream, "test");
-  EXPECT_TRUE(r.error.empty());
+  EXPECT_TRUE(r.why.empty());
 }
 
 TEST(HttpRouter, HlsSegment) {
-  HttpRoute r = route_http("/live/test/42.ts");
+  Routed r = route("/live/test/42.ts");
   EXPECT_EQ(r.kind, Kind::HlsSegment);
   EXPECT_EQ(r.app, "live");
   EXPECT_EQ(r.stream, "test");
   EXPECT_EQ(r.segment, 42u);
-  EXPECT_TRUE(r.error.empty());
-  EXPECT_EQ(route_http("/live/test/0.ts").segment, 0u);
-  EXPECT_EQ(route_http("/live/test/007.ts").segment, 7u);
+  EXPECT_TRUE(r.why.empty());
+  EXPECT_EQ(route("/live/test/0.ts").segment, 0u);
+  EXPECT_EQ(route("/live/test/007.ts").segment, 7u);
 }
 
-TEST(HttpRouter, NotFound) {
+TEST(HttpRouter, NotAStreamPath) {
   for (const char* uri : {"/", "/live", "/live/", "/live/test", "/live/test.mp4", "/live/test.FLV", "/live/test.flvx",
                           "/live/test.ts", "/live/test/1.flv", "/live/test/1.m3u8", "/a/b/c/1.ts", "/a/b/c/d/e.flv",
-                          "/favicon.ico", "/live/test/1", "/live/test/seg.ts.bak"}) {
+                          "/favicon.ico", "/live/test/1", "/live/test/seg.ts.bak", "/healthz", "/healthz/"}) {
     EXPECT_TRUE(IsKind(uri, Kind::NotFound)) << uri;
   }
-  HttpRoute r = route_http("/nothing/here");
-  EXPECT_TRUE(r.error.empty());
+  Routed r = route("/nothing/here");
+  EXPECT_TRUE(r.why.empty());
   EXPECT_TRUE(r.app.empty());
+  // parse_stream_path on its own: anything not rooted at '/' is no stream path.
+  EXPECT_EQ(parse_stream_path("live/test.flv").kind, StreamRoute::None);
+  EXPECT_EQ(parse_stream_path("").kind, StreamRoute::None);
+  EXPECT_FALSE(parse_stream_path("").invalid_name);
 }
 
 TEST(HttpRouter, SuffixOnlyTheLastOne) {
   // "test.flv.m3u8" is the playlist of the stream "test.flv" (a legal name).
-  HttpRoute r = route_http("/live/test.flv.m3u8");
+  Routed r = route("/live/test.flv.m3u8");
   EXPECT_EQ(r.kind, Kind::HlsPlaylist);
   EXPECT_EQ(r.stream, "test.flv");
-  r = route_http("/live/a.m3u8.flv");
+  r = route("/live/a.m3u8.flv");
   EXPECT_EQ(r.kind, Kind::Flv);
   EXPECT_EQ(r.stream, "a.m3u8");
 }
@@ -138,87 +211,94 @@ TEST(HttpRouter, SuffixOnlyTheLastOne) {
 // ---- names ---------------------------------------------------------------------------------
 
 TEST(HttpRouter, NamesWithEveryAllowedCharacter) {
-  HttpRoute r = route_http("/My-App_1.0~x/Str_e-a.m~9Z.flv");
-  ASSERT_EQ(r.kind, Kind::Flv) << r.error;
+  Routed r = route("/My-App_1.0~x/Str_e-a.m~9Z.flv");
+  ASSERT_EQ(r.kind, Kind::Flv) << r.why;
   EXPECT_EQ(r.app, "My-App_1.0~x");
   EXPECT_EQ(r.stream, "Str_e-a.m~9Z");
 
-  r = route_http("/a/b.m3u8");
+  r = route("/a/b.m3u8");
   EXPECT_EQ(r.kind, Kind::HlsPlaylist);
   EXPECT_EQ(r.app, "a");
   EXPECT_EQ(r.stream, "b");
 
-  r = route_http("/0/9/18446744073709551615.ts");
+  r = route("/0/9/18446744073709551615.ts");
   ASSERT_EQ(r.kind, Kind::HlsSegment);
   EXPECT_EQ(r.app, "0");
   EXPECT_EQ(r.stream, "9");
   EXPECT_EQ(r.segment, 18446744073709551615ull);
 
   // A single dot inside a name is fine; names may start or end with one as long as it is not "..".
-  r = route_http("/live/.hidden.flv");
+  r = route("/live/.hidden.flv");
   EXPECT_EQ(r.kind, Kind::Flv);
   EXPECT_EQ(r.stream, ".hidden");
 }
 
 TEST(HttpRouter, PercentEncodedAllowedCharactersAreDecoded) {
-  HttpRoute r = route_http("/li%76e/te%73%74.flv");
-  ASSERT_EQ(r.kind, Kind::Flv) << r.error;
+  Routed r = route("/li%76e/te%73%74.flv");
+  ASSERT_EQ(r.kind, Kind::Flv) << r.why;
   EXPECT_EQ(r.app, "live");
   EXPECT_EQ(r.stream, "test");
-  r = route_http("/live/a%2Db%5Fc%7E.flv");  // '-', '_', '~'
-  ASSERT_EQ(r.kind, Kind::Flv) << r.error;
+  r = route("/live/a%2Db%5Fc%7E.flv");  // '-', '_', '~'
+  ASSERT_EQ(r.kind, Kind::Flv) << r.why;
   EXPECT_EQ(r.stream, "a-b_c~");
 }
 
 TEST(HttpRouter, NamesWithForbiddenCharactersAreBadRequests) {
   for (const char* uri : {"/live/te st.flv", "/live/te%20st.flv", "/live/a+b.flv", "/live/a:b.flv", "/live/a@b.flv",
                           "/live/a'b.flv", "/live/a\"b.flv", "/live/a<b>.flv", "/live/a%3bb.flv", "/live/t%c3%a9st.flv",
-                          "/liv%24e/test.flv", "/live/a*b.m3u8", "/li ve/test/1.ts", "/live/st%21/1.ts",
-                          "/live/\xff.flv"}) {
-    EXPECT_TRUE(IsBad(uri, "invalid app or stream name")) << uri;
+                          "/live/a*b.m3u8", "/live/st%21/1.ts", "/live/\xff.flv"}) {
+    EXPECT_TRUE(IsKind(uri, Kind::BadName, "invalid stream name")) << uri;
   }
+  for (const char* uri : {"/liv%24e/test.flv", "/li ve/test/1.ts"}) {
+    EXPECT_TRUE(IsKind(uri, Kind::BadName, "invalid app name")) << uri;
+  }
+  // The reason is the one name rule's (media::name_error).
+  EXPECT_TRUE(IsKind("/live/te st.flv", Kind::BadName, "character 0x20 not allowed"));
 }
 
 TEST(HttpRouter, EmptyNamesAreBadRequests) {
-  EXPECT_TRUE(IsBad("/live/.flv"));
-  EXPECT_TRUE(IsBad("/live/.m3u8"));
+  EXPECT_TRUE(IsKind("/live/.flv", Kind::BadName, "empty"));
+  EXPECT_TRUE(IsKind("/live/.m3u8", Kind::BadName, "empty"));
+  // Straight into parse_stream_path (no target checks): an empty app is a bad name, too.
+  StreamPath sp = parse_stream_path("//x.flv");
+  EXPECT_TRUE(sp.invalid_name);
+  EXPECT_EQ(sp.kind, StreamRoute::None);
 }
 
 TEST(HttpRouter, NameLengthLimit) {
   std::string ok(128, 'a'), too_long(129, 'a');
-  HttpRoute r = route_http("/live/" + ok + ".flv");
+  Routed r = route("/live/" + ok + ".flv");
   EXPECT_EQ(r.kind, Kind::Flv);
   EXPECT_EQ(r.stream, ok);
-  EXPECT_TRUE(IsBad("/live/" + too_long + ".flv", "invalid app or stream name"));
-  EXPECT_TRUE(IsBad("/" + too_long + "/test.flv", "invalid app or stream name"));
-  EXPECT_TRUE(IsBad("/live/" + too_long + "/1.ts", "invalid app or stream name"));
-
+  EXPECT_TRUE(IsKind("/live/" + too_long + ".flv", Kind::BadName, "longer than 128"));
+  EXPECT_TRUE(IsKind("/" + too_long + "/test.flv", Kind::BadName, "invalid app name"));
+  EXPECT_TRUE(IsKind("/live/" + too_long + "/1.ts", Kind::BadName, "invalid stream name"));
 }
 
 // ---- traversal -----------------------------------------------------------------------------
 
 TEST(HttpRouter, DotDotIsRejected) {
   for (const char* uri : {"/live/../x.flv", "/../live/x.flv", "/live/x/../../y.ts", "/live/..", "/..", "/../etc/passwd",
-                          "/live/test/../1.ts", "/live/./test.flv", "/./live/test.flv"}) {
-    EXPECT_TRUE(IsBad(uri, "traversal")) << uri;
+                          "/live/test/../1.ts", "/live/./test.flv", "/./live/test.flv", "/live/.", "/."}) {
+    EXPECT_TRUE(IsKind(uri, Kind::Traversal, "traversal")) << uri;
   }
   // ".." inside a name or as the name of the stream is never a valid name.
   for (const char* uri : {"/live/..flv", "/live/...flv", "/live/a..b.flv", "/..x/test.flv", "/live/x../1.ts",
                           "/../1.ts", "/live/...m3u8"}) {
     EXPECT_TRUE(IsRejected(uri)) << uri;
   }
-  EXPECT_TRUE(IsBad("/live/a..b.flv", "invalid app or stream name"));
-  EXPECT_TRUE(IsBad("/live/..flv", "invalid app or stream name"));
+  EXPECT_TRUE(IsKind("/live/a..b.flv", Kind::BadName, "'..'"));
+  EXPECT_TRUE(IsKind("/live/..flv", Kind::BadName));
 }
 
 TEST(HttpRouter, EncodedDotDotIsRejected) {
   for (const char* uri : {"/live/%2e%2e/x.flv", "/live/%2E%2E/x.flv", "/%2e%2e/live/x.flv", "/live/.%2e/x.flv",
                           "/live/%2e./x.flv", "/live/test/%2e%2e/1.ts", "/live/%2e%2e", "/live/%2e/x.flv"}) {
-    EXPECT_TRUE(IsBad(uri, "traversal")) << uri;
+    EXPECT_TRUE(IsKind(uri, Kind::Traversal)) << uri;
   }
-  EXPECT_TRUE(IsBad("/live/%2e%2e.flv", "invalid app or stream name"));
-  EXPECT_TRUE(IsBad("/live/a%2e%2eb.flv", "invalid app or stream name"));
-  EXPECT_TRUE(IsBad("/%2e%2e/x.flv", "traversal"));
+  EXPECT_TRUE(IsKind("/live/%2e%2e.flv", Kind::BadName));
+  EXPECT_TRUE(IsKind("/live/a%2e%2eb.flv", Kind::BadName));
+  EXPECT_TRUE(IsKind("/%2e%2e/x.flv", Kind::Traversal));
 }
 
 TEST(HttpRouter, EncodedSlashNeverEndsUpInAName) {
@@ -226,30 +306,30 @@ TEST(HttpRouter, EncodedSlashNeverEndsUpInAName) {
   // slash nor a traversal into a name.
   for (const char* uri : {"/live/a%2f..%2fb.flv", "/live/a%2F..%2Fb.flv", "/live%2f..%2fsecret.flv",
                           "/live/%2f%2e%2e%2fetc.flv", "/live/x%2f%2e%2e/1.ts"}) {
-    HttpRoute r = route_http(uri);
-    EXPECT_EQ(r.kind, Kind::BadRequest) << uri << ": " << kind_name(r.kind);
+    Routed r = route(uri);
+    EXPECT_TRUE(r.kind == Kind::Traversal || r.kind == Kind::Malformed || r.kind == Kind::BadName)
+        << uri << ": " << kind_name(r.kind);
   }
-  HttpRoute r = route_http("/live/a%2fb.flv");  // three segments, the last not .ts
-  EXPECT_EQ(r.kind, Kind::NotFound);
-  EXPECT_TRUE(IsBad("/live/%2f/x.flv", "empty path segment"));
+  EXPECT_TRUE(IsKind("/live/a%2fb.flv", Kind::NotFound));  // three segments, the last not .ts
+  EXPECT_TRUE(IsKind("/live/%2f/x.flv", Kind::Malformed, "empty path segment"));
   for (const char* uri : {"/live%2ftest.flv", "/live/a%2fb.flv", "/live/a%2fb%2f1.ts", "/a%2Fb/c.m3u8"}) {
-    HttpRoute q = route_http(uri);
+    Routed q = route(uri);
     EXPECT_EQ(q.app.find('/'), std::string::npos) << uri;
     EXPECT_EQ(q.stream.find('/'), std::string::npos) << uri;
   }
 }
 
 TEST(HttpRouter, EncodedNulIsRejected) {
-  EXPECT_TRUE(IsBad("/live/test%00.flv", "percent"));
-  EXPECT_TRUE(IsBad("/live/%00/x.flv", "percent"));
-  EXPECT_TRUE(IsBad("/healthz%00", "percent"));
+  EXPECT_TRUE(IsKind("/live/test%00.flv", Kind::Malformed, "percent"));
+  EXPECT_TRUE(IsKind("/live/%00/x.flv", Kind::Malformed, "percent"));
+  EXPECT_TRUE(IsKind("/healthz%00", Kind::Malformed, "percent"));
 }
 
 TEST(HttpRouter, BackslashIsRejected) {
-  EXPECT_TRUE(IsBad("/live/a\\b.flv", "backslash"));
-  EXPECT_TRUE(IsBad("/live\\..\\x.flv", "backslash"));
-  EXPECT_TRUE(IsBad("/live/a%5cb.flv", "backslash"));
-  EXPECT_TRUE(IsBad("/live/%5C..%5Cx.flv", "backslash"));
+  EXPECT_TRUE(IsKind("/live/a\\b.flv", Kind::Malformed, "backslash"));
+  EXPECT_TRUE(IsKind("/live\\..\\x.flv", Kind::Malformed, "backslash"));
+  EXPECT_TRUE(IsKind("/live/a%5cb.flv", Kind::Malformed, "backslash"));
+  EXPECT_TRUE(IsKind("/live/%5C..%5Cx.flv", Kind::Malformed, "backslash"));
 }
 
 TEST(HttpRouter, ControlCharactersAreRejected) {
@@ -257,18 +337,18 @@ TEST(HttpRouter, ControlCharactersAreRejected) {
                           std::string("/live/a\nb.flv"), std::string("/live/a\x1f.flv"), std::string("/live/a\x7f.flv"),
                           std::string("/live/a%0ab.flv"), std::string("/live/a%0D%0Ab.flv"), std::string("/live/a%1fb.flv"),
                           std::string("/live/a%7Fb.flv"), std::string("/healthz%09")}) {
-    EXPECT_TRUE(IsBad(uri, "control character")) << uri;
+    EXPECT_TRUE(IsKind(uri, Kind::Malformed, "control character")) << uri;
   }
   // A raw NUL inside the view (not percent-encoded) is a control character too.
   std::string nul = "/live/a";
   nul.push_back('\0');
   nul += "b.flv";
-  EXPECT_TRUE(IsBad(nul, "control character"));
+  EXPECT_TRUE(IsKind(nul, Kind::Malformed, "control character"));
 }
 
 TEST(HttpRouter, DoubleSlashesAreRejected) {
   for (const char* uri : {"//live/test.flv", "/live//test.flv", "/live/test//1.ts", "//healthz", "//", "///"}) {
-    EXPECT_TRUE(IsBad(uri, "empty path segment")) << uri;
+    EXPECT_TRUE(IsKind(uri, Kind::Malformed, "empty path segment")) << uri;
   }
 }
 
@@ -280,7 +360,7 @@ TEST(HttpRouter, TrailingSlashIsNotFound) {
 
 TEST(HttpRouter, TargetMustBeAnOriginFormPath) {
   for (const char* uri : {"", "live/test.flv", "*", "http://127.0.0.1/live/test.flv", "?x=1", "#frag"}) {
-    EXPECT_TRUE(IsBad(uri, "start with '/'")) << uri;
+    EXPECT_TRUE(IsKind(uri, Kind::Malformed, "start with '/'")) << uri;
   }
 }
 
@@ -289,37 +369,35 @@ TEST(HttpRouter, TargetMustBeAnOriginFormPath) {
 TEST(HttpRouter, OverLongPath) {
   HttpRouterLimits lim;  // max_path 1024
   // Exactly at the limit: not rejected for its length (it is simply not a route).
-  std::string at_limit = "/" + std::string(lim.max_path - 1, 'a');
+  std::string at_limit = std::string(lim.max_path, 'a');
+  at_limit[0] = '/';
   ASSERT_EQ(at_limit.size(), lim.max_path);
-  HttpRoute r = route_http(at_limit);
-  EXPECT_EQ(r.error.find("longer than"), std::string::npos) << r.error;
-  EXPECT_TRUE(IsBad(at_limit + "a", "longer than"));
-  EXPECT_TRUE(IsBad("/live/" + std::string(5000, 'x') + ".flv", "longer than"));
-  EXPECT_TRUE(IsBad("/live/test.flv" + std::string(100000, '/'), "longer than"));
+  EXPECT_TRUE(IsKind(at_limit, Kind::NotFound));
+  EXPECT_TRUE(IsKind(at_limit + "a", Kind::TooLong, "path longer than 1024"));
+  EXPECT_TRUE(IsKind("/live/" + std::string(5000, 'x') + ".flv", Kind::TooLong));
+  EXPECT_TRUE(IsKind("/live/test.flv" + std::string(100000, '/'), Kind::TooLong));
   // The path limit applies before decoding: 400 "%41" are 1200 bytes.
   std::string enc = "/";
   for (int i = 0; i < 400; ++i) enc += "%41";
-  EXPECT_TRUE(IsBad(enc, "longer than"));
-  EXPECT_NE(route_http(at_limit + "a").error.find("1024"), std::string::npos);
+  EXPECT_TRUE(IsKind(enc, Kind::TooLong));
 }
 
 TEST(HttpRouter, OverLongQuery) {
   HttpRouterLimits lim;  // max_query 2048
   EXPECT_TRUE(IsKind("/live/test.flv?" + std::string(lim.max_query, 'q'), Kind::Flv));
-  EXPECT_TRUE(IsBad("/live/test.flv?" + std::string(lim.max_query + 1, 'q'), "longer than"));
-  EXPECT_TRUE(IsBad("/live/test.flv?" + std::string(100 * 1024, 'q'), "longer than"));
-  EXPECT_TRUE(IsBad("/healthz?" + std::string(100 * 1024, 'q'), "longer than"));
-  EXPECT_NE(route_http("/x?" + std::string(5000, 'q')).error.find("query"), std::string::npos);
+  EXPECT_TRUE(IsKind("/live/test.flv?" + std::string(lim.max_query + 1, 'q'), Kind::TooLong, "query longer than 2048"));
+  EXPECT_TRUE(IsKind("/live/test.flv?" + std::string(100 * 1024, 'q'), Kind::TooLong));
+  EXPECT_TRUE(IsKind("/healthz?" + std::string(100 * 1024, 'q'), Kind::TooLong));
 }
 
 TEST(HttpRouter, CustomLimits) {
   HttpRouterLimits lim;
   lim.max_path = 16;
   lim.max_query = 4;
-  EXPECT_TRUE(IsKind("/live/abcdef.flv", Kind::Flv, lim));                 // 16 bytes
-  EXPECT_TRUE(IsBad("/live/abcdefg.flv", "longer than 16", lim));          // 17 bytes
-  EXPECT_TRUE(IsKind("/live/a.flv?abcd", Kind::Flv, lim));
-  EXPECT_TRUE(IsBad("/live/a.flv?abcde", "longer than 4", lim));
+  EXPECT_TRUE(IsKind("/live/abcdef.flv", Kind::Flv, "", lim));                 // 16 bytes
+  EXPECT_TRUE(IsKind("/live/abcdefg.flv", Kind::TooLong, "longer than 16", lim));  // 17 bytes
+  EXPECT_TRUE(IsKind("/live/a.flv?abcd", Kind::Flv, "", lim));
+  EXPECT_TRUE(IsKind("/live/a.flv?abcde", Kind::TooLong, "longer than 4", lim));
 }
 
 // ---- percent-encoding ----------------------------------------------------------------------
@@ -327,7 +405,7 @@ TEST(HttpRouter, CustomLimits) {
 TEST(HttpRouter, BadPercentEscapesAreBadRequests) {
   for (const char* uri : {"/live/test.flv%", "/live/test.flv%4", "/live/%zz.flv", "/live/%g0.flv", "/live/%0g.flv",
                           "/live/%%41.flv", "/%", "/live/te%-1st.flv", "/live/te% 1st.flv", "/live/a%2"}) {
-    EXPECT_TRUE(IsBad(uri, "percent")) << uri;
+    EXPECT_TRUE(IsKind(uri, Kind::Malformed, "percent")) << uri;
   }
   // A bad escape in the query is not the router's business.
   EXPECT_TRUE(IsKind("/live/test.flv?a=%zz&b=%", Kind::Flv));
@@ -367,24 +445,25 @@ TEST(HttpRouter, PercentDecode) {
 // ---- HLS segment numbers -------------------------------------------------------------------
 
 TEST(HttpRouter, SegmentNumbers) {
-  EXPECT_EQ(route_http("/live/test/18446744073709551615.ts").segment, 18446744073709551615ull);
+  EXPECT_EQ(route("/live/test/18446744073709551615.ts").segment, 18446744073709551615ull);
   // Overflow, signs, non-digits, empty: not a segment.
   for (const char* uri : {"/live/test/18446744073709551616.ts", "/live/test/99999999999999999999999999.ts",
                           "/live/test/-1.ts", "/live/test/+1.ts", "/live/test/1a.ts", "/live/test/a1.ts",
                           "/live/test/0x10.ts", "/live/test/1.5.ts", "/live/test/1e3.ts", "/live/test/.ts",
                           "/live/test/ 1.ts", "/live/test/%20%31.ts", "/live/test/seg-1.ts"}) {
     EXPECT_TRUE(IsRejected(uri)) << uri;
-    EXPECT_NE(route_http(uri).kind, Kind::HlsSegment) << uri;
+    EXPECT_NE(route(uri).kind, Kind::HlsSegment) << uri;
   }
   EXPECT_TRUE(IsKind("/live/test/18446744073709551616.ts", Kind::NotFound));
   EXPECT_TRUE(IsKind("/live/test/abc.ts", Kind::NotFound));
   // Encoded digits are digits.
-  HttpRoute r = route_http("/live/test/%31%32.ts");
+  Routed r = route("/live/test/%31%32.ts");
   EXPECT_EQ(r.kind, Kind::HlsSegment);
   EXPECT_EQ(r.segment, 12u);
-  // The names of a segment route are checked like any other.
-  EXPECT_TRUE(IsBad("/li.ve../test/1.ts", "invalid app or stream name"));
-  EXPECT_TRUE(IsBad("/live/te st/1.ts", "invalid app or stream name"));
+  // The names of a segment route are checked like any other, before the number.
+  EXPECT_TRUE(IsKind("/li.ve../test/1.ts", Kind::BadName));
+  EXPECT_TRUE(IsKind("/live/te st/1.ts", Kind::BadName));
+  EXPECT_TRUE(IsKind("/live/te st/x.ts", Kind::BadName));
 }
 
 // ---- query strings and fragments -----------------------------------------------------------
@@ -393,22 +472,39 @@ TEST(HttpRouter, QueryStringIsIgnoredForRouting) {
   for (const char* uri : {"/live/test.flv?token=abc", "/live/test.flv?", "/live/test.flv?a=1&b=2",
                           "/live/test.flv?x=../../etc/passwd", "/live/test.flv?x=%00%zz\\", "/live/test.flv?/other.m3u8",
                           "/live/test.flv??", "/live/test.flv?a/b/c.ts"}) {
-    HttpRoute r = route_http(uri);
-    EXPECT_EQ(r.kind, Kind::Flv) << uri << ": " << kind_name(r.kind) << " " << r.error;
+    Routed r = route(uri);
+    EXPECT_EQ(r.kind, Kind::Flv) << uri << ": " << kind_name(r.kind) << " " << r.why;
     EXPECT_EQ(r.app, "live") << uri;
     EXPECT_EQ(r.stream, "test") << uri;
+    EXPECT_EQ(r.query, std::string_view(uri).substr(std::string_view(uri).find('?') + 1)) << uri;
   }
-  HttpRoute r = route_http("/live/test/5.ts?_HLS_msn=3");
+  Routed r = route("/live/test/5.ts?_HLS_msn=3");
   EXPECT_EQ(r.kind, Kind::HlsSegment);
   EXPECT_EQ(r.segment, 5u);
-  EXPECT_EQ(route_http("/live/test.m3u8?t=1").kind, Kind::HlsPlaylist);
+  EXPECT_EQ(r.query, "_HLS_msn=3");
+  EXPECT_EQ(route("/live/test.m3u8?t=1").kind, Kind::HlsPlaylist);
   // An encoded '?' is part of the path, not a query.
-  EXPECT_TRUE(IsBad("/live/test%3f.flv", "invalid app or stream name"));
+  EXPECT_TRUE(IsKind("/live/test%3f.flv", Kind::BadName));
 }
 
 TEST(HttpRouter, FragmentIsIgnored) {
-  HttpRoute r = route_http("/live/test.flv#t=10");
+  Routed r = route("/live/test.flv#t=10");
   EXPECT_EQ(r.kind, Kind::Flv);
   EXPECT_EQ(r.stream, "test");
-  EXPECT_EQ(route_http("/healthz#x").kind, Kind::Health);
+  EXPECT_EQ(r.query, "");
+  EXPECT_EQ(parse_request_target("/healthz#x").path, "/healthz");
+}
+
+// ---- methods -------------------------------------------------------------------------------
+
+TEST(HttpRouter, MethodLists) {
+  EXPECT_EQ(HttpMethods().list(), "");
+  EXPECT_EQ((HttpMethod::Options | HttpMethod::Get | HttpMethod::Head).list(), "GET, HEAD, OPTIONS");
+  EXPECT_EQ((HttpMethod::Delete | HttpMethod::Post | HttpMethod::Get).list(), "GET, POST, DELETE");
+  HttpMethods all = HttpMethod::Get | HttpMethod::Head | HttpMethod::Post | HttpMethod::Put | HttpMethod::Delete |
+                    HttpMethod::Patch | HttpMethod::Options | HttpMethod::Trace | HttpMethod::Connect;
+  EXPECT_EQ(all.list(), "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS, TRACE, CONNECT");
+  EXPECT_TRUE(all.has(HttpMethod::Patch));
+  EXPECT_FALSE(HttpMethods(HttpMethod::Get).has(HttpMethod::Head));
+  EXPECT_TRUE(HttpMethods().empty());
 }

@@ -561,25 +561,16 @@ TEST(MediaFrame, RtmpChunksAreCachedPerChunkSize) {
   EXPECT_EQ(data.rtmp_chunks(4096).data()[0], 0x05);
 }
 
-TEST(MediaFrame, FlvTagPlainAndChunked) {
+TEST(MediaFrame, FlvTagIsSerializedOnce) {
   MediaFrame f;
   f.type = MediaType::Audio;
   f.timestamp = 0x01020304;
-  f.payload = aac_raw(10);  // 12-byte body: tag = 11 + 12 + 4 = 27 = 0x1b
+  f.payload = aac_raw(10);  // 12-byte body: tag = 11 + 12 + 4 = 27
 
-  const BufferRef& plain = f.flv_tag(FlvFraming::Plain);
-  EXPECT_EQ(f.flv_tag(FlvFraming::Plain).get(), plain.get());  // cached
-  EXPECT_EQ(vec(plain), vec(protocol::serialize_flv_tag(8, 0x01020304, f.payload.span())));
-  ASSERT_EQ(plain.size(), 27u);
-
-  const BufferRef& chunked = f.flv_tag(FlvFraming::Chunked);
-  EXPECT_EQ(f.flv_tag(FlvFraming::Chunked).get(), chunked.get());
-  EXPECT_NE(chunked.get(), plain.get());
-  const std::string text(chunked->view());
-  ASSERT_EQ(text.size(), 4u + 27 + 2);
-  EXPECT_EQ(text.substr(0, 4), "1b\r\n");
-  EXPECT_EQ(text.substr(4, 27), std::string(plain->view()));
-  EXPECT_EQ(text.substr(31), "\r\n");
+  const BufferRef& tag = f.flv_tag();
+  EXPECT_EQ(f.flv_tag().get(), tag.get());  // cached: every player shares one buffer
+  EXPECT_EQ(vec(tag), vec(protocol::serialize_flv_tag(8, 0x01020304, f.payload.span())));
+  ASSERT_EQ(tag.size(), 27u);
 }
 
 }  // namespace

@@ -12,11 +12,6 @@ namespace rill::media {
 
 enum class MediaType : uint8_t { Audio = 8, Video = 9, Data = 18 };
 
-enum class FlvFraming : uint8_t {
-  Plain,    // FLV tag + PreviousTagSize (HTTP/1.0 close-delimited body, files)
-  Chunked,  // the same wrapped in one HTTP/1.1 chunk ("%x\r\n" ... "\r\n")
-};
-
 struct MediaFrame {
   MediaType type = MediaType::Data;
   uint32_t timestamp = 0;        // ms on the stream's output timeline (32-bit wrap, never backwards)
@@ -29,13 +24,13 @@ struct MediaFrame {
   // Serialized RTMP chunks (fmt 0 first chunk, message stream id 1, csid 4 audio / 6 video / 5 data)
   // for the given outgoing chunk size; cached for the most recent chunk size.
   const BufferRef& rtmp_chunks(uint32_t chunk_size) const;
-  // Serialized FLV tag in the given framing; cached per framing.
-  const BufferRef& flv_tag(FlvFraming framing) const;
+  // Serialized FLV tag + PreviousTagSize (HTTP-FLV bodies: evhttp adds any chunked framing); cached.
+  const BufferRef& flv_tag() const;
 
  private:
   mutable BufferRef rtmp_cache_;
   mutable uint32_t rtmp_cache_chunk_size_ = 0;
-  mutable BufferRef flv_cache_[2];
+  mutable BufferRef flv_cache_;
 };
 
 using FramePtr = std::shared_ptr<const MediaFrame>;

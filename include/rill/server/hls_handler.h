@@ -13,7 +13,6 @@
 // A stream owned by another worker is answered from the owner's store (server/hls_remote.h):
 // same bytes, same headers.
 #include <cstdint>
-#include <string>
 
 #include "rill/core/buffer.h"
 #include "rill/server/http_router.h"
@@ -25,17 +24,18 @@ namespace rill::server {
 
 class HttpServer;
 
-// Registers the HlsPlaylist and HlsSegment routes on `http`. Both references must outlive it.
+// Registers the HlsPlaylist and HlsSegment stream handlers on `http`. Both references must outlive it.
 void install_hls_handlers(HttpServer& http, net::ServerContext& ctx);
 
 // The handlers themselves (also usable directly).
-void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
-void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+                        const StreamPath& route);
+void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+                       const StreamPath& route);
 
-// The replies, shared by the local and the cross-worker path (`started`: for the access log).
-void reply_hls_playlist(HttpServer& http, evhttp_request* req, const BufferRef& text, int64_t started);
-void reply_hls_segment(HttpServer& http, evhttp_request* req, const BufferRef& data, uint32_t max_age_s,
-                       int64_t started);
-void reply_hls_not_found(HttpServer& http, evhttp_request* req, const std::string& why, int64_t started);
+// The 200 replies, shared by the local and the cross-worker path (a 404 is HttpServer::reply_error).
+void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text);
+void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& data,
+                       uint32_t max_age_s);
 
 }  // namespace rill::server

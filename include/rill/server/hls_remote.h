@@ -9,8 +9,6 @@
 // is cancelled and nothing touches the request again; the fetch itself goes on and fills the
 // cache. (libevent 2.1 does not read a connection whose request is unanswered, so a client that
 // simply goes away is usually noticed only when the answer is written: evhttp then frees it.)
-#include <cstdint>
-
 #include "rill/protocol/worker_link_frame.h"
 #include "rill/server/http_router.h"
 #include "rill/net/server_context.h"
@@ -21,9 +19,9 @@ namespace rill::server {
 
 class HttpServer;
 
-// True when route's stream is owned by another live worker and the request is taken care of
+// True when the stream `key` is owned by another live worker and the request is taken care of
 // (answered now, or later from the event loop). False: this worker answers it from its own store.
-bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route,
-                          const protocol::HlsObjectName& object, int64_t started);
+bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+                          const media::StreamKey& key, const protocol::HlsObjectName& object);
 
 }  // namespace rill::server

@@ -4,8 +4,6 @@
 // is serialized once per stream (MediaFrame::flv_tag) and handed to libevent by reference, so
 // 1000 clients share one buffer per tag. evhttp adds the chunked framing (HTTP/1.1) or sends a
 // close-delimited body (HTTP/1.0).
-#include <string>
-
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
 #include "rill/server/http_router.h"
@@ -20,7 +18,8 @@ class HttpServer;
 
 class HttpFlvSession final : public net::Session, public net::Flushable, public media::Subscriber {
  public:
-  HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRoute& route);
+  HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+                 const StreamPath& route);
   ~HttpFlvSession() override;
 
   // Called by the route handler: answers 404 or starts the response.
@@ -36,22 +35,19 @@ class HttpFlvSession final : public net::Session, public net::Flushable, public 
  private:
   static void on_conn_close(evhttp_connection* conn, void* arg);
   static void on_chunk_written(evhttp_connection* conn, void* arg);
-  void begin_response();
   void finish(const char* reason);
   void flush_queue_to_evhttp(bool want_callback);
 
   net::ServerContext& ctx_;
   HttpServer& http_;
   evhttp_request* req_;
-  HttpRoute route_;
-  std::string peer_;
+  HttpRequestInfo info_;  // peer, query, start time (the access log)
+  media::StreamKey key_;
   media::Stream* stream_ = nullptr;
   media::OutputQueue queue_;
   bool started_ = false;
   bool in_flight_ = false;  // a batch is in evhttp's output, not yet written to the socket
   bool closed_ = false;
-  bool header_sent_ = false;
-  int64_t started_ms_ = 0;
   uint64_t bytes_ = 0;
 };
 

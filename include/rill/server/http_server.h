@@ -1,17 +1,29 @@
 #pragma once
 // HttpServer: libevent's evhttp on the worker's http.listen sockets (no hand-written HTTP
-// parser). Routing happens in one place (route_http); this class applies the limits, CORS,
-// HEAD/OPTIONS, the access log, and hands stream routes to their handlers.
+// parser). Every request goes through one route table (http_router.h): the target is parsed
+// (400/414), the table picks the handler (405 with Allow, 404), OPTIONS and HEAD are answered
+// generically. This class also applies the limits, counts the worker's HTTP connections
+// (http.max_connections), adds CORS, writes the access log, and owns the one reply path that
+// leaves the body out for HEAD.
+//
+// Mounted here: GET /healthz, and the stream paths (prefix "/": FLV and HLS, through
+// set_stream_handler). Later outputs (JSON API, console) add table entries with routes().add().
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
-#include "rill/server/http_router.h"
+#include "rill/core/buffer.h"
 #include "rill/net/server_context.h"
+#include "rill/server/http_router.h"
 
+struct bufferevent;
+struct event;
 struct evhttp;
+struct evhttp_connection;
 struct evhttp_request;
 struct evhttp_bound_socket;
 
@@ -27,29 +39,64 @@ class HttpServer {
   void listen(int fd);  // a bound, listening socket from the master
   void stop_accepting();
 
-  // Later outputs (HLS, API) register here: a handler for a route kind answers the request.
-  using Handler = std::function<void(evhttp_request*, const HttpRoute&)>;
-  void set_handler(HttpRoute::Kind kind, Handler h);
+  // The route table: a handler gets the evhttp request and its HttpRequestInfo (decoded path,
+  // raw query, peer, method) and must answer the request, now or later.
+  HttpRouteTable& routes() { return routes_; }
 
-  // Helpers for handlers: headers every stream response carries (CORS), plain error replies.
+  // The stream paths (parse_stream_path): one table entry, prefix "/", GET (and so HEAD). A name
+  // that breaks the rule gets 400, any other path (or a kind without a handler) 404.
+  using StreamHandler = std::function<void(evhttp_request*, const HttpRequestInfo&, const StreamPath&)>;
+  void set_stream_handler(StreamRoute kind, StreamHandler h);
+
+  // ---- replies: the one place that knows HEAD ---------------------------------------------
+  // A complete response with Content-Length; for HEAD the headers alone, with the length the
+  // GET would have had. The body goes to libevent by reference (no copy). Returns the body
+  // bytes sent (for the access log). The reason phrase is libevent's standard one for `status`.
+  size_t reply(evhttp_request* req, int status, const BufferRef& body);
+  size_t reply(evhttp_request* req, int status, std::string_view body);
+  // Starts a streamed body (HTTP/1.1 chunked, HTTP/1.0 close-delimited): true when the caller
+  // goes on with evhttp_send_reply_chunk; false for HEAD, already answered with the headers
+  // alone (no Content-Length: a live body has none).
+  bool start_stream(evhttp_request* req, int status);
+  // A plain-text error (one line, CORS, no-cache), answered and logged.
+  void reply_error(evhttp_request* req, const HttpRequestInfo& info, int status, std::string_view why);
+
+  // Headers every stream response carries, errors included.
   void add_cors_headers(evhttp_request* req) const;
-  // Sends a complete reply (no body for HEAD); returns the body bytes sent (for the access log).
-  size_t send_body(evhttp_request* req, int code, const char* reason, const std::string& body);
-  // Returns the body size (for the access log).
-  size_t send_error(evhttp_request* req, int code, const char* reason, const std::string& body);
-  // `peer` when already known (after a disconnect the request no longer has a connection).
-  void log_access(evhttp_request* req, int status, uint64_t bytes, int64_t started_ms,
-                  const std::string* peer = nullptr) const;
+  void log_access(const HttpRequestInfo& info, int status, uint64_t bytes) const;
   static std::string peer_of(evhttp_request* req);
 
+  // ---- connections --------------------------------------------------------------------------
+  // evhttp has one close callback per connection and the server uses it to count connections:
+  // sessions that need to learn of a close register here (cb null: none any more).
+  void set_close_callback(evhttp_connection* conn, void (*cb)(evhttp_connection*, void*), void* arg);
+  size_t connections() const { return conns_.size(); }
+
  private:
+  struct Conn {
+    void (*cb)(evhttp_connection*, void*) = nullptr;
+    void* arg = nullptr;
+  };
   static void on_request(evhttp_request* req, void* arg);
+  static bufferevent* on_new_connection(struct event_base* base, void* arg);
+  static void on_admit(int, short, void* arg);
+  static void on_connection_closed(evhttp_connection* conn, void* arg);
   void handle(evhttp_request* req);
+  void admit_pending();
+  void admit(evhttp_connection* conn);
+  void serve_stream(evhttp_request* req, const HttpRequestInfo& info);
+  void reply_options(evhttp_request* req, const HttpRequestInfo& info, HttpMethods allow);
 
   net::ServerContext& ctx_;
   evhttp* http_;
-  std::vector<std::pair<HttpRoute::Kind, Handler>> handlers_;
+  HttpRouteTable routes_;
+  std::vector<std::pair<StreamRoute, StreamHandler>> stream_handlers_;
   std::vector<evhttp_bound_socket*> bound_;
+  // Connections accepted but not counted yet (evhttp creates its connection object only after
+  // asking us for the bufferevent), and the counted ones.
+  std::vector<bufferevent*> pending_;
+  event* admit_ev_ = nullptr;
+  std::unordered_map<evhttp_connection*, Conn> conns_;
 };
 
 }  // namespace rill::server
