@@ -6,6 +6,7 @@
 
 #include "rill/media/hls_store.h"
 #include "rill/server/hls_remote.h"
+#include "rill/server/http_admission.h"
 #include "rill/server/http_server.h"
 
 namespace rill::server {
@@ -78,14 +79,17 @@ void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request
 }
 
 void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
-  http.set_stream_handler(StreamRoute::HlsPlaylist,
-                          [&http, &ctx](evhttp_request* req, const HttpRequestInfo& info, const StreamPath& route) {
-                            serve_hls_playlist(ctx, http, req, info, route);
-                          });
-  http.set_stream_handler(StreamRoute::HlsSegment,
-                          [&http, &ctx](evhttp_request* req, const HttpRequestInfo& info, const StreamPath& route) {
-                            serve_hls_segment(ctx, http, req, info, route);
-                          });
+  // Playlists and segments alike ask the gate first (a token in the query reaches both).
+  auto admitted = [&http, &ctx](auto serve) {
+    return [&http, &ctx, serve](evhttp_request* req, const HttpRequestInfo& info, const StreamPath& route) {
+      admit_http_play(ctx, http, req, info, GateProto::Hls, route.key,
+                      [&http, &ctx, serve, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision) {
+                        serve(ctx, http, r, i, route);
+                      });
+    };
+  };
+  http.set_stream_handler(StreamRoute::HlsPlaylist, admitted(&serve_hls_playlist));
+  http.set_stream_handler(StreamRoute::HlsSegment, admitted(&serve_hls_segment));
 }
 
 }  // namespace rill::server

@@ -3,7 +3,6 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
-#include "rill/workers/stream_locator.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/server/http_server.h"
 
@@ -18,21 +17,12 @@ HttpFlvSession::~HttpFlvSession() {
   if (!closed_) close("destroyed");
 }
 
-void HttpFlvSession::start() {
-  const config::AppConfig* app = ctx_.config->find_app(key_.app);
-  if (!app) {
-    http_.reply_error(req_, info_, 404, "unknown app " + key_.app);
+// `s` is the stream the gate admitted this player to (null for a HEAD probe).
+void HttpFlvSession::start(media::Stream* s) {
+  if (!s && info_.method != HttpMethod::Head) {
+    http_.reply_error(req_, info_, 500, "no stream for " + key_.str());
     req_ = nullptr;
-    return finish(nullptr);
-  }
-  // The local stream, or one fed by a relay link from the worker that owns it.
-  media::Stream* existing = ctx_.locator->find_for_play(key_, *app);
-  bool live = existing && existing->has_publisher();
-  if (!live && app->play_wait.count() == 0) {
-    // Answer at once rather than hang (SRS #1134): a player can retry.
-    http_.reply_error(req_, info_, 404, "stream " + key_.str() + " is not published");
-    req_ = nullptr;
-    return finish(nullptr);
+    return finish("no stream");
   }
   evkeyvalq* h = evhttp_request_get_output_headers(req_);
   evhttp_add_header(h, "Content-Type", "video/x-flv");
@@ -43,16 +33,15 @@ void HttpFlvSession::start() {
     req_ = nullptr;
     return finish(nullptr);
   }
-  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(key_, *app);
   http_.set_close_callback(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
   started_ = true;
-  const media::StreamInfo& info = s.info();
+  const media::StreamInfo& info = s->info();
   bool known = info.has_audio || info.has_video;
   auto header = protocol::flv_file_header(known ? info.has_audio : true, known ? info.has_video : true);
   queue_.push_control(SharedBuffer::copy_of(std::span<const uint8_t>(header)));
-  stream_ = &s;
+  stream_ = s;
   ctx_.log->info("http-flv: {} playing {}", info_.peer, key_.str());
-  s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+  s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
   ctx_.flusher->request(this);
 }
 

@@ -132,6 +132,12 @@ GateDecision StreamGate::place_play(const Pending& p, const config::AppConfig& a
     // Served from the HLS store (this worker's or the owner's, by the HLS handler).
     return GateDecision{Verdict::Admitted, nullptr, {}};
   }
+  if (p.req.probe) {
+    const media::Stream* local = ctx_.streams->find(p.req.key);
+    const bool live = (local && local->has_publisher()) || ctx_.locator->remote_owner(p.req.key.str());
+    if (live || app.play_wait.count() > 0) return GateDecision{Verdict::Admitted, nullptr, {}};
+    return GateDecision{Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published"};
+  }
   media::Stream* existing = ctx_.locator->find_for_play(p.req.key, app);
   const bool live = existing && existing->has_publisher();
   if (!live && app.play_wait.count() == 0) {

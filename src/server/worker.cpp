@@ -20,6 +20,7 @@
 #include "rill/media/stream.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/server/hls_handler.h"
+#include "rill/server/http_admission.h"
 #include "rill/server/http_flv_session.h"
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
@@ -105,9 +106,13 @@ struct Worker::Impl {
     http = std::make_unique<HttpServer>(ctx);
     http->set_stream_handler(StreamRoute::Flv, [this](evhttp_request* req, const HttpRequestInfo& info,
                                                       const StreamPath& route) {
-      auto* s = static_cast<HttpFlvSession*>(
-          sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, req, info, route)));
-      s->start();
+      // The session exists only once admitted: a refused or vanished client leaves nothing behind.
+      admit_http_play(ctx, *http, req, info, GateProto::HttpFlv, route.key,
+                      [this, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision d) {
+                        auto* s = static_cast<HttpFlvSession*>(
+                            sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, r, i, route)));
+                        s->start(d.stream);
+                      });
     });
     install_hls_handlers(*http, ctx);
   }

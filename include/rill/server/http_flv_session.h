@@ -23,7 +23,7 @@ class HttpFlvSession final : public net::Session, public net::Flushable, public 
   ~HttpFlvSession() override;
 
   // Called by the route handler: answers 404 or starts the response.
-  void start();
+  void start(media::Stream* s);
   void close(const char* reason) override;
 
   void flush() override;

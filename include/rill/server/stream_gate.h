@@ -36,6 +36,8 @@ struct AdmissionRequest {
   std::string query;      // raw, without the '?': tokens travel here
   std::string peer;       // "addr:port" of the client
   uint64_t session_id = 0;
+  // A play probe (HTTP HEAD): checks run, but placement only looks — nothing is created.
+  bool probe = false;
   // RTMP connect fields (empty for HTTP).
   std::string tc_url;
   std::string page_url;
