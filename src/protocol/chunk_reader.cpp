@@ -28,6 +28,31 @@ inline uint32_t basic_header_csid(const uint8_t* h) {
 
 std::string cs_name(uint32_t csid) { return "chunk stream " + std::to_string(csid); }
 
+// The errors of the per-chunk paths, out of line so that those paths stay small.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_length_mismatch(uint32_t csid, uint8_t fmt, uint32_t len,
+                                                                  uint32_t length, uint32_t received) {
+  throw ProtocolError(cs_name(csid) + ": fmt " + std::to_string(fmt) + " header announces length " +
+                      std::to_string(len) + " while a message of length " + std::to_string(length) +
+                      " is incomplete (" + std::to_string(received) + " bytes received)");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_over_limit(uint32_t csid, uint32_t length, uint32_t limit) {
+  throw ProtocolError(cs_name(csid) + ": chunk header: message length " + std::to_string(length) +
+                      " exceeds limit " + std::to_string(limit));
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_too_many_partial(uint32_t csid, size_t limit) {
+  throw ProtocolError(cs_name(csid) + ": expected at most " + std::to_string(limit) +
+                      " partially received messages, got one more");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_partial_bytes(uint32_t csid, uint32_t length, size_t total,
+                                                                size_t limit) {
+  throw ProtocolError(cs_name(csid) + ": message length " + std::to_string(length) +
+                      " would put partially received messages at " + std::to_string(total) +
+                      " bytes, limit " + std::to_string(limit));
+}
+
 }  // namespace
 
 ChunkReader::ChunkReader(Handler on_message, ChunkReaderLimits limits)
@@ -153,44 +178,44 @@ void ChunkReader::on_header() {
 
   Stream& s = find_or_create(csid, fmt);
   cur_ = static_cast<size_t>(&s - streams_.data());
-  const bool in_progress = static_cast<bool>(s.payload);
+  if (s.payload) {
+    continue_message(s, fmt, mh, has_ext ? ext : nullptr);
+  } else {
+    start_message(s, fmt, mh, has_ext ? ext : nullptr);
+  }
+}
 
-  if (in_progress) {
-    if (fmt <= 1) {
-      // A full header in the middle of a message: accept it as a continuation when it agrees
-      // on the length (as ffmpeg does), refuse otherwise.
-      uint32_t len = load_be24(mh + 3);
-      if (len != s.length) {
-        throw ProtocolError(cs_name(csid) + ": fmt " + std::to_string(fmt) +
-                            " header announces length " + std::to_string(len) +
-                            " while a message of length " + std::to_string(s.length) +
-                            " is incomplete (" + std::to_string(s.received) +
-                            " bytes received)");
-      }
-    } else if (fmt == 3 && has_ext && load_be32(ext) != s.ts_field) {
-      // A continuation chunk whose 4 bytes after the basic header do not repeat the extended
-      // timestamp: the sender follows the letter of the spec, those bytes are payload.
-      chunk_left_ = std::min(chunk_size_, s.length - s.received);
-      uint32_t k = std::min<uint32_t>(4, chunk_left_);
-      append(s, ext, k);
-      chunk_left_ -= k;
-      replay_len_ = static_cast<uint8_t>(4 - k);
-      std::memcpy(replay_, ext + k, replay_len_);
-      if (chunk_left_ == 0) {
-        end_chunk();
-      } else {
-        in_payload_ = true;
-      }
-      return;
-    }
-    // Continuation chunk: 5.3.1.2.4, "all chunks of a message except the first one should use
-    // this type".
+// A chunk of a message in progress on its chunk stream.
+inline void ChunkReader::continue_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext) {
+  if (fmt <= 1) {
+    // A full header in the middle of a message: accept it as a continuation when it agrees
+    // on the length (as ffmpeg does), refuse otherwise.
+    uint32_t len = load_be24(mh + 3);
+    if (len != s.length) throw_length_mismatch(s.csid, fmt, len, s.length, s.received);
+  } else if (fmt == 3 && ext && load_be32(ext) != s.ts_field) {
+    // A continuation chunk whose 4 bytes after the basic header do not repeat the extended
+    // timestamp: the sender follows the letter of the spec, those bytes are payload.
     chunk_left_ = std::min(chunk_size_, s.length - s.received);
-    in_payload_ = true;
+    uint32_t k = std::min<uint32_t>(4, chunk_left_);
+    append(s, ext, k);
+    chunk_left_ -= k;
+    replay_len_ = static_cast<uint8_t>(4 - k);
+    std::memcpy(replay_, ext + k, replay_len_);
+    if (chunk_left_ == 0) {
+      end_chunk();
+    } else {
+      in_payload_ = true;
+    }
     return;
   }
+  // Continuation chunk: 5.3.1.2.4, "all chunks of a message except the first one should use
+  // this type".
+  chunk_left_ = std::min(chunk_size_, s.length - s.received);
+  in_payload_ = true;
+}
 
-  // First chunk of a new message.
+// The first chunk of a new message: its header fields (fmt 1/2/3 reuse the previous ones).
+inline void ChunkReader::start_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext) {
   if (fmt < 3) {
     uint32_t ts = load_be24(mh);
     s.extended = ts == 0xFFFFFF;
@@ -211,15 +236,15 @@ void ChunkReader::on_header() {
     // including the delta ("If the delta between the first message and the second message is
     // same as the time stamp of the first message, then a chunk of Type 3 could immediately
     // follow the chunk of Type 0").
-    if (has_ext) s.ts_field = load_be32(ext);
+    if (ext) s.ts_field = load_be32(ext);
     s.timestamp += s.ts_field;
   }
+  start_payload(s);
+}
 
-  if (s.length > limits_.max_message_size) {
-    throw ProtocolError(cs_name(csid) + ": chunk header: message length " +
-                        std::to_string(s.length) + " exceeds limit " +
-                        std::to_string(limits_.max_message_size));
-  }
+// Checks the limits and allocates the payload buffer of a new message.
+inline void ChunkReader::start_payload(Stream& s) {
+  if (s.length > limits_.max_message_size) throw_over_limit(s.csid, s.length, limits_.max_message_size);
   s.received = 0;
   if (s.length == 0) {
     s.payload = SharedBuffer::create(0);
@@ -227,16 +252,11 @@ void ChunkReader::on_header() {
     return;
   }
   if (partial_messages_ >= limits_.max_partial_messages) {
-    throw ProtocolError(cs_name(csid) + ": expected at most " +
-                        std::to_string(limits_.max_partial_messages) +
-                        " partially received messages, got one more");
+    throw_too_many_partial(s.csid, limits_.max_partial_messages);
   }
   const uint32_t kept = kept_size(s);
   if (kept > limits_.max_partial_bytes - partial_bytes_) {
-    throw ProtocolError(cs_name(csid) + ": message length " + std::to_string(s.length) +
-                        " would put partially received messages at " +
-                        std::to_string(partial_bytes_ + kept) + " bytes, limit " +
-                        std::to_string(limits_.max_partial_bytes));
+    throw_partial_bytes(s.csid, s.length, partial_bytes_ + kept, limits_.max_partial_bytes);
   }
   // Allocated once with the kept size (the message length in normal mode) as capacity; filled
   // in place.

@@ -94,7 +94,10 @@ class ChunkReader {
   size_t step_payload(const uint8_t* p, size_t n);
   bool header_complete();  // advances hdr_need_; true when the whole header is in hdr_
   void on_header();
-  void start_payload();
+  // ext: the extended timestamp field when the header carried one, else nullptr.
+  void continue_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext);
+  void start_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext);
+  void start_payload(Stream& s);
   void end_chunk();
   void append(Stream& s, const uint8_t* p, size_t n);
   uint32_t kept_size(const Stream& s) const;
