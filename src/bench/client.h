@@ -31,7 +31,7 @@ class Client : public IoHandler {
   // Fails a connection that has not reached streaming `timeout_ns` after it started.
   virtual void check_setup_timeout(int64_t now, int64_t timeout_ns);
   // The run is over: close without counting a drop.
-  void close_at_end();
+  virtual void close_at_end();
 
  protected:
   virtual void on_connected() = 0;

@@ -87,6 +87,14 @@ void RtmpClient::check_setup_timeout(int64_t now, int64_t timeout_ns) {
   Client::check_setup_timeout(now, timeout_ns);
 }
 
+void RtmpClient::close_at_end() {
+  if (open()) {
+    session_.close();
+    flush_session();  // written right away when the socket takes it; not waited for
+  }
+  Client::close_at_end();
+}
+
 void RtmpClient::flush_session() {
   if (!open()) return;
   for (BufferRef& b : session_.take_output()) send(std::move(b));

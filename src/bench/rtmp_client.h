@@ -36,6 +36,8 @@ class RtmpClient final : public Client, private protocol::RtmpClientEvents {
   double max_lag_ms() const { return double(max_lag_ns_) / 1e6; }
   // The session's connect timeout (same length, counted from connect()), then Client's.
   void check_setup_timeout(int64_t now, int64_t timeout_ns) override;
+  // Ends the session politely (deleteStream; FCUnpublish first for publishers), then closes.
+  void close_at_end() override;
 
   static constexpr size_t kMaxQueuedBytes = 2 * 1024 * 1024;  // per publisher
   static constexpr uint32_t kOutChunkSize = 4096;
