@@ -4,7 +4,7 @@
 #include "rill/protocol/rtmp_client_session.h"
 
 #include <algorithm>
-#include <functional>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -21,18 +21,6 @@ constexpr uint32_t kCsidVideo = 6;
 
 // S0 + S1 + S2 (5.2.2 - 5.2.4).
 constexpr uint64_t kServerHandshakeBytes = 1 + 2 * kHandshakeSize;
-
-ChunkReader make_reader(const RtmpClientOptions& opt, std::function<void(RtmpMessage&&, uint32_t)> deliver) {
-  if (opt.media_prefix == 0) {
-    return ChunkReader(
-        [deliver](RtmpMessage&& m) {
-          const auto length = static_cast<uint32_t>(m.payload.size());
-          deliver(std::move(m), length);
-        },
-        opt.reader_limits);
-  }
-  return ChunkReader(std::move(deliver), opt.media_prefix, opt.reader_limits);
-}
 
 bool starts_with_set_data_frame(std::span<const uint8_t> body) {
   static constexpr uint8_t kMarker[] = {0x02, 0x00, 0x0D, '@', 's', 'e', 't', 'D',
@@ -93,8 +81,9 @@ std::string RtmpClientFailure::to_string() const {
 RtmpClientSession::RtmpClientSession(RtmpClientOptions options, RtmpClientEvents& events)
     : opt_(std::move(options)),
       events_(events),
-      reader_(
-          make_reader(opt_, [this](RtmpMessage&& m, uint32_t length) { on_message(std::move(m), length); })) {
+      // Header-only mode always; a prefix of 2^32 - 1 bytes keeps every payload whole.
+      reader_([this](RtmpMessage&& m, uint32_t length) { on_message(std::move(m), length); },
+              opt_.media_prefix ? opt_.media_prefix : UINT32_MAX, opt_.reader_limits) {
   if (!opt_.random) opt_.random = system_random();
 }
 

@@ -47,7 +47,8 @@ class ChunkReader {
  public:
   using Handler = std::function<void(RtmpMessage&&)>;
   // Header-only mode: `length` is the message length announced by the chunk header; the payload
-  // holds min(length, keep_prefix) bytes for audio/video, all `length` bytes for other types.
+  // holds min(length, keep_prefix) bytes for audio/video, all `length` bytes for other types (so a
+  // keep_prefix of UINT32_MAX keeps everything, with the length-reporting handler).
   using HeaderHandler = std::function<void(RtmpMessage&&, uint32_t length)>;
 
   explicit ChunkReader(Handler on_message, ChunkReaderLimits limits = {});

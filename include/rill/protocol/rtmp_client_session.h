@@ -142,8 +142,10 @@ class RtmpClientSession {
   void close();
 
   // Publishers, Streaming only (false otherwise, nothing queued): one audio (8), video (9) or
-  // data (18) message with an FLV tag body. Data is sent as "@setDataFrame" + body, as ffmpeg and
-  // OBS send onMetaData (unless the body already starts with it).
+  // data (18) message with an FLV tag body, serialized at out_chunk_size() (one buffer, copied
+  // into chunks). Data is sent as "@setDataFrame" + body, as ffmpeg and OBS send onMetaData
+  // (unless the body already starts with it). A body over 0xFFFFFF bytes is a caller error
+  // (std::invalid_argument from ChunkWriter).
   bool send_media(uint8_t type, uint32_t timestamp, const BufferRef& body);
 
   // Buffers to write, in order; the session keeps none of them.
