@@ -2,16 +2,23 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
+#include <string>
 
 namespace rill::bench {
 
 const char* to_string(Mode m) {
   switch (m) {
-    case Mode::RtmpPublish: return "rtmp-publish";
-    case Mode::RtmpPlay: return "rtmp-play";
-    case Mode::FlvPlay: return "flv-play";
-    case Mode::HlsPlay: return "hls-play";
-    case Mode::Fanout: return "fanout";
+    case Mode::RtmpPublish:
+      return "rtmp-publish";
+    case Mode::RtmpPlay:
+      return "rtmp-play";
+    case Mode::FlvPlay:
+      return "flv-play";
+    case Mode::HlsPlay:
+      return "hls-play";
+    case Mode::Fanout:
+      return "fanout";
   }
   return "?";
 }
@@ -55,130 +62,176 @@ bool to_double(std::string_view s, double& out) {
 
 }  // namespace
 
+namespace {
+
+std::optional<Mode> parse_mode(std::string_view mode) {
+  if (mode == "rtmp-publish") return Mode::RtmpPublish;
+  if (mode == "rtmp-play") return Mode::RtmpPlay;
+  if (mode == "flv-play") return Mode::FlvPlay;
+  if (mode == "hls-play") return Mode::HlsPlay;
+  if (mode == "fanout") return Mode::Fanout;
+  return std::nullopt;
+}
+
+// The command line after MODE, before the checks that depend on the mode.
+struct Scanned {
+  Options o;
+  std::optional<std::string> positional;
+  std::optional<std::string> publish_url, flv_url;
+  bool saw_c = false;
+};
+
+// -c, --rtmp-players, --flv-players, --threads.
+std::string set_count(Scanned& sc, const std::string& a, const std::string& v) {
+  int n = 0;
+  if (!to_int(v, n) || n < 0) return a + ": expected a non-negative integer, got '" + v + "'";
+  if (a == "-c") {
+    sc.o.connections = n;
+    sc.saw_c = true;
+  } else if (a == "--rtmp-players") {
+    sc.o.rtmp_players = n;
+  } else if (a == "--flv-players") {
+    sc.o.flv_players = n;
+  } else {
+    sc.o.threads = n;
+  }
+  return {};
+}
+
+// -d, --ramp, --setup-timeout.
+std::string set_seconds(Scanned& sc, const std::string& a, const std::string& v) {
+  double d = 0;
+  if (!to_double(v, d) || d <= 0) return a + ": expected a positive number, got '" + v + "'";
+  if (a == "-d") {
+    sc.o.duration_s = d;
+  } else if (a == "--ramp") {
+    sc.o.ramp = d;
+  } else {
+    sc.o.setup_timeout_s = d;
+  }
+  return {};
+}
+
+// Reads args[1..]; returns an error message, or "" when every argument was understood.
+std::string scan(std::span<const std::string> args, Scanned& sc) {
+  size_t i = 1;
+  while (i < args.size()) {
+    const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    const std::string v = has_value ? args[i + 1] : std::string();
+    std::string err;
+    if (a == "-c" || a == "--rtmp-players" || a == "--flv-players" || a == "--threads") {
+      err = has_value ? set_count(sc, a, v) : a + " needs a value";
+    } else if (a == "-d" || a == "--ramp" || a == "--setup-timeout") {
+      err = has_value ? set_seconds(sc, a, v) : a + " needs a value";
+    } else if (a == "-i" || a == "--publish" || a == "--flv-url") {
+      if (!has_value) return a + " needs a value";
+      if (a == "-i")
+        sc.o.input = v;
+      else if (a == "--publish")
+        sc.publish_url = v;
+      else
+        sc.flv_url = v;
+    } else if (a == "--http10" || a == "--quiet") {
+      if (a == "--http10")
+        sc.o.http10 = true;
+      else
+        sc.o.progress = false;
+      ++i;
+      continue;
+    } else if (!a.empty() && a[0] == '-') {
+      return "unknown option '" + a + "'";
+    } else {
+      if (sc.positional) return "unexpected argument '" + a + "'";
+      sc.positional = a;
+      ++i;
+      continue;
+    }
+    if (!err.empty()) return err;
+    i += 2;
+  }
+  return {};
+}
+
+std::optional<Url> url_of(const std::string& text, const char* scheme, const char* what, std::string* err) {
+  auto u = parse_url(text, err);
+  if (!u) return std::nullopt;
+  if (u->scheme != scheme) {
+    *err = std::string(what) + " must be a " + scheme + ":// URL, got '" + text + "'";
+    return std::nullopt;
+  }
+  return u;
+}
+
+std::string finish_fanout(Scanned& sc) {
+  Options& o = sc.o;
+  std::string err;
+  if (sc.positional) return "fanout takes no positional URL (use --publish)";
+  if (!sc.publish_url) return "fanout needs --publish RTMP_URL";
+  auto u = url_of(*sc.publish_url, "rtmp", "--publish", &err);
+  if (!u) return err;
+  o.url = *u;
+  if (o.input.empty()) return "fanout needs -i FILE.flv";
+  if (sc.saw_c) return "fanout: use --rtmp-players / --flv-players instead of -c";
+  if (sc.flv_url) {
+    auto f = url_of(*sc.flv_url, "http", "--flv-url", &err);
+    if (!f) return err;
+    o.flv_url = *f;
+  }
+  if (o.flv_players > 0 && !o.flv_url) return "--flv-players needs --flv-url";
+  if (o.rtmp_players + o.flv_players == 0) return "fanout needs --rtmp-players N and/or --flv-players M";
+  o.connections = o.rtmp_players + o.flv_players;
+  return {};
+}
+
+std::string finish_single(Scanned& sc) {
+  Options& o = sc.o;
+  std::string err;
+  if (sc.publish_url || sc.flv_url || o.rtmp_players || o.flv_players) {
+    return "--publish, --flv-url, --rtmp-players and --flv-players belong to fanout";
+  }
+  if (!sc.positional) return std::string(to_string(o.mode)) + " needs a URL";
+  const char* scheme = (o.mode == Mode::RtmpPublish || o.mode == Mode::RtmpPlay) ? "rtmp" : "http";
+  auto u = url_of(*sc.positional, scheme, "URL", &err);
+  if (!u) return err;
+  o.url = *u;
+  if (o.connections < 1) return "-c must be at least 1";
+  if (o.mode == Mode::RtmpPublish && o.input.empty()) return "rtmp-publish needs -i FILE.flv";
+  if (o.mode != Mode::RtmpPublish && !o.input.empty()) return "-i is for rtmp-publish and fanout";
+  if (o.http10 && o.mode != Mode::FlvPlay && o.mode != Mode::HlsPlay)
+    return "--http10 is for flv-play and hls-play";
+  return {};
+}
+
+}  // namespace
+
 ParseResult parse_options(std::span<const std::string> args) {
   ParseResult res;
-  auto fail = [&](std::string why) {
-    res.options.reset();
-    res.error = std::move(why);
-    return res;
-  };
   for (const auto& a : args) {
     if (a == "-h" || a == "--help") {
       res.help = true;
       return res;
     }
   }
-  if (args.empty()) return fail("missing MODE");
-  Options o;
-  const std::string& mode = args[0];
-  if (mode == "rtmp-publish") o.mode = Mode::RtmpPublish;
-  else if (mode == "rtmp-play") o.mode = Mode::RtmpPlay;
-  else if (mode == "flv-play") o.mode = Mode::FlvPlay;
-  else if (mode == "hls-play") o.mode = Mode::HlsPlay;
-  else if (mode == "fanout") o.mode = Mode::Fanout;
-  else return fail("unknown mode '" + mode + "'");
-
-  size_t i = 1;
-  std::optional<std::string> positional;
-  std::optional<std::string> publish_url, flv_url;
-  bool saw_c = false;
-  while (i < args.size()) {
-    const std::string& a = args[i];
-    auto value = [&](std::string& out) -> bool {
-      if (i + 1 >= args.size()) return false;
-      out = args[i + 1];
-      i += 2;
-      return true;
-    };
-    std::string v;
-    if (a == "-c" || a == "--rtmp-players" || a == "--flv-players" || a == "--threads") {
-      if (!value(v)) return fail(a + " needs a value");
-      int n = 0;
-      if (!to_int(v, n) || n < 0) return fail(a + ": expected a non-negative integer, got '" + v + "'");
-      if (a == "-c") {
-        o.connections = n;
-        saw_c = true;
-      } else if (a == "--rtmp-players") {
-        o.rtmp_players = n;
-      } else if (a == "--flv-players") {
-        o.flv_players = n;
-      } else {
-        o.threads = n;
-      }
-    } else if (a == "-d" || a == "--ramp" || a == "--setup-timeout") {
-      if (!value(v)) return fail(a + " needs a value");
-      double d = 0;
-      if (!to_double(v, d) || d <= 0) return fail(a + ": expected a positive number, got '" + v + "'");
-      if (a == "-d") o.duration_s = d;
-      else if (a == "--ramp") o.ramp = d;
-      else o.setup_timeout_s = d;
-    } else if (a == "-i") {
-      if (!value(o.input)) return fail("-i needs a value");
-    } else if (a == "--publish") {
-      if (!value(v)) return fail("--publish needs a value");
-      publish_url = v;
-    } else if (a == "--flv-url") {
-      if (!value(v)) return fail("--flv-url needs a value");
-      flv_url = v;
-    } else if (a == "--http10") {
-      o.http10 = true;
-      ++i;
-    } else if (a == "--quiet") {
-      o.progress = false;
-      ++i;
-    } else if (!a.empty() && a[0] == '-') {
-      return fail("unknown option '" + a + "'");
-    } else {
-      if (positional) return fail("unexpected argument '" + a + "'");
-      positional = a;
-      ++i;
-    }
-  }
-  if (o.threads < 1) return fail("--threads must be at least 1");
-
-  std::string err;
-  auto url_of = [&](const std::string& text, const char* scheme, const char* what) -> std::optional<Url> {
-    auto u = parse_url(text, &err);
-    if (!u) return std::nullopt;
-    if (u->scheme != scheme) {
-      err = std::string(what) + " must be a " + scheme + ":// URL, got '" + text + "'";
-      return std::nullopt;
-    }
-    return u;
-  };
-
-  if (o.mode == Mode::Fanout) {
-    if (positional) return fail("fanout takes no positional URL (use --publish)");
-    if (!publish_url) return fail("fanout needs --publish RTMP_URL");
-    auto u = url_of(*publish_url, "rtmp", "--publish");
-    if (!u) return fail(err);
-    o.url = *u;
-    if (o.input.empty()) return fail("fanout needs -i FILE.flv");
-    if (saw_c) return fail("fanout: use --rtmp-players / --flv-players instead of -c");
-    if (flv_url) {
-      auto f = url_of(*flv_url, "http", "--flv-url");
-      if (!f) return fail(err);
-      o.flv_url = *f;
-    }
-    if (o.flv_players > 0 && !o.flv_url) return fail("--flv-players needs --flv-url");
-    if (o.rtmp_players + o.flv_players == 0) return fail("fanout needs --rtmp-players N and/or --flv-players M");
-    o.connections = o.rtmp_players + o.flv_players;
-    res.options = o;
+  if (args.empty()) {
+    res.error = "missing MODE";
     return res;
   }
-  if (publish_url || flv_url || o.rtmp_players || o.flv_players) {
-    return fail("--publish, --flv-url, --rtmp-players and --flv-players belong to fanout");
+  Scanned sc;
+  if (auto m = parse_mode(args[0])) {
+    sc.o.mode = *m;
+  } else {
+    res.error = "unknown mode '" + args[0] + "'";
+    return res;
   }
-  if (!positional) return fail(std::string(to_string(o.mode)) + " needs a URL");
-  const char* scheme = (o.mode == Mode::RtmpPublish || o.mode == Mode::RtmpPlay) ? "rtmp" : "http";
-  auto u = url_of(*positional, scheme, "URL");
-  if (!u) return fail(err);
-  o.url = *u;
-  if (o.connections < 1) return fail("-c must be at least 1");
-  if (o.mode == Mode::RtmpPublish && o.input.empty()) return fail("rtmp-publish needs -i FILE.flv");
-  if (o.mode != Mode::RtmpPublish && !o.input.empty()) return fail("-i is for rtmp-publish and fanout");
-  if (o.http10 && o.mode != Mode::FlvPlay && o.mode != Mode::HlsPlay) return fail("--http10 is for flv-play and hls-play");
-  res.options = o;
+  std::string err = scan(args, sc);
+  if (err.empty() && sc.o.threads < 1) err = "--threads must be at least 1";
+  if (err.empty()) err = sc.o.mode == Mode::Fanout ? finish_fanout(sc) : finish_single(sc);
+  if (!err.empty()) {
+    res.error = std::move(err);
+    return res;
+  }
+  res.options = sc.o;
   return res;
 }
 

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <string>
 
+#include "rill/protocol/error.h"
+#include "rill/protocol/flv_tag.h"
+
 namespace rill::bench {
 
 Client::~Client() {
@@ -149,6 +152,24 @@ void Client::mark_streaming(int64_t now) {
   rec_.streaming_ns = now;
   counted_streaming_ = true;
   ctx_.streaming.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Client::count_video(uint32_t timestamp, std::span<const uint8_t> head, int64_t now) {
+  ++rec_.video;
+  if (!rec_.first_video_ns) rec_.first_video_ns = now;
+  rec_.on_media(now);
+  protocol::VideoTagInfo info;
+  try {
+    info = protocol::parse_video_tag(head);
+  } catch (const protocol::ProtocolError&) {
+    return;  // unknown codec or short: counted, not classified
+  }
+  if (info.is_keyframe && !rec_.first_key_ns) rec_.first_key_ns = now;
+  if (ctx_.board && info.is_coded_frame) {
+    if (auto sent = ctx_.board->lookup(timestamp); sent && *sent >= rec_.play_ns) {
+      ctx_.latency.add_ns(now - *sent);
+    }
+  }
 }
 
 void Client::close_socket() {

@@ -28,10 +28,10 @@ class Client : public IoHandler {
   void start();
   bool open() const { return fd_ >= 0; }
   const ClientRecord& record() const { return rec_; }
-  // Fails a connection that has not reached streaming by `deadline_ns` after it started.
-  void check_setup_timeout(int64_t now, int64_t timeout_ns);
+  // Fails a connection that has not reached streaming `timeout_ns` after it started.
+  virtual void check_setup_timeout(int64_t now, int64_t timeout_ns);
   // The run is over: close without counting a drop.
-  void close_at_end();
+  virtual void close_at_end();
 
  protected:
   virtual void on_connected() = 0;
@@ -50,6 +50,10 @@ class Client : public IoHandler {
 
   // Server accepted the play/publish: counted as streaming from now.
   void mark_streaming(int64_t now);
+  // A player received a video frame (RTMP message or FLV tag) whose body starts with `head`:
+  // counts it, records the first video / keyframe times and, in fanout, the latency of coded
+  // frames (looked up by timestamp on the publisher's board).
+  void count_video(uint32_t timestamp, std::span<const uint8_t> head, int64_t now);
   // Records the error kind, closes, and marks the record failed (before streaming) or dropped.
   void fail(std::string_view kind, std::string_view detail = {});
   // Closes the socket only (HTTP keep-alive lost: a subclass reconnects with start()).

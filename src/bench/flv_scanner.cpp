@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "rill/core/byte_order.h"
 #include "rill/protocol/error.h"
 
 namespace rill::bench {
@@ -22,7 +23,7 @@ void FlvScanner::feed(std::span<const uint8_t> in, Sink& sink) {
         p += k;
         if (have_ < 9) break;
         if (buf_[0] != 'F' || buf_[1] != 'L' || buf_[2] != 'V') throw ProtocolError("FLV: bad signature");
-        uint32_t offset = (uint32_t(buf_[5]) << 24) | (uint32_t(buf_[6]) << 16) | (uint32_t(buf_[7]) << 8) | buf_[8];
+        uint32_t offset = load_be32(buf_ + 5);
         if (offset < 9 || offset > 1024) throw ProtocolError("FLV: bad data offset " + std::to_string(offset));
         skip_ = offset - 9 + 4;  // padding + PreviousTagSize0
         have_ = 0;
@@ -46,8 +47,9 @@ void FlvScanner::feed(std::span<const uint8_t> in, Sink& sink) {
         uint8_t type = buf_[0] & 0x1F;
         if (type != 8 && type != 9 && type != 18) throw ProtocolError("FLV: bad tag type " + std::to_string(type));
         tag_.type = type;
-        tag_.size = (uint32_t(buf_[1]) << 16) | (uint32_t(buf_[2]) << 8) | buf_[3];
-        tag_.timestamp = (uint32_t(buf_[7]) << 24) | (uint32_t(buf_[4]) << 16) | (uint32_t(buf_[5]) << 8) | buf_[6];
+        tag_.size = load_be24(buf_ + 1);
+        // TimestampExtended (byte 7) is the high byte of the timestamp.
+        tag_.timestamp = (uint32_t{buf_[7]} << 24) | load_be24(buf_ + 4);
         if (tag_.size > kMaxTagSize) throw ProtocolError("FLV: tag size over limit");
         left_ = tag_.size;
         head_len_ = 0;

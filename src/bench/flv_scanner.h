@@ -1,7 +1,7 @@
 #pragma once
 // rill-bench: an FLV stream scanner (FLV spec 10.1 Annex E.2-E.4.1) for HTTP-FLV players. Like
-// ChunkScanner it keeps only the tag header and the first bytes of each tag body, so an endless
-// stream costs a few dozen bytes of state per player.
+// the RTMP players' chunk reader (header-only mode) it keeps only the tag header and the first
+// bytes of each tag body, so an endless stream costs a few dozen bytes of state per player.
 #include <cstddef>
 #include <cstdint>
 #include <span>

@@ -69,26 +69,10 @@ void HttpFlvClient::on_complete() {
 }
 
 void HttpFlvClient::on_tag(const ScannedTag& tag) {
-  int64_t now = now_ns();
   if (tag.type == kFlvTagAudio) {
     ++rec_.audio;
-    return;
-  }
-  if (tag.type != kFlvTagVideo) return;
-  ++rec_.video;
-  if (!rec_.first_video_ns) rec_.first_video_ns = now;
-  rec_.on_media(now);
-  VideoTagInfo info;
-  try {
-    info = parse_video_tag(tag.head);
-  } catch (const ProtocolError&) {
-    return;
-  }
-  if (info.is_keyframe && !rec_.first_key_ns) rec_.first_key_ns = now;
-  if (ctx_.board && info.is_coded_frame) {
-    if (auto sent = ctx_.board->lookup(tag.timestamp); sent && *sent >= rec_.play_ns) {
-      ctx_.latency.add_ns(now - *sent);
-    }
+  } else if (tag.type == kFlvTagVideo) {
+    count_video(tag.timestamp, tag.head, now_ns());
   }
 }
 

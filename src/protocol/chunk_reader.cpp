@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "rill/core/byte_order.h"
 #include "rill/protocol/error.h"
 
 namespace rill::protocol {
@@ -11,16 +12,6 @@ namespace {
 
 // 5.3.1.2: message header length by fmt (Type 0: 11, Type 1: 7, Type 2: 3, Type 3: 0).
 constexpr uint8_t kMessageHeaderSize[4] = {11, 7, 3, 0};
-
-inline uint32_t be24(const uint8_t* p) {
-  return (uint32_t(p[0]) << 16) | (uint32_t(p[1]) << 8) | p[2];
-}
-inline uint32_t be32(const uint8_t* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
-inline uint32_t le32(const uint8_t* p) {
-  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
-}
 
 // 5.3.1.1: chunk basic header. The low 6 bits of the first byte are the csid (2..63); 0 means
 // a 2-byte form (csid = 64 + second byte), 1 a 3-byte form (csid = 64 + b1 + b2 * 256).
@@ -37,10 +28,40 @@ inline uint32_t basic_header_csid(const uint8_t* h) {
 
 std::string cs_name(uint32_t csid) { return "chunk stream " + std::to_string(csid); }
 
+// The errors of the per-chunk paths, out of line so that those paths stay small.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_length_mismatch(uint32_t csid, uint8_t fmt, uint32_t len,
+                                                                  uint32_t length, uint32_t received) {
+  throw ProtocolError(cs_name(csid) + ": fmt " + std::to_string(fmt) + " header announces length " +
+                      std::to_string(len) + " while a message of length " + std::to_string(length) +
+                      " is incomplete (" + std::to_string(received) + " bytes received)");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_over_limit(uint32_t csid, uint32_t length, uint32_t limit) {
+  throw ProtocolError(cs_name(csid) + ": chunk header: message length " + std::to_string(length) +
+                      " exceeds limit " + std::to_string(limit));
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_too_many_partial(uint32_t csid, size_t limit) {
+  throw ProtocolError(cs_name(csid) + ": expected at most " + std::to_string(limit) +
+                      " partially received messages, got one more");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_partial_bytes(uint32_t csid, uint32_t length, size_t total,
+                                                                size_t limit) {
+  throw ProtocolError(cs_name(csid) + ": message length " + std::to_string(length) +
+                      " would put partially received messages at " + std::to_string(total) +
+                      " bytes, limit " + std::to_string(limit));
+}
+
 }  // namespace
 
 ChunkReader::ChunkReader(Handler on_message, ChunkReaderLimits limits)
     : handler_(std::move(on_message)), limits_(limits) {
+  streams_.reserve(8);
+}
+
+ChunkReader::ChunkReader(HeaderHandler on_message, uint32_t keep_prefix, ChunkReaderLimits limits)
+    : header_handler_(std::move(on_message)), keep_prefix_(keep_prefix), limits_(limits) {
   streams_.reserve(8);
 }
 
@@ -71,6 +92,20 @@ void ChunkReader::drain_replay() {
   }
 }
 
+inline void ChunkReader::append(Stream& s, const uint8_t* p, size_t n) {
+  // Normal mode: the buffer has room for the whole message, so all n bytes are kept. Header-only
+  // mode: bytes past the kept prefix are counted and dropped.
+  const size_t keep = std::min(n, s.payload->room());
+  std::memcpy(s.payload->tail(), p, keep);
+  s.payload->commit(keep);
+  s.received += static_cast<uint32_t>(n);
+}
+
+uint32_t ChunkReader::kept_size(const Stream& s) const {
+  if (header_handler_ && truncatable(s.type_id)) return std::min(s.length, keep_prefix_);
+  return s.length;
+}
+
 size_t ChunkReader::step(const uint8_t* p, size_t n) {
   return in_payload_ ? step_payload(p, n) : step_header(p, n);
 }
@@ -78,8 +113,7 @@ size_t ChunkReader::step(const uint8_t* p, size_t n) {
 size_t ChunkReader::step_payload(const uint8_t* p, size_t n) {
   Stream& s = streams_[cur_];
   size_t take = std::min<size_t>(chunk_left_, n);
-  std::memcpy(s.payload->tail(), p, take);
-  s.payload->commit(take);
+  append(s, p, take);
   chunk_left_ -= static_cast<uint32_t>(take);
   if (chunk_left_ == 0) end_chunk();
   return take;
@@ -116,7 +150,7 @@ bool ChunkReader::header_complete() {
       // that don't repeat it on continuation chunks).
       bool ext;
       if (fmt < 3) {
-        ext = be24(hdr_ + basic) == 0xFFFFFF;
+        ext = load_be24(hdr_ + basic) == 0xFFFFFF;
       } else {
         const Stream* s = find(basic_header_csid(hdr_));
         ext = s && s->extended;
@@ -144,49 +178,48 @@ void ChunkReader::on_header() {
 
   Stream& s = find_or_create(csid, fmt);
   cur_ = static_cast<size_t>(&s - streams_.data());
-  const bool in_progress = static_cast<bool>(s.payload);
+  if (s.payload) {
+    continue_message(s, fmt, mh, has_ext ? ext : nullptr);
+  } else {
+    start_message(s, fmt, mh, has_ext ? ext : nullptr);
+  }
+}
 
-  if (in_progress) {
-    if (fmt <= 1) {
-      // A full header in the middle of a message: accept it as a continuation when it agrees
-      // on the length (as ffmpeg does), refuse otherwise.
-      uint32_t len = be24(mh + 3);
-      if (len != s.length) {
-        throw ProtocolError(cs_name(csid) + ": fmt " + std::to_string(fmt) +
-                            " header announces length " + std::to_string(len) +
-                            " while a message of length " + std::to_string(s.length) +
-                            " is incomplete (" + std::to_string(s.payload->size()) +
-                            " bytes received)");
-      }
-    } else if (fmt == 3 && has_ext && be32(ext) != s.ts_field) {
-      // A continuation chunk whose 4 bytes after the basic header do not repeat the extended
-      // timestamp: the sender follows the letter of the spec, those bytes are payload.
-      chunk_left_ = std::min(chunk_size_, s.length - static_cast<uint32_t>(s.payload->size()));
-      uint32_t k = std::min<uint32_t>(4, chunk_left_);
-      std::memcpy(s.payload->tail(), ext, k);
-      s.payload->commit(k);
-      chunk_left_ -= k;
-      replay_len_ = static_cast<uint8_t>(4 - k);
-      std::memcpy(replay_, ext + k, replay_len_);
-      if (chunk_left_ == 0) {
-        end_chunk();
-      } else {
-        in_payload_ = true;
-      }
-      return;
+// A chunk of a message in progress on its chunk stream.
+inline void ChunkReader::continue_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext) {
+  if (fmt <= 1) {
+    // A full header in the middle of a message: accept it as a continuation when it agrees
+    // on the length (as ffmpeg does), refuse otherwise.
+    uint32_t len = load_be24(mh + 3);
+    if (len != s.length) throw_length_mismatch(s.csid, fmt, len, s.length, s.received);
+  } else if (fmt == 3 && ext && load_be32(ext) != s.ts_field) {
+    // A continuation chunk whose 4 bytes after the basic header do not repeat the extended
+    // timestamp: the sender follows the letter of the spec, those bytes are payload.
+    chunk_left_ = std::min(chunk_size_, s.length - s.received);
+    uint32_t k = std::min<uint32_t>(4, chunk_left_);
+    append(s, ext, k);
+    chunk_left_ -= k;
+    replay_len_ = static_cast<uint8_t>(4 - k);
+    std::memcpy(replay_, ext + k, replay_len_);
+    if (chunk_left_ == 0) {
+      end_chunk();
+    } else {
+      in_payload_ = true;
     }
-    // Continuation chunk: 5.3.1.2.4, "all chunks of a message except the first one should use
-    // this type".
-    chunk_left_ = std::min(chunk_size_, s.length - static_cast<uint32_t>(s.payload->size()));
-    in_payload_ = true;
     return;
   }
+  // Continuation chunk: 5.3.1.2.4, "all chunks of a message except the first one should use
+  // this type".
+  chunk_left_ = std::min(chunk_size_, s.length - s.received);
+  in_payload_ = true;
+}
 
-  // First chunk of a new message.
+// The first chunk of a new message: its header fields (fmt 1/2/3 reuse the previous ones).
+inline void ChunkReader::start_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext) {
   if (fmt < 3) {
-    uint32_t ts = be24(mh);
+    uint32_t ts = load_be24(mh);
     s.extended = ts == 0xFFFFFF;
-    if (s.extended) ts = be32(ext);
+    if (s.extended) ts = load_be32(ext);
     s.ts_field = ts;
     if (fmt == 0) {
       s.timestamp = ts;  // 5.3.1.2.1: absolute timestamp
@@ -194,44 +227,42 @@ void ChunkReader::on_header() {
       s.timestamp += ts;  // 5.3.1.2.2/3: delta; wraps mod 2^32
     }
     if (fmt <= 1) {
-      s.length = be24(mh + 3);
+      s.length = load_be24(mh + 3);
       s.type_id = mh[6];
     }
-    if (fmt == 0) s.stream_id = le32(mh + 7);  // message stream id is little-endian
+    if (fmt == 0) s.stream_id = load_le32(mh + 7);  // message stream id is little-endian
   } else {
     // 5.3.1.2.4: a Type 3 chunk starting a message takes everything from the previous header,
     // including the delta ("If the delta between the first message and the second message is
     // same as the time stamp of the first message, then a chunk of Type 3 could immediately
     // follow the chunk of Type 0").
-    if (has_ext) s.ts_field = be32(ext);
+    if (ext) s.ts_field = load_be32(ext);
     s.timestamp += s.ts_field;
   }
+  start_payload(s);
+}
 
-  if (s.length > limits_.max_message_size) {
-    throw ProtocolError(cs_name(csid) + ": chunk header: message length " +
-                        std::to_string(s.length) + " exceeds limit " +
-                        std::to_string(limits_.max_message_size));
-  }
+// Checks the limits and allocates the payload buffer of a new message.
+inline void ChunkReader::start_payload(Stream& s) {
+  if (s.length > limits_.max_message_size) throw_over_limit(s.csid, s.length, limits_.max_message_size);
+  s.received = 0;
   if (s.length == 0) {
     s.payload = SharedBuffer::create(0);
     deliver(s);
     return;
   }
   if (partial_messages_ >= limits_.max_partial_messages) {
-    throw ProtocolError(cs_name(csid) + ": expected at most " +
-                        std::to_string(limits_.max_partial_messages) +
-                        " partially received messages, got one more");
+    throw_too_many_partial(s.csid, limits_.max_partial_messages);
   }
-  if (s.length > limits_.max_partial_bytes - partial_bytes_) {
-    throw ProtocolError(cs_name(csid) + ": message length " + std::to_string(s.length) +
-                        " would put partially received messages at " +
-                        std::to_string(partial_bytes_ + s.length) + " bytes, limit " +
-                        std::to_string(limits_.max_partial_bytes));
+  const uint32_t kept = kept_size(s);
+  if (kept > limits_.max_partial_bytes - partial_bytes_) {
+    throw_partial_bytes(s.csid, s.length, partial_bytes_ + kept, limits_.max_partial_bytes);
   }
-  // Allocated once with the message length as capacity; filled in place.
-  s.payload = SharedBuffer::create(s.length);
+  // Allocated once with the kept size (the message length in normal mode) as capacity; filled
+  // in place.
+  s.payload = SharedBuffer::create(kept);
   ++partial_messages_;
-  partial_bytes_ += s.length;
+  partial_bytes_ += kept;
   chunk_left_ = std::min(chunk_size_, s.length);
   in_payload_ = true;
 }
@@ -239,7 +270,7 @@ void ChunkReader::on_header() {
 void ChunkReader::end_chunk() {
   in_payload_ = false;
   Stream& s = streams_[cur_];
-  if (s.payload->size() == s.length) deliver(s);
+  if (s.received == s.length) deliver(s);
 }
 
 void ChunkReader::deliver(Stream& s) {
@@ -248,11 +279,11 @@ void ChunkReader::deliver(Stream& s) {
   m.stream_id = s.stream_id;
   m.timestamp = s.timestamp;
   m.csid = s.csid;
-  m.payload = std::move(s.payload);
   if (s.length) {
     --partial_messages_;
-    partial_bytes_ -= s.length;
+    partial_bytes_ -= s.payload->capacity();
   }
+  m.payload = std::move(s.payload);
   if (m.type_id == msg_type::SetChunkSize) {
     // 5.4.1: applies to the chunks that follow.
     uint32_t v = parse_set_chunk_size(m.payload.span());
@@ -265,13 +296,17 @@ void ChunkReader::deliver(Stream& s) {
     // 5.4.2: "discard the partially received message over a chunk stream".
     if (Stream* a = find(parse_abort(m.payload.span())); a && a->payload) drop_partial(*a);
   }
-  if (handler_) handler_(std::move(m));
+  if (handler_) {
+    handler_(std::move(m));
+  } else if (header_handler_) {
+    header_handler_(std::move(m), s.length);
+  }
 }
 
 void ChunkReader::drop_partial(Stream& s) {
+  partial_bytes_ -= s.payload->capacity();
   s.payload.reset();
   --partial_messages_;
-  partial_bytes_ -= s.length;
 }
 
 ChunkReader::Stream* ChunkReader::find(uint32_t csid) {

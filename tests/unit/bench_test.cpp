@@ -1,12 +1,13 @@
 // Unit tests of rill-bench's pure parts: the command line, URLs, statistics and the report, the
-// shared FLV source and its timestamp looping, and the stream scanners (RTMP chunks, HTTP
-// responses, FLV tags, HLS playlists, TS framing).
+// shared FLV source and its timestamp looping, and the stream scanners (HTTP responses, FLV tags,
+// HLS playlists, TS framing). RTMP players read with protocol::ChunkReader's header-only mode,
+// tested in chunk_stream_test.cpp; their session with protocol::RtmpClientSession, tested in
+// rtmp_client_session_test.cpp.
 //
 // The unit-test binary links rill_lib but not the rill-bench sources (they only build the
 // rill-bench executable), so the bench sources under test are compiled into this file by
 // including them. They are pure code (no sockets, no event loop), so that is all they need.
 #include "../../src/bench/bench_options.cpp"
-#include "../../src/bench/chunk_scanner.cpp"
 #include "../../src/bench/flv_scanner.cpp"
 #include "../../src/bench/flv_source.cpp"
 #include "../../src/bench/http_response.cpp"
@@ -24,10 +25,7 @@
 #include <vector>
 
 #include "rill/protocol/amf0.h"
-#include "rill/protocol/chunk_writer.h"
 #include "rill/protocol/flv_file.h"
-#include "rill/protocol/rtmp_command.h"
-#include "rill/protocol/rtmp_message.h"
 
 namespace rill::bench {
 namespace {
@@ -463,124 +461,12 @@ TEST(BenchFlvSource, LoadsAFile) {
   EXPECT_THROW(FlvSource::load(path.string()), std::runtime_error);
 }
 
-// ---------------------------------------------------------------- RTMP chunk scanner
-
-struct Collected : ChunkScanner::Sink {
-  struct Msg {
-    uint8_t type;
-    uint32_t stream_id, timestamp, csid, length;
-    std::vector<uint8_t> head, body;
-  };
-  std::vector<Msg> msgs;
-  void on_message(const ScannedMessage& m) override {
-    msgs.push_back({m.type_id, m.stream_id, m.timestamp, m.csid, m.length, {m.head.begin(), m.head.end()},
-                    {m.body.begin(), m.body.end()}});
-  }
-};
-
-protocol::RtmpMessage message(uint8_t type, uint32_t csid, uint32_t sid, uint32_t ts, std::vector<uint8_t> payload) {
-  protocol::RtmpMessage m;
-  m.type_id = type;
-  m.csid = csid;
-  m.stream_id = sid;
-  m.timestamp = ts;
-  m.payload = SharedBuffer::copy_of(std::span<const uint8_t>(payload));
-  return m;
-}
+// ---------------------------------------------------------------- helpers
 
 std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
   return v;
-}
-
-TEST(BenchChunkScanner, ScansWhatChunkWriterWrites) {
-  std::vector<uint8_t> wire;
-  auto append = [&](const protocol::RtmpMessage& m, uint32_t cs) {
-    auto b = protocol::ChunkWriter::serialize(m, cs);
-    wire.insert(wire.end(), b.data(), b.data() + b.size());
-  };
-  auto cmd = protocol::encode_command("_result", 1, protocol::Amf0Value::null(), {});
-  append(message(20, 3, 0, 0, cmd), 128);
-  append(message(9, 6, 1, 40, pattern(1000, 1)), 128);       // 8 chunks
-  append(message(8, 4, 1, 0x1234567, pattern(300, 2)), 128);  // 32-bit timestamp
-  append(message(1, 2, 0, 0, {0, 0, 0x10, 0}), 128);          // Set Chunk Size 4096
-  append(message(9, 6, 1, 0xFFFFFF + 5, pattern(10000, 3)), 4096);  // extended timestamp, 3 chunks
-  append(message(18, 5, 1, 0, {}), 4096);                     // empty message
-  append(message(9, 70, 1, 80, pattern(5, 4)), 4096);         // 2-byte basic header
-  append(message(9, 400, 1, 120, pattern(5, 5)), 4096);       // 3-byte basic header
-
-  for (size_t step : {size_t(1), size_t(7), size_t(4096), wire.size()}) {
-    ChunkScanner sc;
-    Collected c;
-    for (size_t i = 0; i < wire.size(); i += step) {
-      sc.feed(std::span<const uint8_t>(wire).subspan(i, std::min(step, wire.size() - i)), c);
-    }
-    ASSERT_EQ(c.msgs.size(), 8u) << step;
-    EXPECT_EQ(sc.bytes_received(), wire.size());
-    EXPECT_EQ(sc.chunk_size(), 4096u);
-    EXPECT_EQ(c.msgs[0].type, 20);
-    EXPECT_EQ(c.msgs[0].body, cmd);  // commands are kept whole
-    EXPECT_EQ(c.msgs[1].type, 9);
-    EXPECT_EQ(c.msgs[1].length, 1000u);
-    EXPECT_EQ(c.msgs[1].timestamp, 40u);
-    EXPECT_EQ(c.msgs[1].stream_id, 1u);
-    EXPECT_TRUE(c.msgs[1].body.empty());  // media is not kept ...
-    auto p = pattern(1000, 1);
-    EXPECT_EQ(c.msgs[1].head, std::vector<uint8_t>(p.begin(), p.begin() + 16));  // ... but its head is
-    EXPECT_EQ(c.msgs[2].timestamp, 0x1234567u);
-    EXPECT_EQ(c.msgs[2].csid, 4u);
-    EXPECT_EQ(c.msgs[4].timestamp, 0xFFFFFFu + 5);
-    EXPECT_EQ(c.msgs[4].length, 10000u);
-    EXPECT_EQ(c.msgs[5].length, 0u);
-    EXPECT_EQ(c.msgs[5].type, 18);
-    EXPECT_EQ(c.msgs[6].csid, 70u);
-    EXPECT_EQ(c.msgs[7].csid, 400u);
-    EXPECT_EQ(c.msgs[7].timestamp, 120u);
-  }
-}
-
-TEST(BenchChunkScanner, CompressedHeaders) {
-  // fmt 0 (ts 100, len 3, video), fmt 2 (delta 40), fmt 3 new message (delta 40 again),
-  // fmt 1 (delta 10, len 2, audio).
-  std::vector<uint8_t> wire = {
-      0x06, 0, 0, 100, 0, 0, 3, 9, 1, 0, 0, 0, 0x17, 1, 2,  // fmt 0
-      0x86, 0, 0, 40, 0x27, 1, 3,                           // fmt 2
-      0xC6, 0x27, 1, 4,                                     // fmt 3
-      0x46, 0, 0, 10, 0, 0, 2, 8, 0xAF, 1,                  // fmt 1
-  };
-  ChunkScanner sc;
-  Collected c;
-  sc.feed(wire, c);
-  ASSERT_EQ(c.msgs.size(), 4u);
-  EXPECT_EQ(c.msgs[0].timestamp, 100u);
-  EXPECT_EQ(c.msgs[1].timestamp, 140u);
-  EXPECT_EQ(c.msgs[1].length, 3u);
-  EXPECT_EQ(c.msgs[1].head, (std::vector<uint8_t>{0x27, 1, 3}));
-  EXPECT_EQ(c.msgs[2].timestamp, 180u);
-  EXPECT_EQ(c.msgs[3].timestamp, 190u);
-  EXPECT_EQ(c.msgs[3].type, 8);
-  EXPECT_EQ(c.msgs[3].length, 2u);
-  EXPECT_EQ(c.msgs[3].stream_id, 1u);
-}
-
-TEST(BenchChunkScanner, RejectsGarbage) {
-  Collected c;
-  {
-    ChunkScanner sc;
-    std::vector<uint8_t> fmt1_first = {0x46, 0, 0, 10, 0, 0, 2, 8, 0xAF, 1};
-    EXPECT_THROW(sc.feed(fmt1_first, c), ProtocolError);
-  }
-  {
-    ChunkScanner sc;  // a 2 MB command message
-    std::vector<uint8_t> big = {0x03, 0, 0, 0, 0x20, 0, 0, 20, 0, 0, 0, 0};
-    EXPECT_THROW(sc.feed(big, c), ProtocolError);
-  }
-  {
-    ChunkScanner sc;  // Set Chunk Size 0
-    std::vector<uint8_t> scs = {0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0};
-    EXPECT_THROW(sc.feed(scs, c), ProtocolError);
-  }
 }
 
 // ---------------------------------------------------------------- HTTP responses

@@ -1,4 +1,5 @@
-// RTMP chunk stream (spec 5.3): writer->reader round trips, hand-built chunks, limits, aggregates.
+// RTMP chunk stream (spec 5.3): writer->reader round trips, hand-built chunks, limits, the reader's
+// header-only mode, aggregates.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -493,6 +494,213 @@ TEST(ChunkReader, TooManyChunkStreams) {
   Sink sink(l);
   expect_error([&] { sink.feed(c.b); }, "at most 10 chunk streams");
   EXPECT_EQ(sink.msgs.size(), 10u);
+}
+
+// ---- reader: header-only mode (rill-bench players) ----
+
+namespace {
+
+// What a header-only reader delivers: the message (payload = kept bytes) and the announced length.
+struct HeaderSink {
+  struct Got {
+    RtmpMessage m;
+    uint32_t length;
+  };
+  std::vector<Got> msgs;
+  ChunkReader reader;
+  explicit HeaderSink(uint32_t keep, ChunkReaderLimits l = {})
+      : reader([this](RtmpMessage&& m, uint32_t length) { msgs.push_back({std::move(m), length}); }, keep, l) {}
+  void feed_pieces(const Bytes& b, size_t piece) {
+    for (size_t pos = 0; pos < b.size(); pos += piece) {
+      reader.feed(std::span<const uint8_t>(b.data() + pos, std::min(piece, b.size() - pos)));
+    }
+  }
+};
+
+Bytes prefix(const Bytes& b, size_t n) { return Bytes(b.begin(), b.begin() + std::min(n, b.size())); }
+
+}  // namespace
+
+TEST(ChunkReaderHeaderOnly, KeepsAPrefixOfMediaAndWholeOtherMessages) {
+  Bytes wire;
+  auto add = [&](uint8_t type, uint32_t csid, uint32_t sid, uint32_t ts, const Bytes& p, uint32_t cs) {
+    Bytes w = serialize(type, sid, ts, csid, p, cs);
+    wire.insert(wire.end(), w.begin(), w.end());
+  };
+  const Bytes cmd = pattern(700, 1), video = pattern(1000, 2), audio = pattern(300, 3);
+  const Bytes big = pattern(10000, 4), agg = pattern(900, 5), tiny = pattern(5, 6);
+  add(msg_type::CommandAmf0, 3, 0, 0, cmd, 128);       // 6 chunks, kept whole
+  add(msg_type::Video, 6, 1, 40, video, 128);          // 8 chunks
+  add(msg_type::Audio, 4, 1, 0x1234567, audio, 128);   // 32-bit timestamp
+  Bytes scs = set_chunk_size_msg(4096);
+  wire.insert(wire.end(), scs.begin(), scs.end());
+  add(msg_type::Video, 6, 1, 0xFFFFFF + 5, big, 4096);  // extended timestamp, 3 chunks
+  add(msg_type::DataAmf0, 5, 1, 0, {}, 4096);          // empty message
+  add(msg_type::Aggregate, 7, 1, 90, agg, 4096);       // kept whole: the owner splits it
+  add(msg_type::Video, 70, 1, 80, tiny, 4096);         // 2-byte basic header, shorter than the prefix
+  add(msg_type::Video, 400, 1, 120, video, 4096);      // 3-byte basic header
+  add(msg_type::UserControl, 2, 0, 0, {0, 6, 0, 0, 0, 9}, 4096);
+
+  for (size_t piece : {size_t(1), size_t(7), size_t(4096), wire.size()}) {
+    HeaderSink sink(16);
+    sink.feed_pieces(wire, piece);
+    ASSERT_EQ(sink.msgs.size(), 10u) << piece;
+    EXPECT_EQ(sink.reader.bytes_received(), wire.size());
+    EXPECT_EQ(sink.reader.chunk_size(), 4096u);
+    EXPECT_EQ(sink.reader.partial_messages(), 0u);
+    EXPECT_EQ(sink.reader.partial_bytes(), 0u);
+    struct Want {
+      uint8_t type;
+      uint32_t csid, ts, length;
+      Bytes payload;
+    };
+    const Want want[] = {
+        {msg_type::CommandAmf0, 3, 0, 700, cmd},
+        {msg_type::Video, 6, 40, 1000, prefix(video, 16)},
+        {msg_type::Audio, 4, 0x1234567, 300, prefix(audio, 16)},
+        {msg_type::SetChunkSize, 2, 0, 4, {0, 0, 0x10, 0}},
+        {msg_type::Video, 6, 0xFFFFFF + 5, 10000, prefix(big, 16)},
+        {msg_type::DataAmf0, 5, 0, 0, {}},
+        {msg_type::Aggregate, 7, 90, 900, agg},
+        {msg_type::Video, 70, 80, 5, tiny},
+        {msg_type::Video, 400, 120, 1000, prefix(video, 16)},
+        {msg_type::UserControl, 2, 0, 6, {0, 6, 0, 0, 0, 9}},
+    };
+    for (size_t i = 0; i < 10; ++i) {
+      const auto& got = sink.msgs[i];
+      EXPECT_EQ(got.m.type_id, want[i].type) << i;
+      EXPECT_EQ(got.m.csid, want[i].csid) << i;
+      EXPECT_EQ(got.m.timestamp, want[i].ts) << i;
+      EXPECT_EQ(got.length, want[i].length) << i;
+      EXPECT_EQ(to_bytes(got.m.payload), want[i].payload) << i << " piece " << piece;
+      EXPECT_EQ(got.m.payload->capacity(), want[i].payload.size()) << i;  // only the kept bytes
+    }
+    EXPECT_EQ(sink.msgs[1].m.stream_id, 1u);
+  }
+}
+
+TEST(ChunkReaderHeaderOnly, CompressedHeadersAndExtendedTimestamps) {
+  // fmt 0 (ts 100, video 40 bytes: two chunks of 32), fmt 2 (delta 40), fmt 3 starting a new
+  // message (delta 40 again), fmt 1 (delta 10, audio 2 bytes), then an extended delta on fmt 1
+  // repeated on its fmt 3 continuation, and a fmt 3 message reusing it.
+  const Bytes v = pattern(40, 7), a = pattern(2, 8), e = pattern(40, 9);
+  Chunks c;
+  c.b = set_chunk_size_msg(32);
+  c.fmt0(6, 100, 40, msg_type::Video, 1).data(v, 0, 32).fmt3(6).data(v, 32, 8);
+  c.fmt2(6, 40).data(v, 0, 32).fmt3(6).data(v, 32, 8);
+  c.fmt3(6).data(v, 0, 32).fmt3(6).data(v, 32, 8);
+  c.fmt1(6, 10, 2, msg_type::Audio).data(a, 0, 2);
+  c.fmt1(6, 0x01000000, 40, msg_type::Video).data(e, 0, 32).fmt3(6).ext(0x01000000).data(e, 32, 8);
+  c.fmt3(6).ext(0x01000000).data(e, 0, 32).fmt3(6).ext(0x01000000).data(e, 32, 8);
+  for (size_t piece : {size_t(1), size_t(5), c.b.size()}) {
+    HeaderSink sink(4);
+    sink.feed_pieces(c.b, piece);
+    ASSERT_EQ(sink.msgs.size(), 7u) << piece;
+    const uint32_t ts[] = {0, 100, 140, 180, 190, 190 + 0x01000000u, 190 + 0x02000000u};
+    const uint32_t len[] = {4, 40, 40, 40, 2, 40, 40};
+    for (size_t i = 0; i < 7; ++i) {
+      EXPECT_EQ(sink.msgs[i].m.timestamp, ts[i]) << i;
+      EXPECT_EQ(sink.msgs[i].length, len[i]) << i;
+      EXPECT_EQ(sink.msgs[i].m.stream_id, i ? 1u : 0u) << i;
+    }
+    EXPECT_EQ(to_bytes(sink.msgs[3].m.payload), prefix(v, 4));
+    EXPECT_EQ(to_bytes(sink.msgs[4].m.payload), a);
+    EXPECT_EQ(sink.msgs[4].m.type_id, msg_type::Audio);
+    EXPECT_EQ(to_bytes(sink.msgs[6].m.payload), prefix(e, 4));
+  }
+}
+
+TEST(ChunkReaderHeaderOnly, ExtendedTimestampNotRepeatedOnContinuation) {
+  // As in normal mode, the 4 bytes that do not repeat the timestamp are payload (here: skipped).
+  Bytes a = pattern(300, 13), s = pattern(5, 15);
+  a[128] = 0x00;
+  Chunks c;
+  c.fmt0(4, 0x01000000, 300, msg_type::Video, 1).data(a, 0, 128);
+  c.fmt3(4).data(a, 128, 128).fmt3(4).data(a, 256, 44);
+  c.fmt0(3, 7, 5, msg_type::Audio, 1).data(s, 0, 5);
+  for (uint32_t keep : {0u, 3u, 130u, 1000u}) {
+    HeaderSink sink(keep);
+    sink.feed_pieces(c.b, 3);
+    ASSERT_EQ(sink.msgs.size(), 2u) << keep;
+    EXPECT_EQ(sink.msgs[0].length, 300u);
+    EXPECT_EQ(to_bytes(sink.msgs[0].m.payload), prefix(a, keep));
+    EXPECT_EQ(sink.msgs[1].m.timestamp, 7u);
+    EXPECT_EQ(to_bytes(sink.msgs[1].m.payload), prefix(s, keep));
+  }
+}
+
+TEST(ChunkReaderHeaderOnly, SameAsNormalModeButTruncated) {
+  // Random interleaving of every message type: header-only delivers what normal mode delivers,
+  // with audio/video payloads cut to the prefix.
+  std::mt19937 rng(77);
+  const uint8_t types[] = {msg_type::Audio, msg_type::Video, msg_type::DataAmf0, msg_type::CommandAmf0,
+                           msg_type::Aggregate, msg_type::Ack};
+  Bytes wire = set_chunk_size_msg(200);
+  for (int i = 0; i < 300; ++i) {
+    uint8_t type = types[rng() % 6];
+    Bytes p = pattern(type == msg_type::Ack ? 4 : rng() % 3000, rng());
+    Bytes w = serialize(type, 1, rng() % 0x2000000, 3 + rng() % 5, p, 200);
+    wire.insert(wire.end(), w.begin(), w.end());
+  }
+  Sink normal;
+  HeaderSink header(32);
+  normal.feed_pieces(wire, rng, 500);
+  header.feed_pieces(wire, 333);
+  ASSERT_EQ(normal.msgs.size(), header.msgs.size());
+  for (size_t i = 0; i < normal.msgs.size(); ++i) {
+    const RtmpMessage& n = normal.msgs[i];
+    const RtmpMessage& h = header.msgs[i].m;
+    EXPECT_EQ(h.type_id, n.type_id);
+    EXPECT_EQ(h.timestamp, n.timestamp);
+    EXPECT_EQ(h.csid, n.csid);
+    EXPECT_EQ(header.msgs[i].length, n.payload.size());
+    Bytes full = to_bytes(n.payload);
+    EXPECT_EQ(to_bytes(h.payload), ChunkReader::truncatable(n.type_id) ? prefix(full, 32) : full) << i;
+  }
+}
+
+TEST(ChunkReaderHeaderOnly, PartialBytesCountWhatIsKept) {
+  ChunkReaderLimits l;
+  l.max_partial_bytes = 100;  // far less than the media announced, more than the prefixes
+  Chunks c;
+  c.fmt0(4, 1, 5000, msg_type::Video, 1).data(pattern(128, 1), 0, 128);
+  c.fmt0(5, 1, 6000, msg_type::Audio, 1).data(pattern(128, 2), 0, 128);
+  HeaderSink sink(16, l);
+  sink.feed_pieces(c.b, c.b.size());
+  EXPECT_EQ(sink.reader.partial_messages(), 2u);
+  EXPECT_EQ(sink.reader.partial_bytes(), 32u);
+  // Abort (5.4.2) releases what the dropped message kept.
+  Bytes abort = to_bytes(ChunkWriter::serialize(control_message(msg_type::Abort, abort_payload(4)), 128));
+  sink.feed_pieces(abort, abort.size());
+  EXPECT_EQ(sink.reader.partial_messages(), 1u);
+  EXPECT_EQ(sink.reader.partial_bytes(), 16u);
+  // Messages kept whole still count in full.
+  Chunks big;
+  big.fmt0(6, 1, 200, msg_type::CommandAmf0, 0);
+  expect_error([&] { sink.feed_pieces(big.b, big.b.size()); }, "limit 100");
+}
+
+TEST(ChunkReaderHeaderOnly, RejectsWhatNormalModeRejects) {
+  {
+    Chunks c;  // fmt 2 first on a chunk stream
+    c.basic(2, 9).be24(0).u8(0);
+    HeaderSink sink(16);
+    expect_error([&] { sink.feed_pieces(c.b, c.b.size()); }, "chunk stream 9");
+  }
+  {
+    ChunkReaderLimits l;  // a 2 MB command message over a 1 MB limit
+    l.max_message_size = 1 << 20;
+    Chunks c;
+    c.fmt0(3, 0, 2 << 20, msg_type::CommandAmf0, 0);
+    HeaderSink sink(16, l);
+    expect_error([&] { sink.feed_pieces(c.b, c.b.size()); }, "exceeds limit");
+  }
+  {
+    Chunks c;  // Set Chunk Size 0
+    c.fmt0(2, 0, 4, msg_type::SetChunkSize, 0).be32(0);
+    HeaderSink sink(16);
+    expect_error([&] { sink.feed_pieces(c.b, c.b.size()); }, "chunk size >= 1");
+  }
 }
 
 // ---- control messages ----

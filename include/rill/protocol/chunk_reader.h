@@ -11,6 +11,13 @@
 //
 // Errors: malformed or over-limit input throws ProtocolError; the reader is then unusable and the
 // connection should be closed.
+//
+// Header-only mode (load generators such as rill-bench, which hold thousands of players): audio and
+// video payloads keep only their first `keep_prefix` bytes (enough to classify a frame) and the
+// rest of their chunks is skipped; the handler gets the full message header plus the announced
+// length. Every other message type (protocol control 1-6, commands and data 15-20, aggregates) is
+// still delivered whole, since the client must parse it. Chunk parsing, limits and errors are the
+// same in both modes; only the payload copy differs.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -29,7 +36,8 @@ struct ChunkReaderLimits {
   uint32_t max_message_size = 16 * 1024 * 1024;
   // Chunk streams with a partially received message at the same time.
   size_t max_partial_messages = 64;
-  // Sum of the lengths of all partially received messages (bounds the memory a peer can pin).
+  // Sum of the payload bytes allocated for all partially received messages, i.e. their lengths
+  // (in header-only mode, what is kept of them): bounds the memory a peer can pin.
   size_t max_partial_bytes = 64 * 1024 * 1024;
   // Distinct chunk stream ids remembered (each keeps its last header for fmt 1/2/3).
   size_t max_chunk_streams = 256;
@@ -38,8 +46,18 @@ struct ChunkReaderLimits {
 class ChunkReader {
  public:
   using Handler = std::function<void(RtmpMessage&&)>;
+  // Header-only mode: `length` is the message length announced by the chunk header; the payload
+  // holds min(length, keep_prefix) bytes for audio/video, all `length` bytes for other types (so a
+  // keep_prefix of UINT32_MAX keeps everything, with the length-reporting handler).
+  using HeaderHandler = std::function<void(RtmpMessage&&, uint32_t length)>;
 
   explicit ChunkReader(Handler on_message, ChunkReaderLimits limits = {});
+  ChunkReader(HeaderHandler on_message, uint32_t keep_prefix, ChunkReaderLimits limits = {});
+
+  // Message types whose payload header-only mode truncates: audio (8) and video (9).
+  static bool truncatable(uint8_t type_id) {
+    return type_id == msg_type::Audio || type_id == msg_type::Video;
+  }
 
   // Consumes all of `bytes` (partial headers and payloads are kept internally) and returns
   // bytes.size(). Delivers completed messages to the handler. Set Chunk Size (type 1) and Abort
@@ -53,6 +71,8 @@ class ChunkReader {
   uint64_t bytes_received() const { return bytes_received_; }
   // Messages currently partially received.
   size_t partial_messages() const { return partial_messages_; }
+  // Bytes allocated for them (in header-only mode, what is kept rather than what is announced).
+  size_t partial_bytes() const { return partial_bytes_; }
   const ChunkReaderLimits& limits() const { return limits_; }
 
  private:
@@ -64,9 +84,10 @@ class ChunkReader {
     uint32_t ts_field = 0;   // last timestamp / delta value (fmt 0: timestamp; 1/2: delta)
     uint32_t length = 0;
     uint32_t stream_id = 0;
+    uint32_t received = 0;    // payload bytes of the message in progress received so far
     uint8_t type_id = 0;
     bool extended = false;    // the last fmt 0/1/2 header used an extended timestamp
-    BufferRef payload;        // non-null while a message is in progress
+    BufferRef payload;        // non-null while a message is in progress; capacity = bytes kept
   };
 
   size_t step(const uint8_t* p, size_t n);
@@ -74,8 +95,13 @@ class ChunkReader {
   size_t step_payload(const uint8_t* p, size_t n);
   bool header_complete();  // advances hdr_need_; true when the whole header is in hdr_
   void on_header();
-  void start_payload();
+  // ext: the extended timestamp field when the header carried one, else nullptr.
+  void continue_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext);
+  void start_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext);
+  void start_payload(Stream& s);
   void end_chunk();
+  void append(Stream& s, const uint8_t* p, size_t n);
+  uint32_t kept_size(const Stream& s) const;
   void deliver(Stream& s);
   void drop_partial(Stream& s);
   Stream* find(uint32_t csid);
@@ -83,6 +109,8 @@ class ChunkReader {
   void drain_replay();
 
   Handler handler_;
+  HeaderHandler header_handler_;  // set in header-only mode (then handler_ is empty)
+  uint32_t keep_prefix_ = 0;      // header-only mode: audio/video payload bytes kept
   ChunkReaderLimits limits_;
   uint32_t chunk_size_ = 128;  // 5.4.1: "The default maximum chunk size is 128 bytes"
   uint64_t bytes_received_ = 0;
