@@ -63,12 +63,8 @@ def link_query(rill, slot, line, timeout=3.0):
         s.settimeout(timeout)
         s.connect(path)
         s.sendall(line.encode() + b'\n')
-        data = b''
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        with s.makefile('rb') as f:
+            data = f.read()  # the answer, then EOF
     if len(data) < 12:
         raise ValueError('short answer %r' % data)
     ftype, _flags, _reserved, _ts, length = struct.unpack('>BBHII', data[:12])

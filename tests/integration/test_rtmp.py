@@ -25,6 +25,7 @@ import flvutil
 import rilltest
 import rtmpclient as rc
 from rilltest import Rill, wait_until
+from test_relay import LINK_STATS, link_query
 
 HOST = '127.0.0.1'
 MEDIA_SECONDS = 10
@@ -386,19 +387,9 @@ class ConnectionLimitTest(RtmpTestCase):
         return socks
 
     def worker_stats(self):
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(5)
-            s.connect(os.path.join(self.rill.runtime_dir, 'worker-0.sock'))
-            s.sendall(b'STATS\n')
-            data = b''
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        ftype, _, _, _, length = struct.unpack('>BBHII', data[:12])
-        self.assertEqual((ftype, len(data)), (0x51, 12 + length), data[:64])  # one Stats frame
-        return json.loads(data[12:])
+        ftype, body = link_query(self.rill, 0, 'STATS')
+        self.assertEqual(ftype, LINK_STATS, body)
+        return json.loads(body)
 
     def rtmp_client(self):
         c = rc.RtmpConnection(HOST, self.port, timeout=5)
