@@ -2,6 +2,33 @@
 
 namespace rill::net {
 
+const char* session_protocol_name(SessionProtocol p) {
+  switch (p) {
+    case SessionProtocol::Other: return "other";
+    case SessionProtocol::Rtmp: return "rtmp";
+    case SessionProtocol::HttpFlv: return "http-flv";
+    case SessionProtocol::WorkerLink: return "worker-link";
+  }
+  return "?";
+}
+
+const char* session_kind_name(SessionKind k) {
+  switch (k) {
+    case SessionKind::Other: return "other";
+    case SessionKind::Connecting: return "connecting";
+    case SessionKind::Publisher: return "publisher";
+    case SessionKind::Player: return "player";
+    case SessionKind::WorkerLink: return "worker-link";
+  }
+  return "?";
+}
+
+SessionInfo Session::describe() const {
+  SessionInfo i;
+  i.protocol = session_protocol_name(protocol_);
+  return i;
+}
+
 SessionSet::~SessionSet() {
   reap();
   for (auto* s : live_set_) delete s;
@@ -9,12 +36,13 @@ SessionSet::~SessionSet() {
 
 Session* SessionSet::add(std::unique_ptr<Session> s) {
   Session* p = s.release();
-  live_set_.insert(p);
+  if (live_set_.insert(p).second) ++counts_[static_cast<size_t>(p->protocol())];
   return p;
 }
 
 void SessionSet::retire(Session* s) {
   if (live_set_.erase(s) == 0) return;  // already retired
+  --counts_[static_cast<size_t>(s->protocol())];
   retired_.push_back(s);
   if (!reap_scheduled_) {
     reap_scheduled_ = true;

@@ -3,40 +3,30 @@
 #include <algorithm>
 #include <cstring>
 
+#include "rill/core/byte_order.h"
 #include "rill/protocol/error.h"
 
 namespace rill::protocol {
 
 namespace {
 
-void put_u32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  p[1] = static_cast<uint8_t>(v >> 16);
-  p[2] = static_cast<uint8_t>(v >> 8);
-  p[3] = static_cast<uint8_t>(v);
+// One frame: header (and an HlsObject's max-age) followed by `body`, copied into one buffer.
+BufferRef whole_frame(LinkFrameType type, std::span<const uint8_t> prefix, std::string_view body) {
+  const size_t length = prefix.size() + body.size();
+  BufferRef b = SharedBuffer::create(kLinkHeaderSize + length);
+  uint8_t* p = b->tail();
+  *p++ = static_cast<uint8_t>(type);
+  *p++ = 0;
+  p = store_be16(p, 0);
+  p = store_be32(p, 0);
+  store_be32(p, static_cast<uint32_t>(length));
+  b->commit(kLinkHeaderSize);
+  b->append(prefix);
+  b->append(body.data(), body.size());
+  return b;
 }
 
-uint32_t get_u32(const uint8_t* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
-}
-
-bool valid_name(std::string_view s) {
-  if (s.empty() || s.size() > kLinkMaxName || s == "." || s == "..") return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-           c == '.' || c == '~';
-  });
-}
-
-// "app/name" -> app, name.
-void split_key(std::string_view key, LinkRequest& r) {
-  const size_t slash = key.find('/');
-  if (slash == std::string_view::npos) throw ProtocolError("relay request: expected APP/NAME, got '" + std::string(key) + "'");
-  std::string_view app = key.substr(0, slash), name = key.substr(slash + 1);
-  if (!valid_name(app) || !valid_name(name)) throw ProtocolError("relay request: invalid app or stream name");
-  r.app = std::string(app);
-  r.name = std::string(name);
-}
+std::string_view text_of(const BufferRef& b) { return b ? b->view() : std::string_view(); }
 
 }  // namespace
 
@@ -54,6 +44,7 @@ bool is_known_link_type(uint8_t t) {
     case LinkFrameType::End:
     case LinkFrameType::Error:
     case LinkFrameType::HlsObject:
+    case LinkFrameType::Stats:
       return true;
   }
   return false;
@@ -69,71 +60,119 @@ const char* link_frame_type_name(LinkFrameType t) {
     case LinkFrameType::End: return "end";
     case LinkFrameType::Error: return "error";
     case LinkFrameType::HlsObject: return "hls-object";
+    case LinkFrameType::Stats: return "stats";
   }
   return "?";
 }
 
-void encode_link_header(const LinkFrameHeader& h, uint8_t out[kLinkHeaderSize]) {
-  out[0] = static_cast<uint8_t>(h.type);
-  out[1] = h.flags;
-  out[2] = 0;
-  out[3] = 0;
-  put_u32(out + 4, h.timestamp);
-  put_u32(out + 8, h.length);
+LinkFrameType link_message_type(const LinkMessage& m) {
+  struct Type {
+    LinkFrameType operator()(const LinkMedia& x) const { return x.type; }
+    LinkFrameType operator()(const LinkPublish&) const { return LinkFrameType::Publish; }
+    LinkFrameType operator()(const LinkUnpublish&) const { return LinkFrameType::Unpublish; }
+    LinkFrameType operator()(const LinkEnd&) const { return LinkFrameType::End; }
+    LinkFrameType operator()(const LinkError&) const { return LinkFrameType::Error; }
+    LinkFrameType operator()(const LinkHlsObject&) const { return LinkFrameType::HlsObject; }
+    LinkFrameType operator()(const LinkStats&) const { return LinkFrameType::Stats; }
+  };
+  return std::visit(Type{}, m);
 }
 
-BufferRef link_header_buffer(const LinkFrameHeader& h) {
+BufferRef link_media_header(LinkFrameType type, uint8_t flags, uint32_t timestamp, uint32_t length) {
   BufferRef b = SharedBuffer::create(kLinkHeaderSize);
-  encode_link_header(h, b->tail());
+  uint8_t* p = b->tail();
+  *p++ = static_cast<uint8_t>(type);
+  *p++ = flags;
+  p = store_be16(p, 0);
+  p = store_be32(p, timestamp);
+  store_be32(p, length);
   b->commit(kLinkHeaderSize);
   return b;
 }
 
-BufferRef link_control_frame(LinkFrameType type, std::string_view text) {
-  LinkFrameHeader h;
-  h.type = type;
-  h.length = static_cast<uint32_t>(text.size());
-  BufferRef b = SharedBuffer::create(kLinkHeaderSize + text.size());
-  encode_link_header(h, b->tail());
-  b->commit(kLinkHeaderSize);
-  b->append(text.data(), text.size());
+BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length) {
+  uint8_t age[kLinkHlsPrefixSize];
+  store_be32(age, max_age_s);
+  BufferRef b = whole_frame(LinkFrameType::HlsObject, age, {});
+  store_be32(b->data() + 8, static_cast<uint32_t>(kLinkHlsPrefixSize + length));  // the object follows
   return b;
+}
+
+BufferRef encode_link_message(const LinkMessage& m) {
+  const LinkFrameType type = link_message_type(m);
+  if (const auto* media = std::get_if<LinkMedia>(&m)) {
+    BufferRef b = SharedBuffer::create(kLinkHeaderSize + media->body.size());
+    b->append(link_media_header(type, media->flags, media->timestamp, static_cast<uint32_t>(media->body.size())).span());
+    b->append(media->body.span());
+    return b;
+  }
+  if (const auto* hls = std::get_if<LinkHlsObject>(&m)) {
+    uint8_t age[kLinkHlsPrefixSize];
+    store_be32(age, hls->max_age_s);
+    return whole_frame(type, age, text_of(hls->body));
+  }
+  if (const auto* e = std::get_if<LinkError>(&m)) return whole_frame(type, {}, e->reason);
+  if (const auto* s = std::get_if<LinkStats>(&m)) return whole_frame(type, {}, s->json);
+  return whole_frame(type, {}, {});
 }
 
 // ---------------------------------------------------------------------------------------------
 
-LinkFrameReader::LinkFrameReader(Handler on_frame, LinkReaderLimits limits)
-    : on_frame_(std::move(on_frame)), limits_(limits) {}
+LinkFrameReader::LinkFrameReader(Handler on_message, LinkReaderLimits limits)
+    : on_message_(std::move(on_message)), limits_(limits) {}
 
 void LinkFrameReader::on_header() {
-  const uint8_t type = hdr_[0];
+  const uint8_t type = head_[0];
   if (!is_known_link_type(type)) throw ProtocolError("relay frame: unknown type " + std::to_string(type));
-  cur_.type = static_cast<LinkFrameType>(type);
-  cur_.flags = hdr_[1];
-  if (cur_.flags & ~link_flag::All) throw ProtocolError("relay frame: reserved flag bits set");
-  if (hdr_[2] != 0 || hdr_[3] != 0) throw ProtocolError("relay frame: reserved bytes not zero");
-  cur_.timestamp = get_u32(hdr_ + 4);
-  cur_.length = get_u32(hdr_ + 8);
-  const bool media = is_link_media(cur_.type) || cur_.type == LinkFrameType::HlsObject;
-  if (!media && cur_.flags != 0) throw ProtocolError("relay frame: flags on a control frame");
-  const uint32_t max = media ? limits_.max_body : limits_.max_control_body;
-  if (cur_.length > max) {
-    throw ProtocolError(std::string("relay frame: ") + link_frame_type_name(cur_.type) + " body of " +
-                        std::to_string(cur_.length) + " bytes exceeds the limit " + std::to_string(max));
+  type_ = static_cast<LinkFrameType>(type);
+  const uint8_t flags = head_[1];
+  if (flags & ~link_flag::All) throw ProtocolError("relay frame: reserved flag bits set");
+  if (load_be16(head_ + 2) != 0) throw ProtocolError("relay frame: reserved bytes not zero");
+  const uint32_t length = load_be32(head_ + 8);
+  const bool media = is_link_media(type_);
+  if (!media && (flags != 0 || load_be32(head_ + 4) != 0)) {
+    throw ProtocolError(std::string("relay frame: flags or timestamp on a ") + link_frame_type_name(type_) + " frame");
   }
-  body_ = SharedBuffer::create(cur_.length);
-  in_body_ = true;
+  size_t prefix = 0;
+  uint32_t max = 0;
+  switch (type_) {
+    case LinkFrameType::Publish:
+    case LinkFrameType::Unpublish:
+    case LinkFrameType::End: max = 0; break;
+    case LinkFrameType::Error: max = limits_.max_error_body; break;
+    case LinkFrameType::Stats: max = limits_.max_stats_body; break;
+    case LinkFrameType::HlsObject:
+      prefix = kLinkHlsPrefixSize;
+      if (length < prefix) throw ProtocolError("relay frame: hls-object shorter than its max-age");
+      max = limits_.max_body;
+      break;
+    default: max = limits_.max_body; break;  // media
+  }
+  if (length - prefix > max) {
+    throw ProtocolError(std::string("relay frame: ") + link_frame_type_name(type_) + " body of " +
+                        std::to_string(length - prefix) + " bytes exceeds the limit " + std::to_string(max));
+  }
+  want_ = kLinkHeaderSize + prefix;
+  body_ = SharedBuffer::create(length - prefix);
 }
 
 void LinkFrameReader::deliver() {
-  LinkFrame f;
-  f.header = cur_;
-  f.body = std::move(body_);
+  LinkMessage m;
+  switch (type_) {
+    case LinkFrameType::Publish: m = LinkPublish{}; break;
+    case LinkFrameType::Unpublish: m = LinkUnpublish{}; break;
+    case LinkFrameType::End: m = LinkEnd{}; break;
+    case LinkFrameType::Error: m = LinkError{std::string(text_of(body_))}; break;
+    case LinkFrameType::Stats: m = LinkStats{std::string(text_of(body_))}; break;
+    case LinkFrameType::HlsObject: m = LinkHlsObject{load_be32(head_ + kLinkHeaderSize), std::move(body_)}; break;
+    default: m = LinkMedia{type_, head_[1], load_be32(head_ + 4), std::move(body_)}; break;
+  }
   body_.reset();
   in_body_ = false;
-  hdr_have_ = 0;
+  have_ = 0;
+  want_ = kLinkHeaderSize;
   ++frames_;
-  on_frame_(std::move(f));
+  on_message_(std::move(m));
 }
 
 size_t LinkFrameReader::feed(std::span<const uint8_t> bytes) {
@@ -142,14 +181,18 @@ size_t LinkFrameReader::feed(std::span<const uint8_t> bytes) {
   bytes_ += n;
   while (n > 0) {
     if (!in_body_) {
-      const size_t take = std::min(n, kLinkHeaderSize - hdr_have_);
-      std::memcpy(hdr_ + hdr_have_, p, take);
-      hdr_have_ += take;
+      const size_t take = std::min(n, want_ - have_);
+      std::memcpy(head_ + have_, p, take);
+      have_ += take;
       p += take;
       n -= take;
-      if (hdr_have_ < kLinkHeaderSize) break;
-      on_header();
-      if (cur_.length == 0) deliver();
+      if (have_ < want_) break;
+      if (have_ == kLinkHeaderSize) {
+        on_header();  // may ask for a prefix (want_ grows)
+        if (have_ < want_) continue;
+      }
+      in_body_ = true;
+      if (body_->room() == 0) deliver();
       continue;
     }
     const size_t take = std::min(n, body_->room());
@@ -163,18 +206,14 @@ size_t LinkFrameReader::feed(std::span<const uint8_t> bytes) {
 
 // ---------------------------------------------------------------------------------------------
 
-LinkRequest parse_link_request(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.size() > kLinkMaxRequestLine) throw ProtocolError("relay request: line too long");
-  for (unsigned char c : line) {
-    if (c < 0x20 || c >= 0x7f) throw ProtocolError("relay request: control or non-ASCII byte");
-  }
-  // Split on single spaces.
-  std::string_view words[4];
+namespace {
+
+// Splits a request line into at most 3 words separated by single spaces.
+size_t split_words(std::string_view line, std::string_view (&words)[3]) {
   size_t count = 0;
   std::string_view rest = line;
   while (!rest.empty()) {
-    if (count == 4) throw ProtocolError("relay request: too many words");
+    if (count == 3) throw ProtocolError("relay request: too many words");
     const size_t sp = rest.find(' ');
     words[count++] = rest.substr(0, sp);
     if (words[count - 1].empty()) throw ProtocolError("relay request: empty word");
@@ -183,34 +222,49 @@ LinkRequest parse_link_request(std::string_view line) {
     if (rest.empty()) throw ProtocolError("relay request: trailing space");
   }
   if (count == 0) throw ProtocolError("relay request: empty line");
-  LinkRequest r;
-  const std::string_view verb = words[0];
-  if (verb == "PLAY" && count == 2) {
-    r.kind = LinkRequest::Kind::Play;
-    split_key(words[1], r);
-  } else if (verb == "STATS" && count == 1) {
-    r.kind = LinkRequest::Kind::Stats;
-  } else if (verb == "STATS" && count == 2 && words[1] == "ALL") {
-    r.kind = LinkRequest::Kind::StatsAll;
-  } else if (verb == "HLS" && count == 3) {
-    r.kind = LinkRequest::Kind::Hls;
-    split_key(words[1], r);
-    if (!parse_hls_object(words[2])) throw ProtocolError("relay request: invalid HLS object name");
-    r.object = std::string(words[2]);
-  } else {
-    throw ProtocolError("relay request: unknown request '" + std::string(line.substr(0, 64)) + "'");
-  }
+  return count;
+}
+
+// "app/name" -> app, name (split at the first '/'; the names are checked by workers/).
+template <typename Request>
+Request with_key(std::string_view key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string_view::npos) throw ProtocolError("relay request: expected APP/NAME, got '" + std::string(key) + "'");
+  Request r;
+  r.app = std::string(key.substr(0, slash));
+  r.name = std::string(key.substr(slash + 1));
   return r;
 }
 
-std::string format_link_request(const LinkRequest& r) {
-  switch (r.kind) {
-    case LinkRequest::Kind::Play: return "PLAY " + r.key() + "\n";
-    case LinkRequest::Kind::Stats: return "STATS\n";
-    case LinkRequest::Kind::StatsAll: return "STATS ALL\n";
-    case LinkRequest::Kind::Hls: return "HLS " + r.key() + " " + r.object + "\n";
+}  // namespace
+
+LinkRequest parse_link_request(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.size() > kLinkMaxRequestLine) throw ProtocolError("relay request: line too long");
+  for (unsigned char c : line) {
+    if (c < 0x20 || c >= 0x7f) throw ProtocolError("relay request: control or non-ASCII byte");
   }
-  return "\n";
+  std::string_view w[3];
+  const size_t count = split_words(line, w);
+  if (w[0] == "PLAY" && count == 2) return with_key<LinkPlayRequest>(w[1]);
+  if (w[0] == "STATS" && count == 1) return LinkStatsRequest{false};
+  if (w[0] == "STATS" && count == 2 && w[1] == "ALL") return LinkStatsRequest{true};
+  if (w[0] == "HLS" && count == 3) {
+    auto r = with_key<LinkHlsRequest>(w[1]);
+    const auto object = parse_hls_object(w[2]);
+    if (!object) throw ProtocolError("relay request: invalid HLS object name");
+    r.object = *object;
+    return r;
+  }
+  throw ProtocolError("relay request: unknown request '" + std::string(line.substr(0, 64)) + "'");
+}
+
+std::string format_link_request(const LinkRequest& r) {
+  if (const auto* p = std::get_if<LinkPlayRequest>(&r)) return "PLAY " + p->app + "/" + p->name + "\n";
+  if (const auto* h = std::get_if<LinkHlsRequest>(&r)) {
+    return "HLS " + h->app + "/" + h->name + " " + format_hls_object(h->object) + "\n";
+  }
+  return std::get<LinkStatsRequest>(r).all ? "STATS ALL\n" : "STATS\n";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,14 +287,6 @@ std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
 
 std::string format_hls_object(const HlsObjectName& o) {
   return o.playlist ? std::string(kHlsPlaylistObject) : std::to_string(o.sequence) + ".ts";
-}
-
-BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length) {
-  LinkFrameHeader h;
-  h.type = LinkFrameType::HlsObject;
-  h.timestamp = max_age_s;
-  h.length = length;
-  return link_header_buffer(h);
 }
 
 }  // namespace rill::protocol

@@ -10,8 +10,22 @@ namespace rill::server {
 
 HttpFlvSession::HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req,
                                const HttpRequestInfo& info, const StreamPath& route)
-    : ctx_(ctx), http_(http), req_(req), info_(info), key_(route.key),
+    : net::Session(net::SessionProtocol::HttpFlv), ctx_(ctx), http_(http), req_(req), info_(info), key_(route.key),
       queue_(net::queue_limits_for(ctx.config->find_app(route.key.app))) {}
+
+net::SessionInfo HttpFlvSession::describe() const {
+  net::SessionInfo i;
+  i.kind = net::SessionKind::Player;
+  i.protocol = "http-flv";
+  i.peer = info_.peer;
+  i.stream = key_.str();
+  i.since_ms = info_.started_ms;
+  i.bytes_out = bytes_;
+  i.queued_bytes = queue_.bytes();
+  i.frames_out = frames_out_;
+  i.dropped_frames = queue_.frames_dropped();
+  return i;
+}
 
 HttpFlvSession::~HttpFlvSession() {
   if (!closed_) close("destroyed");
@@ -48,6 +62,7 @@ void HttpFlvSession::start(media::Stream* s) {
 void HttpFlvSession::on_frame(const media::FramePtr& f) {
   if (closed_) return;
   auto r = queue_.push_frame(*f, f->flv_tag());
+  if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
   if (r == media::OutputQueue::PushResult::Overflow) {
     ctx_.log->warn("http-flv: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", info_.peer,
                    key_.str(), queue_.bytes(), queue_.duration_ms());

@@ -2,32 +2,23 @@
 // Commands (connect, publish, play ...) are in rtmp_session_commands.cpp.
 #include "rill/server/rtmp_session.h"
 
-#include "rill/server/stream_gate.h"
-
-#include <errno.h>
 #include <event2/event.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include <algorithm>
 
-
 #include "rill/protocol/chunk_writer.h"
 #include "rill/protocol/error.h"
+#include "rill/server/stream_gate.h"
 
 namespace rill::server {
 
-namespace {
-constexpr size_t kReadChunk = 64 * 1024;
-constexpr size_t kMaxReadPerEvent = 1024 * 1024;  // fairness between connections
-constexpr int kMaxIov = 64;
-
-}  // namespace
-
-
-RtmpSession::RtmpSession(net::ServerContext& ctx, int fd, std::string peer)
-    : ctx_(ctx), fd_(fd), peer_(std::move(peer)), handshake_(protocol::system_random()), queue_(net::queue_limits_for(nullptr)) {}
+RtmpSession::RtmpSession(net::ServerContext& ctx, std::unique_ptr<net::Connection> conn)
+    : net::Session(net::SessionProtocol::Rtmp),
+      ctx_(ctx),
+      conn_(std::move(conn)),
+      peer_(conn_->peer()),
+      handshake_(protocol::system_random()),
+      queue_(conn_->queue()) {}
 
 RtmpSession::~RtmpSession() {
   if (state_ != State::Closed) close("destroyed");
@@ -36,10 +27,7 @@ RtmpSession::~RtmpSession() {
 void RtmpSession::start() {
   const auto& rc = ctx_.config->rtmp;
   started_ms_ = last_read_ms_ = ctx_.timers->now_ms();
-  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &RtmpSession::on_read_event, this);
-  write_ev_ = event_new(ctx_.base, fd_, EV_WRITE | EV_PERSIST, &RtmpSession::on_write_event, this);
-  tick_ev_ = event_new(ctx_.base, -1, EV_PERSIST, &RtmpSession::on_tick_event, this);
-  event_add(read_ev_, nullptr);
+  tick_ev_.reset(event_new(ctx_.base, -1, EV_PERSIST, &RtmpSession::on_tick_event, this));
   // One periodic tick per session drives the handshake timeout, pings and the idle timeout.
   // A quarter of the shortest period keeps each timeout within 25% of its setting.
   int64_t shortest = std::min<int64_t>(rc.handshake_timeout.count(), rc.idle_timeout.count());
@@ -47,7 +35,8 @@ void RtmpSession::start() {
   int64_t tick_ms = shortest / 4;
   tick_ms = std::clamp<int64_t>(tick_ms, 100, 2500);
   timeval tv{static_cast<time_t>(tick_ms / 1000), static_cast<suseconds_t>((tick_ms % 1000) * 1000)};
-  event_add(tick_ev_, &tv);
+  event_add(tick_ev_.get(), &tv);
+  conn_->start(*this);
   ctx_.log->debug("rtmp: {} connected", peer_);
 }
 
@@ -64,12 +53,8 @@ void RtmpSession::close(const char* reason) {
   if (gate_ticket_) ctx_.gate->cancel(std::exchange(gate_ticket_, 0));
   stop_publishing();
   stop_playing();
-  ctx_.flusher->forget(this);
-  for (event** ev : {&read_ev_, &write_ev_, &tick_ev_}) {
-    if (*ev) { event_free(*ev); *ev = nullptr; }
-  }
-  queue_.clear();
-  if (fd_ >= 0) { ::close(fd_); fd_ = -1; }
+  tick_ev_.reset();
+  conn_->close(reason);
   ctx_.sessions->retire(this);
 }
 
@@ -80,39 +65,36 @@ void RtmpSession::drain() {
 
 void RtmpSession::close_after_flush(const char* reason) {
   closing_after_flush_ = true;
-  close_reason_ = reason;
-  if (read_ev_) event_del(read_ev_);
-  ctx_.flusher->request(this);
+  conn_->close_after_flush(reason);  // then on_close(reason)
+}
+
+net::SessionInfo RtmpSession::describe() const {
+  net::SessionInfo i;
+  i.kind = publishing_ ? net::SessionKind::Publisher : playing_ ? net::SessionKind::Player : net::SessionKind::Connecting;
+  i.protocol = conn_->secure() ? "rtmps" : "rtmp";
+  i.peer = peer_;
+  if (stream_) i.stream = stream_->key_text();
+  i.since_ms = started_ms_;
+  i.bytes_in = conn_->bytes_in();
+  i.bytes_out = conn_->bytes_out();
+  i.queued_bytes = conn_->queued_bytes();
+  i.frames_out = frames_out_;
+  i.dropped_frames = queue_.frames_dropped();
+  return i;
 }
 
 // ---------------------------------------------------------------- input
 
-void RtmpSession::on_read_event(int, short, void* arg) { static_cast<RtmpSession*>(arg)->handle_readable(); }
+void RtmpSession::on_close(const std::string& reason) { close(reason.c_str()); }
 
-void RtmpSession::handle_readable() {
-  uint8_t buf[kReadChunk];
-  size_t total = 0;
-  while (state_ != State::Closed && !closing_after_flush_ && total < kMaxReadPerEvent) {
-    ssize_t n = ::read(fd_, buf, sizeof buf);
-    if (n > 0) {
-      total += static_cast<size_t>(n);
-      last_read_ms_ = ctx_.timers->now_ms();
-      try {
-        handle_bytes(buf, static_cast<size_t>(n));
-      } catch (const protocol::ProtocolError& e) {
-        ctx_.log->warn("rtmp: {} protocol error, closing: {}", peer_, e.what());
-        close("protocol error");
-        return;
-      }
-      if (static_cast<size_t>(n) < sizeof buf) return;  // drained the socket
-      continue;
-    }
-    if (n == 0) { close("peer closed"); return; }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    ctx_.log->debug("rtmp: {} read error: {}", peer_, strerror(errno));
-    close("read error");
-    return;
+void RtmpSession::on_data(std::span<const uint8_t> bytes) {
+  if (state_ == State::Closed || closing_after_flush_) return;
+  last_read_ms_ = ctx_.timers->now_ms();
+  try {
+    handle_bytes(bytes.data(), bytes.size());
+  } catch (const protocol::ProtocolError& e) {
+    ctx_.log->warn("rtmp: {} protocol error, closing: {}", peer_, e.what());
+    close("protocol error");
   }
 }
 
@@ -263,33 +245,7 @@ void RtmpSession::send_user_control(uint16_t ev, uint32_t value) {
 
 void RtmpSession::queue_control(BufferRef bytes) {
   if (state_ == State::Closed) return;
-  queue_.push_control(std::move(bytes));
-  ctx_.flusher->request(this);
-}
-
-void RtmpSession::on_write_event(int, short, void* arg) { static_cast<RtmpSession*>(arg)->flush(); }
-
-void RtmpSession::flush() {
-  if (state_ == State::Closed) return;
-  iovec iov[kMaxIov];
-  while (!queue_.empty()) {
-    size_t n = queue_.fill_iov(iov, kMaxIov);
-    ssize_t w = ::writev(fd_, iov, static_cast<int>(n));
-    if (w > 0) {
-      queue_.consume(static_cast<size_t>(w));
-      continue;
-    }
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!write_armed_) { event_add(write_ev_, nullptr); write_armed_ = true; }
-      return;
-    }
-    ctx_.log->debug("rtmp: {} write error: {}", peer_, strerror(errno));
-    close("write error");
-    return;
-  }
-  if (write_armed_) { event_del(write_ev_); write_armed_ = false; }
-  if (closing_after_flush_) close(close_reason_.c_str());
+  conn_->send(std::move(bytes));
 }
 
 }  // namespace rill::server

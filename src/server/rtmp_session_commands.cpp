@@ -74,7 +74,7 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
     close_after_flush("unknown app");
     return;
   }
-  queue_ = media::OutputQueue(net::queue_limits_for(app_cfg_));
+  conn_->set_queue_limits(net::queue_limits_for(app_cfg_));  // keeps what is queued
   // §7.2.1.1: Window Acknowledgement Size, Set Peer Bandwidth, then the _result.
   send_message(protocol::msg_type::WindowAckSize, 2, 0, 0, protocol::window_ack_size_payload(ctx_.config->rtmp.ack_window));
   send_message(protocol::msg_type::SetPeerBandwidth, 2, 0, 0,
@@ -280,7 +280,7 @@ void RtmpSession::on_frame(const media::FramePtr& f) {
     return;
   }
   if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
-  ctx_.flusher->request(this);
+  conn_->request_flush();
 }
 
 void RtmpSession::on_publish(media::Stream&) {

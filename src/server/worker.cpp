@@ -1,7 +1,6 @@
 // Worker: the listeners and sessions of one worker process, on one event_base.
 #include "rill/server/worker.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -18,6 +17,7 @@
 #include "rill/workers/stream_locator.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/stream.h"
+#include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/http_admission.h"
@@ -28,28 +28,6 @@
 #include "rill/net/server_context.h"
 
 namespace rill::server {
-
-namespace {
-
-std::string peer_name(const sockaddr_storage& ss) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  uint16_t port = 0;
-  if (ss.ss_family == AF_INET) {
-    auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
-    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-    port = ntohs(a->sin_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
-  if (ss.ss_family == AF_INET6) {
-    auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
-    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-    port = ntohs(a->sin6_port);
-    return "[" + std::string(host) + "]:" + std::to_string(port);
-  }
-  return "unix";
-}
-
-}  // namespace
 
 struct Worker::Impl {
   event_base* base;
@@ -130,16 +108,18 @@ struct Worker::Impl {
         if (errno == EMFILE || errno == ENFILE) ctx.log->error("rtmp: accept: {} (raise LimitNOFILE)", strerror(errno));
         return;
       }
-      std::string peer = peer_name(ss);
-      if (!accepting) { ::close(fd); continue; }
-      if (sessions.size() >= wctx.config->rtmp.max_connections) {
-        ctx.log->warn("rtmp: {} refused: worker connection limit {} reached", peer, wctx.config->rtmp.max_connections);
-        ::close(fd);
+      net::UniqueFd owned(fd);
+      if (!accepting) continue;
+      // The limit counts RTMP sessions only: HTTP-FLV players and worker links do not count.
+      if (sessions.count(net::SessionProtocol::Rtmp) >= wctx.config->rtmp.max_connections) {
+        ctx.log->warn("rtmp: {} refused: worker connection limit {} reached", net::peer_name(ss),
+                      wctx.config->rtmp.max_connections);
         continue;
       }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, fd, std::move(peer))));
+      auto conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), net::peer_name(ss));
+      auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, std::move(conn))));
       s->start();
     }
   }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "rill/net/connection.h"
 #include "rill/workers/worker_link_session.h"
 
 namespace rill::workers {
@@ -38,21 +39,20 @@ bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
   std::filesystem::create_directories(runtime_dir, ec);  // the master made it; this is a fallback
   if (ec) ctx_.log->warn("relay: cannot create runtime_dir {}: {}", runtime_dir, ec.message());
 
-  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) {
+  fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd_) {
     ctx_.log->error("relay: socket: {}", std::strerror(errno));
     return false;
   }
   ::unlink(path_.c_str());  // a stale socket of an earlier worker of this slot
   // Created with mode 0600 from the start (no window where another user could connect).
   const mode_t old_mask = ::umask(0177);
-  const int rc = ::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  const int rc = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa);
   ::umask(old_mask);
-  if (rc != 0 || ::listen(fd_, 512) != 0) {
+  if (rc != 0 || ::listen(fd_.get(), 512) != 0) {
     ctx_.log->error("relay: cannot listen on {}: {} (cross-worker playback of this worker's streams is off)",
                     path_, std::strerror(errno));
-    ::close(fd_);
-    fd_ = -1;
+    fd_.reset();
     return false;
   }
   ::chmod(path_.c_str(), 0600);
@@ -61,20 +61,16 @@ bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
     inode_ = sb.st_ino;
     dev_ = sb.st_dev;
   }
-  accept_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &WorkerEndpoint::on_accept, this);
-  event_add(accept_ev_, nullptr);
+  accept_ev_.reset(event_new(ctx_.base, fd_.get(), EV_READ | EV_PERSIST, &WorkerEndpoint::on_accept, this));
+  event_add(accept_ev_.get(), nullptr);
   ctx_.log->info("relay: listening on {}", path_);
   return true;
 }
 
 void WorkerEndpoint::stop() {
-  if (accept_ev_) {
-    event_free(accept_ev_);
-    accept_ev_ = nullptr;
-  }
-  if (fd_ < 0) return;
-  ::close(fd_);
-  fd_ = -1;
+  accept_ev_.reset();
+  if (!fd_) return;
+  fd_.reset();
   // Remove the file only if it is still ours: a new worker of this slot (respawn, reload) may
   // have replaced it already.
   struct stat sb{};
@@ -85,13 +81,15 @@ void WorkerEndpoint::on_accept(int, short, void* arg) { static_cast<WorkerEndpoi
 
 void WorkerEndpoint::accept_all() {
   for (int i = 0; i < 256; ++i) {
-    int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) ctx_.log->warn("relay: accept: {}", std::strerror(errno));
       return;
     }
-    auto* s = static_cast<WorkerLinkSession*>(ctx_.sessions->add(std::make_unique<WorkerLinkSession>(ctx_, fd)));
+    auto conn = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, net::UniqueFd(fd), "unix");
+    auto* s = static_cast<WorkerLinkSession*>(
+        ctx_.sessions->add(std::make_unique<WorkerLinkSession>(ctx_, std::move(conn))));
     s->start();
   }
 }

@@ -1,22 +1,9 @@
 #include "rill/workers/worker_link.h"
 
-#include <errno.h>
-#include <event2/event.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <cstring>
-
-#include "rill/workers/worker_endpoint.h"
 #include "rill/protocol/error.h"
+#include "rill/workers/worker_endpoint.h"
 
 namespace rill::workers {
-
-namespace {
-constexpr size_t kReadChunk = 64 * 1024;
-constexpr size_t kMaxReadPerEvent = 1024 * 1024;  // fairness with the other connections
-}  // namespace
 
 WorkerLink::WorkerLink(net::ServerContext& ctx, media::StreamKey key, const config::AppConfig& cfg,
                      WorkerLinkOptions opts, std::function<void(WorkerLink&)> on_idle)
@@ -67,20 +54,13 @@ void WorkerLink::start_waiting() {
 
 void WorkerLink::shutdown(const char* why) {
   if (stopped_) return;
-  if (fd_ >= 0 || stream_) ctx_.log->info("relay: {} link closed ({}; {} frames, {} bytes in)", key_, why, frames_in_, bytes_in_);
+  if (conn_ || stream_) ctx_.log->info("relay: {} link closed ({}; {} frames, {} bytes in)", key_, why, frames_in_, bytes_in_);
   stopped_ = true;
   if (tick_timer_) {
     ctx_.timers->cancel(*tick_timer_);
     tick_timer_.reset();
   }
-  if (read_ev_) {
-    event_free(read_ev_);
-    read_ev_ = nullptr;
-  }
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
+  conn_.reset();
   reader_.reset();
   detach();
 }
@@ -104,37 +84,20 @@ void WorkerLink::detach() {
 
 bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
   last_connect_ms_ = ctx_.timers->now_ms();
-  const std::string path = worker_socket_path(opts_.runtime_dir, owner.slot);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  if (path.size() >= sizeof sa.sun_path) return false;
-  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  // A Unix stream connect completes at once, or fails (EAGAIN: the owner's backlog is full).
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-    ctx_.log->debug("relay: {} cannot connect to worker {} at {}: {}", key_, owner.slot, path, std::strerror(errno));
-    ::close(fd);
+  std::string error;
+  net::UniqueFd fd = net::connect_unix(worker_socket_path(opts_.runtime_dir, owner.slot), &error);
+  if (!fd) {
+    ctx_.log->debug("relay: {} cannot reach worker {}: {}", key_, owner.slot, error);
     return false;
   }
-  protocol::LinkRequest req;
-  req.kind = protocol::LinkRequest::Kind::Play;
-  req.app = skey_.app;
-  req.name = skey_.name;
-  const std::string line = protocol::format_link_request(req);
-  // A fresh socket's buffer takes a request line whole.
-  if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
-    ctx_.log->debug("relay: {} cannot send the request to worker {}: {}", key_, owner.slot, std::strerror(errno));
-    ::close(fd);
-    return false;
-  }
-  fd_ = fd;
+  conn_ = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(fd),
+                                                 "worker " + std::to_string(owner.slot));
+  conn_->send(SharedBuffer::copy_of(std::string_view(protocol::format_link_request(protocol::LinkPlayRequest{skey_.app, skey_.name}))));
   protocol::LinkReaderLimits lim;
   lim.max_body = opts_.max_frame_body;
-  reader_ = std::make_unique<protocol::LinkFrameReader>([this](protocol::LinkFrame&& f) { on_frame(std::move(f)); },
+  reader_ = std::make_unique<protocol::LinkFrameReader>([this](protocol::LinkMessage&& m) { on_message(std::move(m)); },
                                                          lim);
-  read_ev_ = event_new(ctx_.base, fd_, EV_READ | EV_PERSIST, &WorkerLink::on_read_event, this);
-  event_add(read_ev_, nullptr);
+  conn_->start(*this);
   owner_ = owner;
   state_ = State::Requested;
   requested_ms_ = ctx_.timers->now_ms();
@@ -145,15 +108,8 @@ bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
   return true;
 }
 
-void WorkerLink::disconnect(const char* why, bool poll_soon) {
-  if (read_ev_) {
-    event_free(read_ev_);
-    read_ev_ = nullptr;
-  }
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
+void WorkerLink::disconnect(const std::string& why, bool poll_soon) {
+  conn_.reset();  // may be inside its callback: the connection allows it
   reader_.reset();
   // Repeated failures (an owner that keeps refusing) are logged once, then at debug level.
   ctx_.log->log(quiet_failures_++ == 0 ? spdlog::level::info : spdlog::level::debug,
@@ -166,77 +122,48 @@ void WorkerLink::disconnect(const char* why, bool poll_soon) {
 
 // ---------------------------------------------------------------------------------------------
 
-void WorkerLink::on_read_event(int, short, void* arg) { static_cast<WorkerLink*>(arg)->handle_readable(); }
-
-void WorkerLink::handle_readable() {
-  uint8_t buf[kReadChunk];
-  size_t total = 0;
-  while (fd_ >= 0 && total < kMaxReadPerEvent) {
-    ssize_t n = ::read(fd_, buf, sizeof buf);
-    if (n > 0) {
-      total += static_cast<size_t>(n);
-      bytes_in_ += static_cast<uint64_t>(n);
-      try {
-        reader_->feed({buf, static_cast<size_t>(n)});
-      } catch (const protocol::ProtocolError& e) {
-        ctx_.log->warn("relay: {} malformed data from worker {}: {}", key_, owner_slot(), e.what());
-        disconnect("malformed frame", true);
-        return;
-      }
-      if (terminal_) {
-        disconnect(terminal_, true);
-        return;
-      }
-      if (static_cast<size_t>(n) < sizeof buf) return;
-      continue;
-    }
-    if (n == 0) {
-      disconnect("connection closed by the owner", true);
-      return;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    disconnect(std::strerror(errno), true);
-    return;
+void WorkerLink::on_data(std::span<const uint8_t> bytes) {
+  bytes_in_ += bytes.size();
+  try {
+    reader_->feed(bytes);
+  } catch (const protocol::ProtocolError& e) {
+    ctx_.log->warn("relay: {} malformed data from worker {}: {}", key_, owner_slot(), e.what());
+    return disconnect("malformed frame", true);
   }
+  if (terminal_) disconnect(terminal_, true);
 }
 
-void WorkerLink::on_frame(protocol::LinkFrame&& f) {
-  using protocol::LinkFrameType;
+void WorkerLink::on_close(const std::string& reason) {
+  disconnect(reason == "peer closed" ? "connection closed by the owner" : reason, true);
+}
+
+void WorkerLink::on_message(protocol::LinkMessage&& m) {
+  using namespace protocol;
   if (terminal_) return;
-  switch (f.header.type) {
-    case LinkFrameType::Publish:
-      if (state_ == State::Live) {
-        terminal_ = "second Publish frame";
-        return;
-      }
-      state_ = State::Live;
-      quiet_failures_ = 0;
-      if (!stream_ && !attach()) terminal_ = "a local publisher holds the stream";
+  if (auto* media = std::get_if<LinkMedia>(&m)) {
+    if (state_ != State::Live) {
+      terminal_ = "media before Publish";
       return;
-    case LinkFrameType::Audio:
-    case LinkFrameType::Video:
-    case LinkFrameType::Data:
-      if (state_ != State::Live) {
-        terminal_ = "media before Publish";
-        return;
-      }
-      ++frames_in_;
-      if (stream_) stream_->publish(static_cast<media::MediaType>(f.header.type), f.header.timestamp, std::move(f.body));
+    }
+    ++frames_in_;
+    if (stream_) stream_->publish(static_cast<media::MediaType>(media->type), media->timestamp, std::move(media->body));
+  } else if (std::holds_alternative<LinkPublish>(m)) {
+    if (state_ == State::Live) {
+      terminal_ = "second Publish frame";
       return;
-    case LinkFrameType::Unpublish:
-      terminal_ = "the publisher left";
-      return;
-    case LinkFrameType::End:
-      terminal_ = "the stream ended";
-      return;
-    case LinkFrameType::Error:
-      ctx_.log->info("relay: {} worker {} refused: {}", key_, owner_slot(), f.body.get() ? std::string(f.body->view()) : "");
-      terminal_ = "refused by the owner";
-      return;
-    case LinkFrameType::HlsObject:
-      terminal_ = "unexpected HLS object";
-      return;
+    }
+    state_ = State::Live;
+    quiet_failures_ = 0;
+    if (!stream_ && !attach()) terminal_ = "a local publisher holds the stream";
+  } else if (std::holds_alternative<LinkUnpublish>(m)) {
+    terminal_ = "the publisher left";
+  } else if (std::holds_alternative<LinkEnd>(m)) {
+    terminal_ = "the stream ended";
+  } else if (auto* error = std::get_if<LinkError>(&m)) {
+    ctx_.log->info("relay: {} worker {} refused: {}", key_, owner_slot(), error->reason);
+    terminal_ = "refused by the owner";
+  } else {
+    terminal_ = "unexpected answer frame";
   }
 }
 

@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus for relay_frame_fuzz (run once; the outputs are committed).
-Deterministic: the same files every run.
+"""Writes the seed corpus for worker_link_frame_fuzz (run once; the outputs are committed).
+Deterministic: the same files every run (the directory is emptied first).
 
   tests/fuzz/corpus/worker_link_frame/  2 control bytes (piece sizes; bit 0 of the second: 0 = frame
-                                  stream, 1 = request lines) + frames or request lines
+                                        stream, 1 = request lines) + frames or request lines
 """
 import os
+import shutil
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, 'corpus', 'relay_frame')
+OUT = os.path.join(HERE, 'corpus', 'worker_link_frame')
 
 AUDIO, VIDEO, DATA = 8, 9, 18
-PUBLISH, UNPUBLISH, END, ERROR, HLS = 0x40, 0x41, 0x42, 0x43, 0x50
+PUBLISH, UNPUBLISH, END, ERROR, HLS, STATS = 0x40, 0x41, 0x42, 0x43, 0x50, 0x51
 KEY, SEQ, META = 1, 2, 4
 
 
 def frame(t, flags=0, ts=0, body=b''):
     return struct.pack('>BBHII', t, flags, 0, ts, len(body)) + body
+
+
+def hls_object(max_age, body):
+    """An HlsObject answer: its body starts with the max-age (big-endian u32)."""
+    return frame(HLS, 0, 0, struct.pack('>I', max_age) + body)
 
 
 def amf_str(s):
@@ -35,7 +41,8 @@ def write(name, control, payload):
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
     replay = (frame(PUBLISH) + frame(DATA, META, 0, META_BODY) + frame(VIDEO, KEY | SEQ, 0, AVC_SEQ) +
               frame(AUDIO, SEQ, 0, AAC_SEQ) + frame(VIDEO, KEY, 40, bytes([0x17, 1, 0, 0, 0]) + b'\x00' * 300) +
               frame(AUDIO, 0, 46, bytes([0xaf, 1]) + b'\x21' * 20) + frame(VIDEO, 0, 80, bytes([0x27, 1, 0, 0, 0x28]) + b'\x01' * 50))
@@ -43,7 +50,13 @@ def main():
     write('replay_whole', [15, 0], replay + frame(UNPUBLISH))
     write('end_and_error', [2, 0], frame(END) + frame(ERROR, 0, 0, b'worker 1 does not publish live/x'))
     write('timestamp_wrap', [4, 0], frame(AUDIO, 0, 0xFFFFFFF0, b'\xaf\x01x') + frame(AUDIO, 0, 0x10, b'\xaf\x01y'))
-    write('empty_bodies', [1, 0], frame(VIDEO) + frame(DATA) + frame(HLS, 0, 0, b'#EXTM3U\n'))
+    write('empty_bodies', [1, 0], frame(VIDEO) + frame(DATA) + hls_object(0, b''))
+    write('hls_answer', [5, 0], hls_object(21, b'G' * 188) + frame(ERROR, 0, 0, b'no such segment'))
+    write('hls_playlist', [3, 0], hls_object(0, b'#EXTM3U\n#EXT-X-VERSION:3\n#EXTINF:1.000,\n12.ts\n'))
+    write('stats', [4, 0], frame(STATS, 0, 0, b'{"slot": 1, "pid": 42, "streams": []}'))
+    write('hls_no_max_age', [5, 0], frame(HLS, 0, 0, b'\x00\x00'))
+    write('control_timestamp', [5, 0], frame(PUBLISH, 0, 7) + frame(HLS, 0, 9, b'\x00\x00\x00\x01'))
+    write('publish_with_body', [5, 0], frame(PUBLISH, 0, 0, b'x'))
     write('bad_type', [5, 0], frame(PUBLISH) + struct.pack('>BBHII', 7, 0, 0, 0, 0))
     write('bad_flags', [5, 0], struct.pack('>BBHII', VIDEO, 0x80, 0, 0, 1) + b'\x17')
     write('control_flags', [5, 0], struct.pack('>BBHII', UNPUBLISH, 1, 0, 0, 0))
@@ -51,6 +64,9 @@ def main():
     write('huge_length', [5, 0], struct.pack('>BBHII', VIDEO, KEY, 0, 0, 0xFFFFFFFF) + b'\x17\x01')
     write('truncated', [6, 0], frame(VIDEO, KEY, 0, b'\x17' * 100)[:60])
     write('requests', [0, 1], b'PLAY live/cam\nSTATS\nSTATS ALL\nHLS live/cam index.m3u8\nPLAY live/cam\r\n')
+    write('hls_requests', [3, 1], b'HLS live/cam index.m3u8\nHLS live/cam 12.ts\nHLS live/cam 012.ts\n'
+          b'18446744073709551615.ts\nHLS a/b 18446744073709551616.ts\nindex.m3u8')
+    write('names_for_workers', [1, 1], b'PLAY live/../x\nPLAY /cam\nPLAY live/a/b\nHLS x/' + b'y' * 200 + b' 1.ts\n')
     write('bad_requests', [0, 1], b'PLAY live\nPLAY live/../x\nGET / HTTP/1.1\nPLAY  live/a\nSTATS NOW\n\n' + b'A' * 600)
 
 

@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -51,23 +52,36 @@ def make_relay_media(seconds=30):
     return path
 
 
+LINK_STATS, LINK_ERROR = 0x51, 0x43
+
+
+def link_query(rill, slot, line, timeout=3.0):
+    """Sends one request line to a worker's relay socket; returns its one answer frame as
+    (type, body) (docs/workers.md, "Framing")."""
+    path = os.path.join(rill.runtime_dir, 'worker-%d.sock' % slot)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(line.encode() + b'\n')
+        with s.makefile('rb') as f:
+            data = f.read()  # the answer, then EOF
+    if len(data) < 12:
+        raise ValueError('short answer %r' % data)
+    ftype, _flags, _reserved, _ts, length = struct.unpack('>BBHII', data[:12])
+    if len(data) != 12 + length:
+        raise ValueError('answer of %d bytes, header says %d' % (len(data), 12 + length))
+    return ftype, data[12:]
+
+
 def stats(rill, timeout=3.0):
     """Every worker's relay statistics, asked of the first worker that answers."""
     last = None
     for slot in range(rill.expected_workers()):
-        path = os.path.join(rill.runtime_dir, 'worker-%d.sock' % slot)
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.settimeout(timeout)
-                s.connect(path)
-                s.sendall(b'STATS ALL\n')
-                data = b''
-                while True:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
-            return json.loads(data)
+            ftype, body = link_query(rill, slot, 'STATS ALL', timeout)
+            if ftype != LINK_STATS:
+                raise ValueError('answer of type 0x%x: %r' % (ftype, body))
+            return json.loads(body)
         except (OSError, ValueError) as e:
             last = e
     raise AssertionError('no worker answered STATS ALL: %r' % (last,))
@@ -164,6 +178,31 @@ class RelayTestCase(unittest.TestCase):
         found = wait_until(lambda: (lambda m: m if len(m) == len(ports) else None)(workers_of_ports(r, ports)), 5)
         self.assertTrue(found, 'not every player found in the log')
         return {p: found[port] for port, p in ports.items()}
+
+
+class LinkRequestTest(unittest.TestCase):
+    """The worker link's requests: names follow the one name rule (media::StreamKey, as RTMP and
+    HTTP), a refusal is one Error frame naming the reason, STATS is one Stats frame."""
+
+    def test_requests_and_refusals(self):
+        with Rill({'workers': 1}) as r:
+            for line, words in [('PLAY live/../x', "bad PLAY request: invalid stream name: '.' and '..'"),
+                                ('PLAY live/' + 'x' * 129, 'invalid stream name: longer than 128 bytes'),
+                                ('PLAY li%ve/cam', 'invalid app name: character 0x25 not allowed'),
+                                ('HLS live/a/b index.m3u8', 'bad HLS request: invalid stream name'),
+                                ('PLAY live/cam', 'worker 0 does not publish live/cam'),
+                                ('HLS live/cam 3.ts', 'stream live/cam has no HLS playlist'),
+                                ('PLAY live', 'expected APP/NAME'),
+                                ('NOPE', 'unknown request')]:
+                ftype, body = link_query(r, 0, line)
+                self.assertEqual(ftype, LINK_ERROR, (line, body))
+                self.assertIn(words, body.decode(), line)
+            ftype, body = link_query(r, 0, 'STATS')
+            self.assertEqual(ftype, LINK_STATS)
+            st = json.loads(body)
+            self.assertEqual(st['slot'], 0)
+            self.assertEqual(st['relay_connections'], 1)  # this query
+            self.assertEqual(st['connections']['worker-link'], 1)
 
 
 class FanOutTest(RelayTestCase):

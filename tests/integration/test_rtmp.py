@@ -25,6 +25,7 @@ import flvutil
 import rilltest
 import rtmpclient as rc
 from rilltest import Rill, wait_until
+from test_relay import LINK_STATS, link_query
 
 HOST = '127.0.0.1'
 MEDIA_SECONDS = 10
@@ -357,6 +358,67 @@ class StreamTest(RtmpTestCase):
         info = c.wait_status(('NetStream.Play.StreamNotFound', 'NetStream.Play.Start'), 3)
         self.assertEqual(info.get('code'), 'NetStream.Play.StreamNotFound', info)
         self.assertLess(time.monotonic() - t0, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Connection limit
+
+class ConnectionLimitTest(RtmpTestCase):
+
+    def open_flv_waiters(self, count):
+        """HTTP-FLV players of a stream nobody publishes: they wait (play_wait), connected."""
+        socks = []
+        for _ in range(count):
+            s = socket.create_connection((HOST, self.rill.http_port), timeout=5)
+            self.addCleanup(s.close)
+            s.sendall(b'GET /live/nobody.flv HTTP/1.1\r\nHost: x\r\n\r\n')
+            socks.append(s)
+        return socks
+
+    def open_worker_links(self, count):
+        """Connections on the worker's relay socket that have not sent their request yet."""
+        socks = []
+        for _ in range(count):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.addCleanup(s.close)
+            s.connect(os.path.join(self.rill.runtime_dir, 'worker-0.sock'))
+            s.sendall(b'STATS')  # no newline: the request stays pending
+            socks.append(s)
+        return socks
+
+    def worker_stats(self):
+        ftype, body = link_query(self.rill, 0, 'STATS')
+        self.assertEqual(ftype, LINK_STATS, body)
+        return json.loads(body)
+
+    def rtmp_client(self):
+        c = rc.RtmpConnection(HOST, self.port, timeout=5)
+        self.addCleanup(c.close)
+        return c
+
+    def test_max_connections_counts_rtmp_sessions_only(self):
+        self.start_rill({'rtmp': {'max_connections': 3}, 'apps': {'live': {'play_wait': '30s'}}})
+        self.open_flv_waiters(4)
+        self.open_worker_links(2)
+        # 4 HTTP-FLV sessions and 2 worker links (and this query) are open, no RTMP session yet.
+        ok = wait_until(lambda: (lambda st: st['sessions'] >= 4 and st['relay_connections'] >= 3 and
+                                 st['connections']['rtmp'] == 0)(self.worker_stats()), 5)
+        self.assertTrue(ok, self.worker_stats())
+        admitted = []
+        for _ in range(3):
+            c = self.rtmp_client()
+            res, vals = c.connect('live')
+            self.assertEqual(res, '_result', vals)
+            admitted.append(c)
+        self.assertEqual(self.worker_stats()['connections']['rtmp'], 3)
+        fourth = self.rtmp_client()
+        self.assertTrue(fourth.wait_closed(5), 'the fourth RTMP client was not refused')
+        self.assertTrue(self.rill.wait_for_log(r'rtmp: .* refused: worker connection limit 3 reached', 5))
+        # A closed RTMP session frees its place.
+        admitted[0].close()
+        self.assertTrue(wait_until(lambda: self.worker_stats()['connections']['rtmp'] == 2, 5))
+        res, vals = self.rtmp_client().connect('live')
+        self.assertEqual(res, '_result', vals)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// Relay framing (protocol/worker_link_frame.h): frames and request lines, bytes in / bytes out.
+// Worker-link framing (protocol/worker_link_frame.h): typed frames and requests, bytes in / out.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,38 +13,33 @@ namespace {
 std::vector<uint8_t> bytes_of(const BufferRef& b) { return {b.data(), b.data() + b.size()}; }
 
 std::vector<uint8_t> media_frame(LinkFrameType type, uint8_t flags, uint32_t ts, const std::vector<uint8_t>& body) {
-  LinkFrameHeader h;
-  h.type = type;
-  h.flags = flags;
-  h.timestamp = ts;
-  h.length = static_cast<uint32_t>(body.size());
-  std::vector<uint8_t> out = bytes_of(link_header_buffer(h));
+  std::vector<uint8_t> out = bytes_of(link_media_header(type, flags, ts, static_cast<uint32_t>(body.size())));
   out.insert(out.end(), body.begin(), body.end());
   return out;
 }
 
-std::vector<LinkFrame> read_all(const std::vector<uint8_t>& wire, size_t piece, LinkReaderLimits lim = {}) {
-  std::vector<LinkFrame> got;
-  LinkFrameReader r([&](LinkFrame&& f) { got.push_back(std::move(f)); }, lim);
+std::vector<LinkMessage> read_all(const std::vector<uint8_t>& wire, size_t piece, LinkReaderLimits lim = {}) {
+  std::vector<LinkMessage> got;
+  LinkFrameReader r([&](LinkMessage&& m) { got.push_back(std::move(m)); }, lim);
   for (size_t i = 0; i < wire.size(); i += piece) r.feed({wire.data() + i, std::min(piece, wire.size() - i)});
   EXPECT_TRUE(r.at_boundary());
   return got;
 }
 
 TEST(LinkFrame, HeaderIsTwelveBigEndianBytes) {
-  LinkFrameHeader h;
-  h.type = LinkFrameType::Video;
-  h.flags = link_flag::Keyframe | link_flag::SequenceHeader;
-  h.timestamp = 0x01020304;
-  h.length = 0x0A0B0C0D;
-  EXPECT_EQ(bytes_of(link_header_buffer(h)),
+  EXPECT_EQ(bytes_of(link_media_header(LinkFrameType::Video, link_flag::Keyframe | link_flag::SequenceHeader,
+                                       0x01020304, 0x0A0B0C0D)),
             (std::vector<uint8_t>{9, 3, 0, 0, 1, 2, 3, 4, 0x0A, 0x0B, 0x0C, 0x0D}));
-  EXPECT_EQ(bytes_of(link_control_frame(LinkFrameType::Error, "no")),
+  EXPECT_EQ(bytes_of(encode_link_message(LinkError{"no"})),
             (std::vector<uint8_t>{0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 'n', 'o'}));
+  EXPECT_EQ(bytes_of(encode_link_message(LinkPublish{})), (std::vector<uint8_t>{0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  // An HLS object: the timestamp field stays zero; the max-age is the body's first 4 bytes.
+  EXPECT_EQ(bytes_of(link_hls_object_header(21, 3000)),
+            (std::vector<uint8_t>{0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0B, 0xBC, 0, 0, 0, 21}));
 }
 
 TEST(LinkFrame, RoundTripInAnyPieces) {
-  std::vector<uint8_t> wire = bytes_of(link_control_frame(LinkFrameType::Publish));
+  std::vector<uint8_t> wire = bytes_of(encode_link_message(LinkPublish{}));
   std::vector<uint8_t> video(5000);
   for (size_t i = 0; i < video.size(); ++i) video[i] = static_cast<uint8_t>(i * 7);
   auto add = [&](const std::vector<uint8_t>& v) { wire.insert(wire.end(), v.begin(), v.end()); };
@@ -52,73 +47,92 @@ TEST(LinkFrame, RoundTripInAnyPieces) {
   add(media_frame(LinkFrameType::Video, link_flag::Keyframe, 40, video));
   add(media_frame(LinkFrameType::Audio, 0, 0xFFFFFFFF, {0xAF, 1}));
   add(media_frame(LinkFrameType::Video, 0, 80, {}));  // an empty body is a frame too
-  add(bytes_of(link_control_frame(LinkFrameType::Unpublish)));
+  add(bytes_of(encode_link_message(LinkUnpublish{})));
+  add(bytes_of(encode_link_message(LinkStats{R"({"slot":1})"})));
+  add(bytes_of(encode_link_message(LinkEnd{})));
   for (size_t piece : {size_t(1), size_t(5), size_t(12), size_t(13), size_t(4096), wire.size()}) {
     auto got = read_all(wire, piece);
-    ASSERT_EQ(got.size(), 6u) << piece;
-    EXPECT_EQ(got[0].header.type, LinkFrameType::Publish);
-    EXPECT_EQ(got[1].header.type, LinkFrameType::Data);
-    EXPECT_EQ(got[1].header.flags, link_flag::Metadata);
-    EXPECT_EQ(got[2].header.timestamp, 40u);
-    EXPECT_EQ(bytes_of(got[2].body), video);
-    EXPECT_EQ(got[2].body->capacity(), video.size());  // allocated once, exactly
-    EXPECT_EQ(got[3].header.timestamp, 0xFFFFFFFFu);
-    EXPECT_EQ(got[4].body.size(), 0u);
-    EXPECT_EQ(got[5].header.type, LinkFrameType::Unpublish);
+    ASSERT_EQ(got.size(), 8u) << piece;
+    EXPECT_TRUE(std::holds_alternative<LinkPublish>(got[0]));
+    const auto& meta = std::get<LinkMedia>(got[1]);
+    EXPECT_EQ(meta.type, LinkFrameType::Data);
+    EXPECT_EQ(meta.flags, link_flag::Metadata);
+    const auto& key = std::get<LinkMedia>(got[2]);
+    EXPECT_EQ(key.timestamp, 40u);
+    EXPECT_EQ(bytes_of(key.body), video);
+    EXPECT_EQ(key.body->capacity(), video.size());  // allocated once, exactly
+    EXPECT_EQ(std::get<LinkMedia>(got[3]).timestamp, 0xFFFFFFFFu);
+    EXPECT_EQ(std::get<LinkMedia>(got[4]).body.size(), 0u);
+    EXPECT_TRUE(std::holds_alternative<LinkUnpublish>(got[5]));
+    EXPECT_EQ(std::get<LinkStats>(got[6]).json, R"({"slot":1})");
+    EXPECT_TRUE(std::holds_alternative<LinkEnd>(got[7]));
+    EXPECT_EQ(link_message_type(got[7]), LinkFrameType::End);
   }
 }
 
 TEST(LinkFrame, MalformedInputThrows) {
   auto fails = [](std::vector<uint8_t> wire, LinkReaderLimits lim = {}) {
-    LinkFrameReader r([](LinkFrame&&) {}, lim);
+    LinkFrameReader r([](LinkMessage&&) {}, lim);
     EXPECT_THROW(r.feed(wire), ProtocolError);
   };
   fails({7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});           // unknown type
   fails({9, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});        // reserved flag bit
   fails({9, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0});           // reserved bytes
   fails({0x41, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});        // flags on a control frame
-  fails({0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 1});     // control body over 4096
+  fails({0x50, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 4});        // a timestamp on an HLS object
+  fails({0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});        // a body on Publish
+  fails({0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3});        // an HLS object without its max-age
+  fails({0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 1});     // error body over 4096
   LinkReaderLimits small;
   small.max_body = 100;
+  small.max_stats_body = 10;
   fails({9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 101}, small);  // media body over the limit
+  fails({0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 105}, small);  // HLS object over the limit
+  fails({0x51, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11}, small);   // statistics over their limit
   fails({9, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});  // 4 GiB body
-  // Exactly at the limit is fine.
+  // Exactly at the limits is fine.
   std::vector<uint8_t> ok = media_frame(LinkFrameType::Video, 0, 0, std::vector<uint8_t>(100, 1));
+  EXPECT_EQ(read_all(ok, 7, small).size(), 1u);
+  ok = bytes_of(encode_link_message(LinkHlsObject{0, SharedBuffer::copy_of(std::string(100, 'x'))}));
   EXPECT_EQ(read_all(ok, 7, small).size(), 1u);
 }
 
 TEST(LinkRequest, ParseAndFormat) {
-  LinkRequest r = parse_link_request("PLAY live/cam-1.x~y_z");
-  EXPECT_EQ(r.kind, LinkRequest::Kind::Play);
-  EXPECT_EQ(r.app, "live");
-  EXPECT_EQ(r.name, "cam-1.x~y_z");
+  const LinkRequest r = parse_link_request("PLAY live/cam-1.x~y_z");
+  EXPECT_EQ(r, LinkRequest(LinkPlayRequest{"live", "cam-1.x~y_z"}));
   EXPECT_EQ(format_link_request(r), "PLAY live/cam-1.x~y_z\n");
-  EXPECT_EQ(parse_link_request("PLAY live/cam\r").name, "cam");
-  EXPECT_EQ(parse_link_request("STATS").kind, LinkRequest::Kind::Stats);
-  EXPECT_EQ(parse_link_request("STATS ALL").kind, LinkRequest::Kind::StatsAll);
-  LinkRequest h = parse_link_request("HLS live/cam index.m3u8");
-  EXPECT_EQ(h.kind, LinkRequest::Kind::Hls);
-  EXPECT_EQ(h.object, "index.m3u8");
+  EXPECT_EQ(std::get<LinkPlayRequest>(parse_link_request("PLAY live/cam\r")).name, "cam");
+  EXPECT_EQ(parse_link_request("STATS"), LinkRequest(LinkStatsRequest{false}));
+  EXPECT_EQ(parse_link_request("STATS ALL"), LinkRequest(LinkStatsRequest{true}));
+  const LinkRequest h = parse_link_request("HLS live/cam index.m3u8");
+  EXPECT_EQ(h, LinkRequest(LinkHlsRequest{"live", "cam", HlsObjectName{true, 0}}));
   EXPECT_EQ(format_link_request(h), "HLS live/cam index.m3u8\n");
-  for (auto k : {LinkRequest::Kind::Stats, LinkRequest::Kind::StatsAll}) {
-    LinkRequest s;
-    s.kind = k;
-    std::string line = format_link_request(s);
-    EXPECT_EQ(parse_link_request(line.substr(0, line.size() - 1)).kind, k);
+  for (const LinkRequest& q : {LinkRequest(LinkStatsRequest{false}), LinkRequest(LinkStatsRequest{true}),
+                               LinkRequest(LinkHlsRequest{"a", "b", HlsObjectName{false, 7}})}) {
+    const std::string line = format_link_request(q);
+    EXPECT_EQ(parse_link_request(line.substr(0, line.size() - 1)), q) << line;
   }
 }
 
+TEST(LinkRequest, NamesAreLeftToTheNameRule) {
+  // The protocol splits words; what a name may contain is media::StreamKey's rule, applied by
+  // the worker that answers (workers/), so these parse.
+  EXPECT_EQ(parse_link_request("PLAY live/../x"), LinkRequest(LinkPlayRequest{"live", "../x"}));
+  EXPECT_EQ(parse_link_request("PLAY live/a/b"), LinkRequest(LinkPlayRequest{"live", "a/b"}));
+  EXPECT_EQ(parse_link_request("PLAY /cam"), LinkRequest(LinkPlayRequest{"", "cam"}));
+  const std::string longest = "PLAY live/" + std::string(kLinkMaxRequestLine - 10, 'x');
+  EXPECT_EQ(std::get<LinkPlayRequest>(parse_link_request(longest)).name.size(), kLinkMaxRequestLine - 10);
+}
+
 TEST(LinkRequest, RejectsWhatIsNotExactlyARequest) {
-  for (const char* bad : {"", "PLAY", "PLAY live", "PLAY /cam", "PLAY live/", "PLAY live/../x", "PLAY live/a/b",
-                          "PLAY live/.. ", "PLAY  live/cam", "PLAY live/cam ", "play live/cam", "STATS SOME",
+  for (const char* bad : {"", "PLAY", "PLAY live", "PLAY  live/cam", "PLAY live/cam ", "play live/cam", "STATS SOME",
                           "STATS ALL NOW", "HLS live/cam", "HLS live/cam ../x", "HLS live/cam x.m3u8", "HLS live/cam 01.ts",
-                          "HLS live/cam 1.ts x", "HLS live/cam 18446744073709551616.ts", "HLS live/cam .ts", "GET / HTTP/1.1", "PLAY live/c\tam",
-                          "PLAY live/caf\xc3\xa9"}) {
+                          "HLS live/cam 1.ts x", "HLS live/cam 18446744073709551616.ts", "HLS live/cam .ts", "GET / HTTP/1.1",
+                          "PLAY live/c\tam", "PLAY live/caf\xc3\xa9"}) {
     EXPECT_THROW(parse_link_request(bad), ProtocolError) << bad;
   }
-  EXPECT_THROW(parse_link_request("PLAY live/" + std::string(kLinkMaxName + 1, 'x')), ProtocolError);
-  EXPECT_NO_THROW(parse_link_request("PLAY live/" + std::string(kLinkMaxName, 'x')));
   EXPECT_THROW(parse_link_request(std::string(kLinkMaxRequestLine + 1, 'A')), ProtocolError);
+  EXPECT_THROW(parse_link_request("PLAY live/" + std::string(kLinkMaxRequestLine, 'x')), ProtocolError);
 }
 
 TEST(RelayHls, ObjectNames) {
@@ -133,36 +147,32 @@ TEST(RelayHls, ObjectNames) {
   for (HlsObjectName o : {HlsObjectName{true, 0}, HlsObjectName{false, 0}, HlsObjectName{false, 123456789012345ull}}) {
     EXPECT_EQ(parse_hls_object(format_hls_object(o)), o);
   }
-  LinkRequest r = parse_link_request("HLS live/cam 17.ts");
-  EXPECT_EQ(r.kind, LinkRequest::Kind::Hls);
-  EXPECT_EQ(r.key(), "live/cam");
-  EXPECT_EQ(r.object, "17.ts");
+  const LinkRequest r = parse_link_request("HLS live/cam 17.ts");
+  EXPECT_EQ(r, LinkRequest(LinkHlsRequest{"live", "cam", HlsObjectName{false, 17}}));
   EXPECT_EQ(format_link_request(r), "HLS live/cam 17.ts\n");
 }
 
-TEST(RelayHls, ObjectAnswerCarriesMaxAgeAndBody) {
+TEST(RelayHls, ObjectAnswerCarriesItsOwnMaxAge) {
   const std::vector<uint8_t> body(3000, 0x47);
   std::vector<uint8_t> wire = bytes_of(link_hls_object_header(21, static_cast<uint32_t>(body.size())));
-  ASSERT_EQ(wire.size(), kLinkHeaderSize);
-  EXPECT_EQ(wire[0], 0x50);
+  ASSERT_EQ(wire.size(), kLinkHeaderSize + kLinkHlsPrefixSize);
   wire.insert(wire.end(), body.begin(), body.end());
-  const auto err = bytes_of(link_control_frame(LinkFrameType::Error, "no such segment"));
+  const auto err = bytes_of(encode_link_message(LinkError{"no such segment"}));
   wire.insert(wire.end(), err.begin(), err.end());
-  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}}) {
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{14}, size_t{4096}}) {
     auto got = read_all(wire, piece);
     ASSERT_EQ(got.size(), 2u);
-    EXPECT_EQ(got[0].header.type, LinkFrameType::HlsObject);
-    EXPECT_EQ(got[0].header.timestamp, 21u);
-    EXPECT_EQ(bytes_of(got[0].body), body);
-    EXPECT_EQ(got[1].header.type, LinkFrameType::Error);
-    EXPECT_EQ(got[1].body->view(), "no such segment");
+    const auto& object = std::get<LinkHlsObject>(got[0]);
+    EXPECT_EQ(object.max_age_s, 21u);
+    EXPECT_EQ(bytes_of(object.body), body);
+    EXPECT_EQ(object.body->capacity(), body.size());
+    EXPECT_EQ(std::get<LinkError>(got[1]).reason, "no such segment");
   }
-  // An object over the reader's body limit is refused.
-  LinkReaderLimits lim;
-  lim.max_body = 100;
-  LinkFrameReader r([](LinkFrame&&) {}, lim);
-  auto big = bytes_of(link_hls_object_header(0, 101));
-  EXPECT_THROW(r.feed(big), ProtocolError);
+  // The header-and-prefix writer and the whole-frame encoder agree.
+  const LinkHlsObject o{5, SharedBuffer::copy_of(std::string_view("#EXTM3U\n"))};
+  std::vector<uint8_t> split = bytes_of(link_hls_object_header(5, 8));
+  split.insert(split.end(), o.body.data(), o.body.data() + 8);
+  EXPECT_EQ(split, bytes_of(encode_link_message(o)));
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #pragma once
 // What every session of a worker needs, passed explicitly (no singletons).
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -59,18 +61,49 @@ struct ServerContext {
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };
 
+// What a session speaks; fixed for its life. SessionSet counts the live sessions of each, so
+// that a limit applies to one protocol (rtmp.max_connections counts RTMP sessions only).
+enum class SessionProtocol : uint8_t { Other, Rtmp, HttpFlv, WorkerLink };
+inline constexpr size_t kSessionProtocols = 4;
+const char* session_protocol_name(SessionProtocol p);  // "other", "rtmp", "http-flv", "worker-link"
+
+// What a session does now.
+enum class SessionKind : uint8_t { Other, Connecting, Publisher, Player, WorkerLink };
+const char* session_kind_name(SessionKind k);  // "other", "connecting", "publisher", "player", "worker-link"
+
+// A session described for statistics: a plain value, so callers need no dynamic_cast.
+struct SessionInfo {
+  SessionKind kind = SessionKind::Other;
+  std::string protocol;       // "rtmp", "rtmps", "http-flv", "worker-link"
+  std::string peer;           // "1.2.3.4:5678", "unix"
+  std::string stream;         // "app/name" it publishes, plays or relays; empty when none
+  int64_t since_ms = 0;       // start, on the worker's TimerQueue clock
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  size_t queued_bytes = 0;    // waiting for the socket
+  uint64_t frames_out = 0;    // media frames queued to the peer
+  uint64_t dropped_frames = 0;
+};
+
 // A connection-level session owned by the worker's SessionSet.
 class Session {
  public:
+  explicit Session(SessionProtocol protocol = SessionProtocol::Other) : protocol_(protocol) {}
   virtual ~Session() = default;
   // Close now (fast stop) with a reason for the log.
   virtual void close(const char* reason) = 0;
   // Graceful stop: stop taking new work; close when done (publishers: now; players: now).
   virtual void drain() { close("worker shutting down"); }
+  // What the session is now. The default knows only the protocol.
+  virtual SessionInfo describe() const;
+  SessionProtocol protocol() const { return protocol_; }
+
+ private:
+  const SessionProtocol protocol_;
 };
 
-// The sessions of one worker: ownership, the per-worker connection limit, and deferred
-// destruction (a session closing inside its own callback is destroyed after the callback).
+// The sessions of one worker: ownership, counts per protocol, and deferred destruction (a
+// session closing inside its own callback is destroyed after the callback).
 class SessionSet {
  public:
   SessionSet(EventTimerQueue& timers) : timers_(timers) {}
@@ -79,6 +112,8 @@ class SessionSet {
   // Destroys the session after the current callback returns.
   void retire(Session* s);
   size_t size() const { return live_set_.size(); }
+  // Live (not retired) sessions of one protocol.
+  size_t count(SessionProtocol p) const { return counts_[static_cast<size_t>(p)]; }
   template <typename F>
   void for_each(F&& f) {
     for (auto* s : live_set_) f(*s);
@@ -91,6 +126,7 @@ class SessionSet {
   EventTimerQueue& timers_;
   std::unordered_set<Session*> live_set_;  // owned
   std::vector<Session*> retired_;
+  std::array<size_t, kSessionProtocols> counts_{};
   bool reap_scheduled_ = false;
 };
 

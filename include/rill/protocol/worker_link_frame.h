@@ -1,32 +1,38 @@
 #pragma once
-// Relay framing: how one worker streams an already-parsed live stream to another worker over a
-// Unix socket (see docs/workers.md). Pure bytes in / bytes out: no socket, no clock.
+// The worker link: how one worker asks another for a live stream, its statistics or an HLS object
+// over a Unix socket (docs/workers.md). Pure bytes in / bytes out: no socket, no clock.
 //
-// A connection starts with one request line from the pulling worker (ASCII, '\n'-terminated,
-// at most kLinkMaxRequestLine bytes):
+// A connection starts with one request line from the asking worker (ASCII, '\n'-terminated, at
+// most kLinkMaxRequestLine bytes), parsed into a typed request:
 //
-//   PLAY <app>/<name>           stream this live stream to me (answered with frames)
-//   STATS                       this worker's statistics as JSON, then EOF
-//   STATS ALL                   every worker's statistics merged (gathered by the answering one)
-//   HLS <app>/<name> <object>   HLS fetch from the owner: <object> is index.m3u8 (the playlist)
-//                               or <seq>.ts (a segment); answered with one HlsObject frame or one
-//                               Error frame (not found), then EOF
+//   PLAY <app>/<name>           LinkPlayRequest   stream this live stream to me (frames)
+//   STATS                       LinkStatsRequest  this worker's statistics: one Stats frame
+//   STATS ALL                   LinkStatsRequest  every worker's, gathered by the answering one
+//   HLS <app>/<name> <object>   LinkHlsRequest    <object>: index.m3u8 or <seq>.ts; one HlsObject
+//                                                 frame, or one Error frame (not found)
 //
-// PLAY is answered with frames, each a 12-byte header and a body:
+// This layer only bounds the line and splits its words: app and stream names are checked by the
+// one name rule (media::StreamKey) in workers/, which refuses a bad one with an Error frame.
+//
+// Answers are frames, each a 12-byte header and a body:
 //
 //   0      type      u8   8 audio, 9 video, 18 data (= RTMP message / FLV tag types),
-//                         or a control type below
-//   1      flags     u8   bit 0 keyframe, bit 1 sequence header, bit 2 metadata; others zero
+//                         or another LinkFrameType below
+//   1      flags     u8   media only: bit 0 keyframe, bit 1 sequence header, bit 2 metadata
 //   2..3   reserved  u16  zero
-//   4..7   timestamp u32  big-endian, ms on the owner's output timeline
+//   4..7   timestamp u32  big-endian; media only: ms on the owner's output timeline (else zero)
 //   8..11  length    u32  big-endian, body bytes that follow
 //
-// Media bodies are FLV tag bodies (the RTMP message payload) exactly as the owner's hub holds
-// them. Control frames: Publish (the stream is live; the replay of metadata, sequence headers and
-// the GOP cache follows), Unpublish (the publisher left), End (the stream is gone), Error (body:
-// a UTF-8 reason; the connection then closes). HlsObject answers an HLS request: the body is the
-// playlist or segment bytes, the timestamp field carries the Cache-Control max-age in seconds
-// (0 for a playlist: no-cache), flags are zero.
+// and decoded into a typed LinkMessage:
+//
+//   Audio/Video/Data  LinkMedia       body: the FLV tag body, exactly as the owner's hub holds it
+//   Publish           LinkPublish     empty: the stream is live; metadata, sequence headers and
+//                                     the GOP cache follow, then live frames
+//   Unpublish / End   LinkUnpublish / LinkEnd   empty: the publisher left / the stream is gone
+//   Error             LinkError       body: a UTF-8 reason (at most 4 KiB); the connection closes
+//   HlsObject         LinkHlsObject   body: max-age u32 (big-endian, Cache-Control seconds, 0 for
+//                                     a playlist), then the playlist or segment bytes
+//   Stats             LinkStats       body: the statistics as JSON
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -34,12 +40,14 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "rill/core/buffer.h"
 
 namespace rill::protocol {
 
 inline constexpr size_t kLinkHeaderSize = 12;
+inline constexpr size_t kLinkHlsPrefixSize = 4;  // an HlsObject body starts with its max-age
 inline constexpr size_t kLinkMaxRequestLine = 512;
 
 enum class LinkFrameType : uint8_t {
@@ -50,7 +58,8 @@ enum class LinkFrameType : uint8_t {
   Unpublish = 0x41,
   End = 0x42,
   Error = 0x43,
-  HlsObject = 0x50,  // answer to HLS (body: the object; timestamp: max-age seconds)
+  HlsObject = 0x50,
+  Stats = 0x51,
 };
 
 namespace link_flag {
@@ -64,80 +73,79 @@ bool is_link_media(LinkFrameType t);
 bool is_known_link_type(uint8_t t);
 const char* link_frame_type_name(LinkFrameType t);
 
-struct LinkFrameHeader {
-  LinkFrameType type = LinkFrameType::Data;
+// ---- answers ---------------------------------------------------------------------------------
+
+struct LinkMedia {
+  LinkFrameType type = LinkFrameType::Data;  // Audio, Video or Data
   uint8_t flags = 0;
   uint32_t timestamp = 0;
-  uint32_t length = 0;
-};
-
-// Writes the 12 header bytes.
-void encode_link_header(const LinkFrameHeader& h, uint8_t out[kLinkHeaderSize]);
-BufferRef link_header_buffer(const LinkFrameHeader& h);
-// A whole control frame (header + optional text body) in one buffer.
-BufferRef link_control_frame(LinkFrameType type, std::string_view text = {});
-
-struct LinkFrame {
-  LinkFrameHeader header;
   BufferRef body;  // allocated once with the body's exact size
 };
+struct LinkPublish {};
+struct LinkUnpublish {};
+struct LinkEnd {};
+struct LinkError {
+  std::string reason;
+};
+struct LinkHlsObject {
+  uint32_t max_age_s = 0;  // Cache-Control max-age; 0 for a playlist
+  BufferRef body;          // the playlist or segment bytes
+};
+struct LinkStats {
+  std::string json;
+};
+using LinkMessage = std::variant<LinkMedia, LinkPublish, LinkUnpublish, LinkEnd, LinkError, LinkHlsObject, LinkStats>;
+
+LinkFrameType link_message_type(const LinkMessage& m);
+
+// The header of a media frame; the body (the hub's shared payload) follows as its own buffer.
+BufferRef link_media_header(LinkFrameType type, uint8_t flags, uint32_t timestamp, uint32_t length);
+// Header and max-age of an HlsObject frame (16 bytes); `length` object bytes follow.
+BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length);
+// A whole frame in one buffer (the body copied): control frames, errors, statistics.
+BufferRef encode_link_message(const LinkMessage& m);
 
 struct LinkReaderLimits {
-  uint32_t max_body = 16 * 1024 * 1024;    // media bodies (the RTMP max message size)
-  uint32_t max_control_body = 4096;        // control frames carry at most a short reason
+  uint32_t max_body = 16 * 1024 * 1024;       // media bodies and HLS objects
+  uint32_t max_stats_body = 4 * 1024 * 1024;  // the JSON of a Stats frame
+  uint32_t max_error_body = 4096;             // an Error's reason
 };
 
 // Incremental frame reader. feed() consumes every byte given and calls the handler once per
-// completed frame, synchronously. Malformed input (unknown type, reserved bits set, a body over
-// the limits) throws ProtocolError; the reader is then unusable and the link must close.
+// completed frame, synchronously. Malformed input (unknown type, reserved bits or fields set, a
+// body over the limits or of the wrong size for its type) throws ProtocolError; the reader is
+// then unusable and the link must close.
 class LinkFrameReader {
  public:
-  using Handler = std::function<void(LinkFrame&&)>;
-  explicit LinkFrameReader(Handler on_frame, LinkReaderLimits limits = {});
+  using Handler = std::function<void(LinkMessage&&)>;
+  explicit LinkFrameReader(Handler on_message, LinkReaderLimits limits = {});
 
   size_t feed(std::span<const uint8_t> bytes);
   uint64_t frames() const { return frames_; }
   uint64_t bytes() const { return bytes_; }
   // True between frames (nothing partial buffered).
-  bool at_boundary() const { return hdr_have_ == 0 && !in_body_; }
+  bool at_boundary() const { return have_ == 0 && !in_body_; }
 
  private:
   void on_header();
   void deliver();
 
-  Handler on_frame_;
+  Handler on_message_;
   LinkReaderLimits limits_;
-  uint8_t hdr_[kLinkHeaderSize] = {};
-  size_t hdr_have_ = 0;
+  uint8_t head_[kLinkHeaderSize + kLinkHlsPrefixSize] = {};
+  size_t want_ = kLinkHeaderSize;  // header bytes to collect (the prefix, once the type is known)
+  size_t have_ = 0;
   bool in_body_ = false;
-  LinkFrameHeader cur_;
+  LinkFrameType type_ = LinkFrameType::Data;
   BufferRef body_;
   uint64_t frames_ = 0;
   uint64_t bytes_ = 0;
 };
 
-// ---- request line ----------------------------------------------------------------------------
-
-struct LinkRequest {
-  enum class Kind { Play, Stats, StatsAll, Hls };
-  Kind kind = Kind::Stats;
-  std::string app;
-  std::string name;
-  std::string object;  // Hls: the playlist or segment name
-  std::string key() const { return app + "/" + name; }
-};
-
-// Parses one request line (without the '\n'; a trailing '\r' is tolerated). App and stream names
-// are restricted to [A-Za-z0-9_.~-] (1..kLinkMaxName bytes, not "." or ".."). Throws
-// ProtocolError naming what is wrong.
-inline constexpr size_t kLinkMaxName = 256;
-LinkRequest parse_link_request(std::string_view line);
-std::string format_link_request(const LinkRequest& r);  // with the trailing '\n'
-
-// ---- HLS objects ------------------------------------------------------------------------------
+// ---- requests --------------------------------------------------------------------------------
 
 // The <object> of an HLS request: "index.m3u8" (the playlist) or "<seq>.ts" (decimal, no leading
-// zero, fits in 64 bits). parse_link_request accepts only these.
+// zero, fits in 64 bits).
 struct HlsObjectName {
   bool playlist = true;
   uint64_t sequence = 0;  // segment
@@ -146,7 +154,28 @@ struct HlsObjectName {
 inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";
 std::optional<HlsObjectName> parse_hls_object(std::string_view object);
 std::string format_hls_object(const HlsObjectName& o);
-// The header of an HlsObject answer (the body, `length` bytes, follows).
-BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length);
+
+struct LinkPlayRequest {
+  std::string app;  // not validated here: workers/ applies media::StreamKey's rule
+  std::string name;
+  bool operator==(const LinkPlayRequest&) const = default;
+};
+struct LinkStatsRequest {
+  bool all = false;  // STATS ALL: every worker's
+  bool operator==(const LinkStatsRequest&) const = default;
+};
+struct LinkHlsRequest {
+  std::string app;
+  std::string name;
+  HlsObjectName object;
+  bool operator==(const LinkHlsRequest&) const = default;
+};
+using LinkRequest = std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest>;
+
+// Parses one request line (without the '\n'; a trailing '\r' is tolerated): at most
+// kLinkMaxRequestLine bytes of printable ASCII, words split by single spaces, a known verb with
+// its words, <app>/<name> split at the first '/'. Throws ProtocolError naming what is wrong.
+LinkRequest parse_link_request(std::string_view line);
+std::string format_link_request(const LinkRequest& r);  // with the trailing '\n'
 
 }  // namespace rill::protocol

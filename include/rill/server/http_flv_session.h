@@ -25,6 +25,7 @@ class HttpFlvSession final : public net::Session, public net::Flushable, public 
   // Called by the route handler: answers 404 or starts the response.
   void start(media::Stream* s);
   void close(const char* reason) override;
+  net::SessionInfo describe() const override;
 
   void flush() override;
   void on_frame(const media::FramePtr& frame) override;
@@ -48,6 +49,7 @@ class HttpFlvSession final : public net::Session, public net::Flushable, public 
   bool started_ = false;
   bool in_flight_ = false;  // a batch is in evhttp's output, not yet written to the socket
   bool closed_ = false;
+  uint64_t frames_out_ = 0;
   uint64_t bytes_ = 0;
 };
 

@@ -1,9 +1,9 @@
 #pragma once
 // RtmpSession: one RTMP connection — handshake, chunk stream, commands — adapted onto the hub.
 // A publishing session feeds a media::Stream; a playing session is a media::Subscriber whose
-// output queue holds the stream's shared, already-chunked buffers.
-#include <sys/types.h>
-
+// output queue holds the stream's shared, already-chunked buffers. The socket is a
+// net::Connection (plain TCP, or TLS for RTMPS): the session sees bytes in and fills the
+// connection's queue; the connection reads, writes and closes.
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,26 +14,27 @@
 #include "rill/protocol/rtmp_command.h"
 #include "rill/protocol/rtmp_handshake.h"
 #include "rill/protocol/rtmp_message.h"
+#include "rill/net/connection.h"
 #include "rill/net/server_context.h"
-
-struct event;
 
 namespace rill::server {
 
 struct AdmissionRequest;
 struct GateDecision;
 
-class RtmpSession final : public net::Session, public net::Flushable, public media::Subscriber {
+class RtmpSession final : public net::Session, public net::ConnectionHandler, public media::Subscriber {
  public:
-  RtmpSession(net::ServerContext& ctx, int fd, std::string peer);
+  RtmpSession(net::ServerContext& ctx, std::unique_ptr<net::Connection> conn);
   ~RtmpSession() override;
 
   void start();
   void close(const char* reason) override;
   void drain() override;
+  net::SessionInfo describe() const override;
 
-  // net::Flushable
-  void flush() override;
+  // net::ConnectionHandler
+  void on_data(std::span<const uint8_t> bytes) override;
+  void on_close(const std::string& reason) override;
   // media::Subscriber
   void on_frame(const media::FramePtr& frame) override;
   void on_publish(media::Stream& s) override;
@@ -45,10 +46,7 @@ class RtmpSession final : public net::Session, public net::Flushable, public med
  private:
   enum class State { Handshake, Connected, Closed };
 
-  static void on_read_event(int fd, short what, void* arg);
-  static void on_write_event(int fd, short what, void* arg);
   static void on_tick_event(int fd, short what, void* arg);
-  void handle_readable();
   void handle_bytes(const uint8_t* data, size_t len);
   void handle_message(protocol::RtmpMessage&& msg);
   void handle_command(const protocol::RtmpMessage& msg);
@@ -79,20 +77,17 @@ class RtmpSession final : public net::Session, public net::Flushable, public med
   void close_after_flush(const char* reason);
 
   net::ServerContext& ctx_;
-  int fd_;
+  std::unique_ptr<net::Connection> conn_;
   std::string peer_;
   State state_ = State::Handshake;
-  event* read_ev_ = nullptr;
-  event* write_ev_ = nullptr;
-  event* tick_ev_ = nullptr;
-  bool write_armed_ = false;
+  net::EventPtr tick_ev_;
   int64_t started_ms_ = 0;
   int64_t last_read_ms_ = 0;
   int64_t last_ping_ms_ = 0;
 
   protocol::ServerHandshake handshake_;
   std::unique_ptr<protocol::ChunkReader> reader_;
-  media::OutputQueue queue_;
+  media::OutputQueue& queue_;  // conn_->queue(): the connection writes what the session queues
   uint32_t out_chunk_size_ = 128;
 
   // Acknowledgement (§5.4.3): the peer's window, and the byte count we last acknowledged.
@@ -122,7 +117,6 @@ class RtmpSession final : public net::Session, public net::Flushable, public med
   uint64_t gate_ticket_ = 0;     // its ticket, while it waits
   uint64_t frames_out_ = 0;
   bool closing_after_flush_ = false;
-  std::string close_reason_;
 };
 
 }  // namespace rill::server

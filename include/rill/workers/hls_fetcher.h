@@ -1,7 +1,7 @@
 #pragma once
 // HlsFetcher: on a worker that does not own a stream, gets its HLS playlist and segments from the
-// worker that does, over the owner's relay socket ("HLS <app>/<name> <object>", answered with one
-// HlsObject or Error frame, then EOF; protocol/worker_link_frame.h).
+// worker that does, over the owner's relay socket (an HLS request, answered with one HlsObject or
+// Error frame: a LinkQuery; protocol/worker_link_frame.h).
 //
 //  - One connection per request: a Unix-socket connect costs microseconds, there is no
 //    connection state to keep right across owner restarts, and with the segment cache and the
@@ -73,10 +73,8 @@ class HlsFetcher {
 
  private:
   struct Fetch;
-  static void on_read(int fd, short what, void* arg);
-  static void on_timer(int fd, short what, void* arg);
-  void start(Fetch& f, const OwnershipTable::Owner& owner, const std::string& line);
-  void complete(Fetch& f);
+  void start(Fetch& f, const OwnershipTable::Owner& owner, const std::string& app, const std::string& name);
+  void complete(Fetch& f, HlsFetchResult&& r);
   void schedule_sweep();
 
   net::ServerContext& ctx_;

@@ -13,8 +13,7 @@
 #include <string>
 
 #include "rill/net/server_context.h"
-
-struct event;
+#include "rill/net/socket.h"
 
 namespace rill::workers {
 
@@ -40,10 +39,10 @@ class WorkerEndpoint {
 
   net::ServerContext& ctx_;
   std::string path_;
-  int fd_ = -1;
+  net::UniqueFd fd_;
   ino_t inode_ = 0;
   dev_t dev_ = 0;
-  event* accept_ev_ = nullptr;
+  net::EventPtr accept_ev_;
 };
 
 }  // namespace rill::workers

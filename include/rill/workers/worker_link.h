@@ -11,8 +11,8 @@
 //                    (detach_publisher: players get UnpublishNotify and the stream idles)
 //
 // The link asks to be closed (on_idle) once the stream has had no local subscriber for
-// idle_grace. Bounded: reads of at most 64 KiB, 1 MiB per event; frame bodies limited like
-// RTMP messages.
+// idle_grace. Its socket is a net::PlainConnection (reads of at most 64 KiB, 1 MiB per event);
+// frame bodies are limited like RTMP messages.
 #include <sys/types.h>
 
 #include <chrono>
@@ -24,10 +24,9 @@
 
 #include "rill/workers/ownership_table.h"
 #include "rill/config/config.h"
-#include "rill/protocol/worker_link_frame.h"
+#include "rill/net/connection.h"
 #include "rill/net/server_context.h"
-
-struct event;
+#include "rill/protocol/worker_link_frame.h"
 
 namespace rill::workers {
 
@@ -42,7 +41,7 @@ struct WorkerLinkOptions {
   uint32_t max_frame_body = 16 * 1024 * 1024;
 };
 
-class WorkerLink {
+class WorkerLink final : private net::ConnectionHandler {
  public:
   enum class State { Waiting, Requested, Live };
 
@@ -74,11 +73,11 @@ class WorkerLink {
   size_t local_subscribers() const;
 
  private:
-  static void on_read_event(int fd, short what, void* arg);
-  void handle_readable();
-  void on_frame(protocol::LinkFrame&& f);
+  void on_data(std::span<const uint8_t> bytes) override;
+  void on_close(const std::string& reason) override;
+  void on_message(protocol::LinkMessage&& m);
   bool connect_to(const OwnershipTable::Owner& owner);
-  void disconnect(const char* why, bool poll_soon);
+  void disconnect(const std::string& why, bool poll_soon);
   bool attach();
   void detach();
   void tick();
@@ -92,8 +91,7 @@ class WorkerLink {
   std::function<void(WorkerLink&)> on_idle_;
   State state_ = State::Waiting;
   bool stopped_ = false;
-  int fd_ = -1;
-  event* read_ev_ = nullptr;
+  std::unique_ptr<net::Connection> conn_;
   std::unique_ptr<protocol::LinkFrameReader> reader_;
   media::Stream* stream_ = nullptr;  // non-null while attached as the stream's publisher
   std::optional<OwnershipTable::Owner> owner_;

@@ -1,20 +1,22 @@
 #pragma once
-// Statistics across workers. Each worker answers "STATS" on its relay socket with
-// worker_stats(): its slot, pid, sessions, streams (publisher or relay link, subscribers, relay
-// senders) and relay links. StatsGatherer collects every worker's answer asynchronously and
-// merges them: {"workers": [...sorted by slot], "errors": [...]}. Exposed for tools and tests as
-// "STATS ALL" on any worker's relay socket (the HTTP API will serve the same JSON).
+// Statistics across workers. Each worker answers "STATS" on its relay socket with a Stats frame
+// of worker_stats(): its slot, pid, sessions (per protocol), streams (publisher or relay link,
+// subscribers, relay senders) and relay links — sessions described by Session::describe().
+// StatsGatherer asks every other worker (a LinkQuery each) and merges the answers:
+// {"workers": [...sorted by slot], "errors": [...]}. Exposed for tools and tests as "STATS ALL"
+// on any worker's relay socket (the HTTP API will serve the same JSON).
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "rill/core/timer_queue.h"
 #include "rill/net/server_context.h"
-
-struct event;
+#include "rill/workers/link_query.h"
 
 namespace rill::workers {
 
@@ -28,16 +30,13 @@ class StatsGatherer {
   StatsGatherer(const StatsGatherer&) = delete;
   StatsGatherer& operator=(const StatsGatherer&) = delete;
 
-  // Connects to every other worker. `done` runs later from the event loop (never inside start()),
-  // once every worker answered or failed, or at the timeout. Destroying the gatherer cancels it.
+  // Asks every other worker. `done` runs later from the event loop (never inside start()), once
+  // every worker answered, failed or timed out. Destroying the gatherer cancels it.
   void start();
 
  private:
   struct Peer;
-  static void on_peer_read(int fd, short what, void* arg);
-  static void on_timeout(int fd, short what, void* arg);
-  void peer_done(Peer& p, const std::string& error);
-  void maybe_finish();
+  void answered(Peer& p, LinkQuery::Result&& r);
   void finish();
 
   net::ServerContext& ctx_;
@@ -45,9 +44,9 @@ class StatsGatherer {
   std::chrono::milliseconds timeout_;
   nlohmann::json local_;
   std::vector<std::unique_ptr<Peer>> peers_;
+  size_t pending_ = 0;
   std::vector<std::string> errors_;
-  event* timer_ = nullptr;
-  bool finished_ = false;
+  std::optional<TimerId> timer_;  // finishes at once when there is nobody to ask
 };
 
 }  // namespace rill::workers
