@@ -28,7 +28,7 @@ constexpr int64_t kMaxConnections = 1'000'000;
 constexpr size_t kMaxRuntimeDirLength = 80;
 
 const std::vector<std::string_view> kRootKeys = {
-    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "log", "rtmp", "http", "relay", "apps"};
+    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "log", "rtmp", "http", "worker_link", "relay", "apps"};
 const std::vector<std::string_view> kLogKeys = {"level", "file", "access_log"};
 const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
@@ -37,7 +37,7 @@ const std::vector<std::string_view> kRtmpKeys = {"listen",           "chunk_size
                                                  "ping_interval",    "ack_window",        "max_connections"};
 const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "max_body_size",
                                                  "timeout", "max_connections", "cors_origin"};
-const std::vector<std::string_view> kRelayKeys = {"idle_grace"};
+const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
                                                 "play_wait", "publisher_idle_timeout", "queue",
                                                 "hls"};
@@ -155,11 +155,11 @@ HttpConfig read_http(const YamlReader& reader, const YamlField& f, std::vector<P
   return http;
 }
 
-RelayConfig read_relay(const YamlReader& reader, const YamlField& f) {
-  RelayConfig relay;
-  const YamlMap map(reader, f, kRelayKeys);
-  map.read_duration("idle_grace", relay.idle_grace, milliseconds(0), hours(1));
-  return relay;
+WorkerLinkConfig read_worker_link(const YamlReader& reader, const YamlField& f) {
+  WorkerLinkConfig link;
+  const YamlMap map(reader, f, kWorkerLinkKeys);
+  map.read_duration("idle_grace", link.idle_grace, milliseconds(0), hours(1));
+  return link;
 }
 
 // Fails unless soft <= hard, pointing at whichever of the two keys was written (the soft one
@@ -291,7 +291,13 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
     reader.fail(root_field.mark, "rtmp.listen",
                 "no listen address at all: rtmp.listen and http.listen are both empty");
   }
-  if (auto relay = root.get("relay")) config.relay = read_relay(reader, *relay);
+  // `relay:` is the section's name before the cluster brought relays between servers.
+  const auto link = root.get("worker_link");
+  const auto old_name = root.get("relay");
+  if (link && old_name) {
+    reader.fail(old_name->mark, "relay", "'relay' is the old name of 'worker_link': keep only 'worker_link'");
+  }
+  if (link || old_name) config.worker_link = read_worker_link(reader, link ? *link : *old_name);
   config.apps = read_apps(reader, root);
   return config;
 }

@@ -66,7 +66,7 @@ struct Worker::Impl {
     lo.workers = wctx.workers;
     lo.generation = wctx.generation;
     lo.runtime_dir = wctx.config->runtime_dir;
-    lo.idle_grace = wctx.config->relay.idle_grace;
+    lo.idle_grace = wctx.config->worker_link.idle_grace;
     locator = std::make_unique<workers::StreamLocator>(ctx, lo);
     ctx.locator = locator.get();
     gate = std::make_unique<StreamGate>(ctx);

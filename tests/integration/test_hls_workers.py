@@ -19,7 +19,7 @@ import unittest
 import rilltest
 from hlsutil import Playlist, hls_config, make_gop1_media, request
 from rilltest import Rill, require_tool, wait_until
-from test_relay import owner_slot, stats, worker
+from test_worker_link import owner_slot, stats, worker
 
 WORKERS = 4
 KEY = 'live/test'

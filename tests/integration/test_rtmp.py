@@ -25,7 +25,7 @@ import flvutil
 import rilltest
 import rtmpclient as rc
 from rilltest import Rill, wait_until
-from test_relay import LINK_STATS, link_query
+from test_worker_link import LINK_STATS, link_query
 
 HOST = '127.0.0.1'
 MEDIA_SECONDS = 10

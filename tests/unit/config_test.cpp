@@ -155,7 +155,7 @@ http:
   timeout: 15s
   max_connections: 600
   cors_origin: ""
-relay: { idle_grace: 1s }
+worker_link: { idle_grace: 1s }
 apps:
   live:
     gop_cache: false
@@ -192,7 +192,7 @@ apps:
   EXPECT_EQ(c.http.timeout, seconds(15));
   EXPECT_EQ(c.http.max_connections, 600u);
   EXPECT_EQ(c.http.cors_origin, "");
-  EXPECT_EQ(c.relay.idle_grace, seconds(1));
+  EXPECT_EQ(c.worker_link.idle_grace, seconds(1));
   ASSERT_EQ(c.apps.size(), 2u);
   const AppConfig& live = c.apps.at("live");
   EXPECT_EQ(live.name, "live");
@@ -271,7 +271,7 @@ TEST(Config, EmbeddedDefaultDocumentsEveryKey) {
     rtmp listen chunk_size max_chunk_size max_message_size handshake_timeout idle_timeout
          ping_interval ack_window max_connections
     http listen max_header_size max_body_size timeout max_connections cors_origin
-    relay idle_grace
+    worker_link idle_grace
     apps gop_cache gop_cache_max_bytes gop_cache_max_frames play_wait publisher_idle_timeout
          queue soft_bytes hard_bytes soft_duration hard_duration
          hls enabled fragment window max_fragment max_segment_size)");
@@ -566,6 +566,20 @@ TEST(YamlReader, ClosestMatch) {
   EXPECT_EQ(closest_match("lg", keys), "log");
   EXPECT_EQ(closest_match("x", keys), "");
   EXPECT_EQ(closest_match("", keys), "");
+}
+
+}  // namespace
+}  // namespace rill::config
+
+namespace rill::config {
+namespace {
+
+// `relay:` is the old name of `worker_link:`: still read, but not both.
+TEST(Config, WorkerLinkKeepsItsOldName) {
+  EXPECT_EQ(load("relay: { idle_grace: 2s }\n" + kApps).worker_link.idle_grace, seconds(2));
+  EXPECT_EQ(load("worker_link: { idle_grace: 3s }\n" + kApps).worker_link.idle_grace, seconds(3));
+  EXPECT_CONTAINS(error_of("worker_link: { idle_grace: 3s }\nrelay: { idle_grace: 2s }\n" + kApps),
+                  "'relay' is the old name of 'worker_link'");
 }
 
 }  // namespace

@@ -65,10 +65,10 @@ struct HlsConfig {
 };
 
 // Streams shared across worker processes (docs/workers.md).
-struct RelayConfig {
-  // A relay link to the owning worker stays open this long after its last local player left.
+struct WorkerLinkConfig {
+  // A worker link to the owning worker stays open this long after its last local player left.
   Duration idle_grace{5000};
-  bool operator==(const RelayConfig&) const = default;
+  bool operator==(const WorkerLinkConfig&) const = default;
 };
 
 // Per-application options: apps.NAME in the YAML.
@@ -104,7 +104,7 @@ struct Config {
   LogConfig log;
   RtmpConfig rtmp;
   HttpConfig http;
-  RelayConfig relay;
+  WorkerLinkConfig worker_link;  // YAML `worker_link:` (old name `relay:`)
   std::map<std::string, AppConfig> apps;
   std::string source_name;  // file path, or "<embedded default>"
 

@@ -5,7 +5,7 @@ all get the same stream. Which worker served a connection is read from the log (
 rtmp: 127.0.0.1:PORT playing ..."); the relay state from "STATS ALL" on a worker's relay socket.
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_DIR=... \
-          python3 -m unittest -v test_relay
+          python3 -m unittest -v test_worker_link
 """
 
 import json
