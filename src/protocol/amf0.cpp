@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "rill/core/byte_order.h"
+
 namespace rill::protocol {
 
 namespace {
@@ -274,8 +276,7 @@ uint16_t Amf0Decoder::read_u16(const char* what) {
 
 uint32_t Amf0Decoder::read_u32(const char* what) {
   need(4, what);
-  uint32_t v = (uint32_t{data_[pos_]} << 24) | (uint32_t{data_[pos_ + 1]} << 16) |
-               (uint32_t{data_[pos_ + 2]} << 8) | uint32_t{data_[pos_ + 3]};
+  uint32_t v = load_be32(data_.data() + pos_);
   pos_ += 4;
   return v;
 }
@@ -442,8 +443,8 @@ void Amf0Encoder::put_u16(uint16_t v) {
 }
 
 void Amf0Encoder::put_u32(uint32_t v) {
-  uint8_t b[4] = {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
-                  static_cast<uint8_t>(v)};
+  uint8_t b[4];
+  store_be32(b, v);
   put(b, 4);
 }
 

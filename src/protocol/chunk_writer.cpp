@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "rill/core/byte_order.h"
+
 namespace rill::protocol {
 namespace {
 
@@ -42,20 +44,6 @@ inline uint8_t* put_basic(uint8_t* d, uint8_t fmt, uint32_t csid) {
   return d;
 }
 
-inline uint8_t* put_be24(uint8_t* d, uint32_t v) {
-  d[0] = uint8_t(v >> 16);
-  d[1] = uint8_t(v >> 8);
-  d[2] = uint8_t(v);
-  return d + 3;
-}
-
-inline uint8_t* put_be32(uint8_t* d, uint32_t v) {
-  d[0] = uint8_t(v >> 24);
-  d[1] = uint8_t(v >> 16);
-  d[2] = uint8_t(v >> 8);
-  d[3] = uint8_t(v);
-  return d + 4;
-}
 
 inline size_t size_unchecked(size_t len, uint32_t chunk_size, uint32_t csid, uint32_t ts) {
   const size_t basic = ChunkWriter::basic_header_size(csid);
@@ -102,16 +90,12 @@ size_t ChunkWriter::serialize_into(SharedBuffer& out, const RtmpMessage& m,
 
   // 5.3.1.2.1 Type 0: timestamp (3), message length (3), type id (1), stream id (4, LE).
   d = put_basic(d, 0, m.csid);
-  d = put_be24(d, ext ? 0xFFFFFF : m.timestamp);
-  d = put_be24(d, static_cast<uint32_t>(len));
+  d = store_be24(d, ext ? 0xFFFFFF : m.timestamp);
+  d = store_be24(d, static_cast<uint32_t>(len));
   *d++ = m.type_id;
-  d[0] = uint8_t(m.stream_id);
-  d[1] = uint8_t(m.stream_id >> 8);
-  d[2] = uint8_t(m.stream_id >> 16);
-  d[3] = uint8_t(m.stream_id >> 24);
-  d += 4;
+  d = store_le32(d, m.stream_id);  // 5.3.1.2.1: the message stream id is little-endian
   // 5.3.1.3: "This field MUST be sent when the normal timestamp is set to 0xffffff".
-  if (ext) d = put_be32(d, m.timestamp);
+  if (ext) d = store_be32(d, m.timestamp);
 
   const uint8_t* src = payload.data();
   size_t n = std::min<size_t>(len, chunk_size);
@@ -122,7 +106,7 @@ size_t ChunkWriter::serialize_into(SharedBuffer& out, const RtmpMessage& m,
     // Type 3 continuation header (plus the repeated extended timestamp), built once.
     uint8_t cont[7];
     uint8_t* c = put_basic(cont, 3, m.csid);
-    if (ext) c = put_be32(c, m.timestamp);
+    if (ext) c = store_be32(c, m.timestamp);
     const size_t cont_len = static_cast<size_t>(c - cont);
     while (off < len) {
       if (cont_len == 1) {

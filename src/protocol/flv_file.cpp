@@ -5,23 +5,11 @@
 #include <cstring>
 #include <string>
 
+#include "rill/core/byte_order.h"
+
 namespace rill::protocol {
 
 namespace {
-
-void put_u24(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 16);
-  p[1] = static_cast<uint8_t>(v >> 8);
-  p[2] = static_cast<uint8_t>(v);
-}
-
-void put_u32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  put_u24(p + 1, v);
-}
-
-uint32_t get_u24(const uint8_t* p) { return (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | uint32_t{p[2]}; }
-uint32_t get_u32(const uint8_t* p) { return (uint32_t{p[0]} << 24) | get_u24(p + 1); }
 
 void check_body_size(size_t n) {
   if (n > kFlvMaxBodySize) {
@@ -47,13 +35,13 @@ size_t serialize_flv_tag_into(uint8_t* out, uint8_t tag_type, uint32_t timestamp
   // FLV E.4.1 FLVTAG: Reserved UB[2], Filter UB[1], TagType UB[5], DataSize UI24, Timestamp UI24,
   // TimestampExtended UI8 ("upper 8 bits of a 32-bit timestamp"), StreamID UI24 "Always 0".
   out[0] = tag_type & 0x1F;
-  put_u24(out + 1, data_size);
-  put_u24(out + 4, timestamp_ms & 0xFFFFFF);
+  store_be24(out + 1, data_size);
+  store_be24(out + 4, timestamp_ms & 0xFFFFFF);
   out[7] = static_cast<uint8_t>(timestamp_ms >> 24);
-  put_u24(out + 8, 0);
+  store_be24(out + 8, 0);
   if (!body.empty()) std::memcpy(out + kFlvTagHeaderSize, body.data(), body.size());
   // E.3: PreviousTagSize = size of the previous tag including its 11-byte header.
-  put_u32(out + kFlvTagHeaderSize + body.size(), static_cast<uint32_t>(kFlvTagHeaderSize) + data_size);
+  store_be32(out + kFlvTagHeaderSize + body.size(), static_cast<uint32_t>(kFlvTagHeaderSize) + data_size);
   return flv_tag_size(body.size());
 }
 
@@ -117,7 +105,7 @@ std::optional<FlvTag> FlvFileReader::next() {
         has_video_ = (p[4] & 0x01) != 0;
         // E.2 DataOffset: "the length of this header in bytes" (9 for version 1); a larger value
         // leaves room for a future header extension, skipped here up to a limit.
-        uint32_t data_offset = get_u32(p + 5);
+        uint32_t data_offset = load_be32(p + 5);
         if (data_offset < kFlvHeaderSize || data_offset > opt_.max_data_offset) {
           fail("expected header DataOffset between 9 and " + std::to_string(opt_.max_data_offset) + ", found " +
                std::to_string(data_offset));
@@ -137,7 +125,7 @@ std::optional<FlvTag> FlvFileReader::next() {
       }
       case State::PreviousTagSize: {
         if (avail < kFlvPreviousTagSizeSize) return std::nullopt;
-        uint32_t prev = get_u32(p);
+        uint32_t prev = load_be32(p);
         if (opt_.check_previous_tag_size && prev != expected_prev_size_) {
           fail("expected PreviousTagSize " + std::to_string(expected_prev_size_) + ", found " +
                std::to_string(prev));
@@ -154,7 +142,7 @@ std::optional<FlvTag> FlvFileReader::next() {
         if (type != 8 && type != 9 && type != 18) {
           fail("expected tag type 8, 9 or 18, found " + std::to_string(type));
         }
-        uint32_t data_size = get_u24(p + 1);
+        uint32_t data_size = load_be24(p + 1);
         if (data_size > opt_.max_tag_size) {
           fail("tag DataSize " + std::to_string(data_size) + " exceeds limit " + std::to_string(opt_.max_tag_size));
         }
@@ -162,7 +150,7 @@ std::optional<FlvTag> FlvFileReader::next() {
         FlvTag tag;
         tag.type = type;
         tag.filtered = (p[0] & 0x20) != 0;
-        tag.timestamp_ms = get_u24(p + 4) | (uint32_t{p[7]} << 24);
+        tag.timestamp_ms = load_be24(p + 4) | (uint32_t{p[7]} << 24);
         tag.body.assign(p + kFlvTagHeaderSize, p + kFlvTagHeaderSize + data_size);
         consume(kFlvTagHeaderSize + data_size);
         expected_prev_size_ = static_cast<uint32_t>(kFlvTagHeaderSize) + data_size;

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "rill/core/byte_order.h"
+
 namespace rill::protocol {
 
 namespace {
@@ -14,12 +16,12 @@ std::string bytes_word(size_t n) { return std::to_string(n) + (n == 1 ? " byte" 
 }
 
 uint32_t read_u32(std::span<const uint8_t> b, size_t pos) {
-  return (uint32_t{b[pos]} << 24) | (uint32_t{b[pos + 1]} << 16) | (uint32_t{b[pos + 2]} << 8) | uint32_t{b[pos + 3]};
+  return load_be32(b.data() + pos);
 }
 
 // SI24, big-endian, sign-extended (FLV E.4.3.1 CompositionTime).
 int32_t read_si24(std::span<const uint8_t> b, size_t pos) {
-  uint32_t v = (uint32_t{b[pos]} << 16) | (uint32_t{b[pos + 1]} << 8) | uint32_t{b[pos + 2]};
+  uint32_t v = load_be24(b.data() + pos);
   if (v & 0x800000u) v |= 0xFF000000u;
   return static_cast<int32_t>(v);
 }

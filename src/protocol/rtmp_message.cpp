@@ -2,27 +2,11 @@
 
 #include <string>
 
+#include "rill/core/byte_order.h"
 #include "rill/protocol/error.h"
 
 namespace rill::protocol {
 namespace {
-
-inline void put_be32(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 24);
-  p[1] = uint8_t(v >> 16);
-  p[2] = uint8_t(v >> 8);
-  p[3] = uint8_t(v);
-}
-inline void put_be16(uint8_t* p, uint16_t v) {
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-}
-inline uint32_t be32(const uint8_t* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
-inline uint32_t be24(const uint8_t* p) {
-  return (uint32_t(p[0]) << 16) | (uint32_t(p[1]) << 8) | p[2];
-}
 
 std::string hex32(uint32_t v) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -33,7 +17,7 @@ std::string hex32(uint32_t v) {
 
 BufferRef be32_payload(uint32_t v) {
   BufferRef b = SharedBuffer::create(4);
-  put_be32(b->tail(), v);
+  store_be32(b->tail(), v);
   b->commit(4);
   return b;
 }
@@ -59,7 +43,7 @@ BufferRef window_ack_size_payload(uint32_t window) { return be32_payload(window)
 BufferRef set_peer_bandwidth_payload(uint32_t window, uint8_t limit_type) {
   BufferRef b = SharedBuffer::create(5);
   uint8_t* p = b->tail();
-  put_be32(p, window);
+  store_be32(p, window);
   p[4] = limit_type;
   b->commit(5);
   return b;
@@ -68,8 +52,8 @@ BufferRef set_peer_bandwidth_payload(uint32_t window, uint8_t limit_type) {
 BufferRef user_control_payload(uint16_t event, uint32_t value) {
   BufferRef b = SharedBuffer::create(6);
   uint8_t* p = b->tail();
-  put_be16(p, event);
-  put_be32(p + 2, value);
+  store_be16(p, event);
+  store_be32(p + 2, value);
   b->commit(6);
   return b;
 }
@@ -77,9 +61,9 @@ BufferRef user_control_payload(uint16_t event, uint32_t value) {
 BufferRef user_control_payload(uint16_t event, uint32_t value1, uint32_t value2) {
   BufferRef b = SharedBuffer::create(10);
   uint8_t* p = b->tail();
-  put_be16(p, event);
-  put_be32(p + 2, value1);
-  put_be32(p + 6, value2);
+  store_be16(p, event);
+  store_be32(p + 2, value1);
+  store_be32(p + 6, value2);
   b->commit(10);
   return b;
 }
@@ -96,7 +80,7 @@ RtmpMessage control_message(uint8_t type_id, BufferRef payload, uint32_t timesta
 
 uint32_t parse_set_chunk_size(std::span<const uint8_t> payload) {
   need(payload, 4, "Set Chunk Size");
-  uint32_t v = be32(payload.data());
+  uint32_t v = load_be32(payload.data());
   // 5.4.1: "The first bit MUST be zero"; "The maximum chunk size can be 65536 bytes and minimum
   // 128 bytes" is advisory (peers use 1..0x7FFFFFFF); a size of 0 can never make progress.
   if (v & 0x80000000u) {
@@ -108,23 +92,23 @@ uint32_t parse_set_chunk_size(std::span<const uint8_t> payload) {
 
 uint32_t parse_abort(std::span<const uint8_t> payload) {
   need(payload, 4, "Abort Message");
-  return be32(payload.data());
+  return load_be32(payload.data());
 }
 
 uint32_t parse_ack(std::span<const uint8_t> payload) {
   need(payload, 4, "Acknowledgement");
-  return be32(payload.data());
+  return load_be32(payload.data());
 }
 
 uint32_t parse_window_ack_size(std::span<const uint8_t> payload) {
   need(payload, 4, "Window Acknowledgement Size");
-  return be32(payload.data());
+  return load_be32(payload.data());
 }
 
 PeerBandwidth parse_set_peer_bandwidth(std::span<const uint8_t> payload) {
   need(payload, 5, "Set Peer Bandwidth");
   PeerBandwidth pb;
-  pb.window = be32(payload.data());
+  pb.window = load_be32(payload.data());
   pb.limit_type = payload[4];
   if (pb.limit_type > bw_limit::Dynamic) {
     throw ProtocolError("Set Peer Bandwidth: expected limit type 0..2, got " +
@@ -157,8 +141,8 @@ UserControlEvent parse_user_control(std::span<const uint8_t> payload) {
     need(payload, required,
          ("User Control event " + std::to_string(ev.event)).c_str());
   }
-  if (payload.size() >= 6) ev.value1 = be32(payload.data() + 2);
-  if (payload.size() >= 10) ev.value2 = be32(payload.data() + 6);
+  if (payload.size() >= 6) ev.value1 = load_be32(payload.data() + 2);
+  if (payload.size() >= 10) ev.value2 = load_be32(payload.data() + 6);
   return ev;
 }
 
@@ -180,9 +164,9 @@ std::vector<RtmpMessage> split_aggregate(const RtmpMessage& agg) {
                           std::to_string(pos) + ", only " + std::to_string(left) + " bytes left");
     }
     const uint8_t* h = p.data() + pos;
-    uint32_t len = be24(h + 1);
+    uint32_t len = load_be24(h + 1);
     // FLV-style timestamp: 3 low bytes then the high byte.
-    uint32_t ts = be24(h + 4) | (uint32_t(h[7]) << 24);
+    uint32_t ts = load_be24(h + 4) | (uint32_t(h[7]) << 24);
     if (len > left - 11) {
       throw ProtocolError("aggregate message: sub-message at offset " + std::to_string(pos) +
                           " announces " + std::to_string(len) + " bytes, only " +
