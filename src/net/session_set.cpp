@@ -1,5 +1,7 @@
 #include "rill/net/server_context.h"
 
+#include <unistd.h>
+
 namespace rill::net {
 
 const char* session_protocol_name(SessionProtocol p) {
@@ -25,6 +27,7 @@ const char* session_kind_name(SessionKind k) {
 
 SessionInfo Session::describe() const {
   SessionInfo i;
+  i.id = id_;
   i.protocol = session_protocol_name(protocol_);
   return i;
 }
@@ -34,8 +37,11 @@ SessionSet::~SessionSet() {
   for (auto* s : live_set_) delete s;
 }
 
+uint64_t SessionSet::next_id() { return (static_cast<uint64_t>(::getpid()) << 32) | ++id_seq_; }
+
 Session* SessionSet::add(std::unique_ptr<Session> s) {
   Session* p = s.release();
+  if (p->id() == 0) p->set_id(next_id());
   if (live_set_.insert(p).second) ++counts_[static_cast<size_t>(p->protocol())];
   return p;
 }

@@ -54,6 +54,7 @@ void admit_http_play(net::ServerContext& ctx, HttpServer& http, evhttp_request* 
   r.key = key;
   r.query = info.query;
   r.peer = info.peer;
+  r.session_id = info.id;
   r.probe = info.method == HttpMethod::Head;
   auto p = std::make_unique<PendingAdmission>(PendingAdmission{ctx, http, req, info, std::move(admitted)});
   PendingAdmission* raw = p.get();

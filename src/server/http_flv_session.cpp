@@ -11,10 +11,13 @@ namespace rill::server {
 HttpFlvSession::HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req,
                                const HttpRequestInfo& info, const StreamPath& route)
     : net::Session(net::SessionProtocol::HttpFlv), ctx_(ctx), http_(http), req_(req), info_(info), key_(route.key),
-      queue_(net::queue_limits_for(ctx.config->find_app(route.key.app))) {}
+      queue_(net::queue_limits_for(ctx.config->find_app(route.key.app))) {
+  set_id(info.id);
+}
 
 net::SessionInfo HttpFlvSession::describe() const {
   net::SessionInfo i;
+  i.id = id();
   i.kind = net::SessionKind::Player;
   i.protocol = "http-flv";
   i.peer = info_.peer;

@@ -252,6 +252,7 @@ void HttpServer::handle(evhttp_request* req) {
   info.target = uri ? uri : "";
   info.peer = peer_of(req);
   info.started_ms = ctx_.timers->now_ms();
+  info.id = ctx_.sessions->next_id();
   evkeyvalq* out = evhttp_request_get_output_headers(req);
   evhttp_add_header(out, "Server", "rill/" RILL_VERSION);
   // Which worker answered (SO_REUSEPORT spreads connections over them): for operators and tests.

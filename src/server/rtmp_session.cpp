@@ -70,6 +70,7 @@ void RtmpSession::close_after_flush(const char* reason) {
 
 net::SessionInfo RtmpSession::describe() const {
   net::SessionInfo i;
+  i.id = id();
   i.kind = publishing_ ? net::SessionKind::Publisher : playing_ ? net::SessionKind::Player : net::SessionKind::Connecting;
   i.protocol = conn_->secure() ? "rtmps" : "rtmp";
   i.peer = peer_;

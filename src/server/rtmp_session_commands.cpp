@@ -105,6 +105,7 @@ AdmissionRequest RtmpSession::admission_request(const media::StreamKey& key, std
   // "publish cam?token=x" or, as some encoders send it, "connect live?token=x".
   r.query = query.empty() ? connect_query_ : std::move(query);
   r.peer = peer_;
+  r.session_id = id();
   r.tc_url = tc_url_;
   r.page_url = page_url_;
   r.flash_ver = flash_ver_;

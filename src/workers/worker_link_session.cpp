@@ -56,6 +56,7 @@ void WorkerLinkSession::close(const char* reason) {
 
 net::SessionInfo WorkerLinkSession::describe() const {
   net::SessionInfo i;
+  i.id = id();
   i.kind = net::SessionKind::WorkerLink;
   i.protocol = net::session_protocol_name(protocol());
   i.peer = conn_->peer();

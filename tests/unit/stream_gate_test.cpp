@@ -87,6 +87,7 @@ class StreamGateTest : public ::testing::Test {
     r.key = media::StreamKey{app, name};
     r.peer = "127.0.0.1:5000";
     r.query = "token=abc";
+    r.session_id = 42;
     return r;
   }
   // The decision of one request, or nullopt while none came.
@@ -184,6 +185,7 @@ TEST_F(StreamGateTest, ChecksRunInOrderAndTheFirstRefusalWins) {
   EXPECT_EQ(first->seen[0].key, (media::StreamKey{"live", "cam"}));
   EXPECT_EQ(first->seen[0].query, "token=abc");
   EXPECT_EQ(first->seen[0].peer, "127.0.0.1:5000");
+  EXPECT_EQ(first->seen[0].session_id, 42u);
   EXPECT_EQ(first->actions[0], GateAction::Publish);
   // Refused: nothing was claimed.
   EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);

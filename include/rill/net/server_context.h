@@ -73,6 +73,7 @@ const char* session_kind_name(SessionKind k);  // "other", "connecting", "publis
 
 // A session described for statistics: a plain value, so callers need no dynamic_cast.
 struct SessionInfo {
+  uint64_t id = 0;            // unique across the server's workers (SessionSet::next_id)
   SessionKind kind = SessionKind::Other;
   std::string protocol;       // "rtmp", "rtmps", "http-flv", "worker-link"
   std::string peer;           // "1.2.3.4:5678", "unix"
@@ -97,9 +98,13 @@ class Session {
   // What the session is now. The default knows only the protocol.
   virtual SessionInfo describe() const;
   SessionProtocol protocol() const { return protocol_; }
+  // Given by SessionSet::add unless set before (an HTTP session keeps its request's id).
+  uint64_t id() const { return id_; }
+  void set_id(uint64_t id) { id_ = id; }
 
  private:
   const SessionProtocol protocol_;
+  uint64_t id_ = 0;
 };
 
 // The sessions of one worker: ownership, counts per protocol, and deferred destruction (a
@@ -109,6 +114,9 @@ class SessionSet {
   SessionSet(EventTimerQueue& timers) : timers_(timers) {}
   ~SessionSet();
   Session* add(std::unique_ptr<Session> s);
+  // A new id, unique across the workers of this server: the worker's pid in the high 32 bits, a
+  // per-process sequence in the low ones (the API and the admission gate name sessions by it).
+  uint64_t next_id();
   // Destroys the session after the current callback returns.
   void retire(Session* s);
   size_t size() const { return live_set_.size(); }
@@ -128,6 +136,7 @@ class SessionSet {
   std::vector<Session*> retired_;
   std::array<size_t, kSessionProtocols> counts_{};
   bool reap_scheduled_ = false;
+  uint32_t id_seq_ = 0;
 };
 
 }  // namespace rill::net

@@ -118,6 +118,7 @@ struct HttpRequestInfo {
   std::string path;    // percent-decoded
   std::string query;   // raw, without '?': admission tokens travel here
   std::string peer;    // "addr:port", "[v6addr]:port"
+  uint64_t id = 0;     // the request's session id (an HTTP-FLV player keeps it)
   int64_t started_ms = 0;
 };
 
