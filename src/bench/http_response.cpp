@@ -92,6 +92,27 @@ void HttpResponseParser::parse_head(Sink& sink) {
   if (state_ == State::Done) sink.on_complete();
 }
 
+// One complete line of the chunked framing (RFC 9112 §7.1): a chunk size, the CRLF that ends a
+// chunk's data, or a trailer line (an empty one ends the body).
+void HttpResponseParser::on_chunk_line(std::string_view line, Sink& sink) {
+  if (state_ == State::ChunkDataEnd) {
+    if (!line.empty()) throw std::runtime_error("missing CRLF after chunk data");
+    state_ = State::ChunkSize;
+  } else if (state_ == State::ChunkSize) {
+    std::string_view hex = trim_ows(line.substr(0, line.find(';')));
+    uint64_t n = 0;
+    auto r = std::from_chars(hex.data(), hex.data() + hex.size(), n, 16);
+    if (hex.empty() || r.ec != std::errc() || r.ptr != hex.data() + hex.size()) {
+      throw std::runtime_error("bad chunk size '" + std::string(hex.substr(0, 32)) + "'");
+    }
+    left_ = n;
+    state_ = n ? State::ChunkData : State::Trailer;
+  } else if (line.empty()) {  // end of trailers
+    state_ = State::Done;
+    sink.on_complete();
+  }
+}
+
 size_t HttpResponseParser::feed(std::span<const uint8_t> in, Sink& sink) {
   const char* p = reinterpret_cast<const char*>(in.data());
   const char* end = p + in.size();
@@ -139,24 +160,7 @@ size_t HttpResponseParser::feed(std::span<const uint8_t> in, Sink& sink) {
         p = stop;
         if (line_.size() > 1024) throw std::runtime_error("chunk line over 1 KiB");
         if (!nl) break;
-        std::string_view line = trim_ows(line_);
-        if (state_ == State::ChunkDataEnd) {
-          if (!line.empty()) throw std::runtime_error("missing CRLF after chunk data");
-          state_ = State::ChunkSize;
-        } else if (state_ == State::ChunkSize) {
-          std::string_view hex = line.substr(0, line.find(';'));
-          hex = trim_ows(hex);
-          uint64_t n = 0;
-          auto r = std::from_chars(hex.data(), hex.data() + hex.size(), n, 16);
-          if (hex.empty() || r.ec != std::errc() || r.ptr != hex.data() + hex.size()) {
-            throw std::runtime_error("bad chunk size '" + std::string(hex.substr(0, 32)) + "'");
-          }
-          left_ = n;
-          state_ = n ? State::ChunkData : State::Trailer;
-        } else if (line.empty()) {  // end of trailers
-          state_ = State::Done;
-          sink.on_complete();
-        }
+        on_chunk_line(trim_ows(line_), sink);
         line_.clear();
         break;
       }

@@ -54,6 +54,7 @@ class HttpResponseParser {
   enum class State { Head, Body, ChunkSize, ChunkData, ChunkDataEnd, Trailer, Done };
   enum class BodyMode { None, Length, Chunked, Close };
   void parse_head(Sink& sink);
+  void on_chunk_line(std::string_view line, Sink& sink);
 
   State state_ = State::Head;
   BodyMode mode_ = BodyMode::None;
