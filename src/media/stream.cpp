@@ -97,13 +97,7 @@ void Stream::maybe_release() {
 bool Stream::attach_publisher(const void* owner, PublishOrigin origin) {
   if (publisher_) return publisher_ == owner;
   publisher_ = owner;
-  TimerQueue& t = registry_.timers();
-  if (idle_timer_) {
-    t.cancel(*idle_timer_);
-    idle_timer_.reset();
-  }
-  for (auto& w : waiters_) t.cancel(w.second);
-  waiters_.clear();
+  cancel_idle_and_waits();
   // Nothing stale survives a republish: the new publisher sends its own metadata and headers.
   gop_.clear();
   info_.has_audio = info_.has_video = false;
@@ -259,7 +253,9 @@ void Stream::start_idle_timer() {
   });
 }
 
-void Stream::end_stream() {
+// The idle wait for a returning publisher and the players' play_wait timers: a publisher came,
+// or the stream ends.
+void Stream::cancel_idle_and_waits() {
   TimerQueue& t = registry_.timers();
   if (idle_timer_) {
     t.cancel(*idle_timer_);
@@ -267,6 +263,10 @@ void Stream::end_stream() {
   }
   for (auto& w : waiters_) t.cancel(w.second);
   waiters_.clear();
+}
+
+void Stream::end_stream() {
+  cancel_idle_and_waits();
   registry_.log().info("stream end: {} ({} subscriber(s) detached)", key_text_, subscriber_count());
   {
     DispatchScope scope(*this);

@@ -112,24 +112,34 @@ AdmissionRequest RtmpSession::admission_request(const media::StreamKey& key, std
   return r;
 }
 
+// The stream argument of publish/play: "name" or "name?query". The name follows the one name rule;
+// a bad one is answered with `refusal` (BadName / StreamNotFound) and the connection closes.
+std::optional<media::StreamKey> RtmpSession::stream_key_of(const protocol::RtmpCommand& c, uint32_t msid,
+                                                           const char* refusal, std::string& query) {
+  media::NameAndQuery nq = media::split_query(c.arg_string(0));
+  stream_name_ = std::move(nq.name);
+  query = std::move(nq.query);
+  std::string why;
+  auto key = media::StreamKey::make(app_, stream_name_, &why);
+  if (!key) {
+    ctx_.log->warn("rtmp: {} {} '{:.200}' refused: {}", peer_, c.name, stream_name_, why);
+    send_status(msid, "error", refusal, why);
+    close_after_flush("invalid stream name");
+  }
+  return key;
+}
+
 void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
   if (publishing_ || playing_ || awaiting_gate_) {
     throw protocol::ProtocolError("publish on a connection that already publishes or plays");
   }
-  media::NameAndQuery nq = media::split_query(c.arg_string(0));
-  stream_name_ = nq.name;
-  std::string why;
-  const auto key = media::StreamKey::make(app_, stream_name_, &why);
-  if (!key) {
-    ctx_.log->warn("rtmp: {} publish '{:.200}' refused: {}", peer_, stream_name_, why);
-    send_status(msid, "error", "NetStream.Publish.BadName", why);
-    close_after_flush("invalid stream name");
-    return;
-  }
+  std::string query;
+  const auto key = stream_key_of(c, msid, "NetStream.Publish.BadName", query);
+  if (!key) return;
   // The answer may come later (an HTTP callback): media that arrives meanwhile is dropped, as
   // encoders wait for NetStream.Publish.Start before they send any.
   awaiting_gate_ = true;  // the decision may come before admit_publish returns
-  const auto t = ctx_.gate->admit_publish(admission_request(*key, std::move(nq.query)), this,
+  const auto t = ctx_.gate->admit_publish(admission_request(*key, std::move(query)), this,
                                          [this, msid](GateDecision d) { on_publish_decision(msid, std::move(d)); });
   if (awaiting_gate_) gate_ticket_ = t;
 }
@@ -156,19 +166,12 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
   if (publishing_ || playing_ || awaiting_gate_) {
     throw protocol::ProtocolError("play on a connection that already publishes or plays");
   }
-  media::NameAndQuery nq = media::split_query(c.arg_string(0));
-  stream_name_ = nq.name;
   play_msid_ = msid;
-  std::string why;
-  const auto key = media::StreamKey::make(app_, stream_name_, &why);
-  if (!key) {
-    ctx_.log->info("rtmp: {} play '{:.200}' refused: {}", peer_, stream_name_, why);
-    send_status(msid, "error", "NetStream.Play.StreamNotFound", why);
-    close_after_flush("invalid stream name");
-    return;
-  }
+  std::string query;
+  const auto key = stream_key_of(c, msid, "NetStream.Play.StreamNotFound", query);
+  if (!key) return;
   awaiting_gate_ = true;
-  const auto t = ctx_.gate->admit_play(admission_request(*key, std::move(nq.query)),
+  const auto t = ctx_.gate->admit_play(admission_request(*key, std::move(query)),
                                       [this, msid](GateDecision d) { on_play_decision(msid, std::move(d)); });
   if (awaiting_gate_) gate_ticket_ = t;
 }

@@ -96,6 +96,7 @@ class Stream {
   void stop_outputs();  // on_stop, then destroys them
   uint32_t map_timestamp(uint32_t in);
   void start_idle_timer();
+  void cancel_idle_and_waits();
   void end_stream();  // tells every subscriber on_stream_end and detaches them
   void maybe_release();
   void detach_at(size_t i);

@@ -62,6 +62,8 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   void stop_publishing();
   void stop_playing();
   // Admission (server/stream_gate.h): the request for this connection, and the gate's answers.
+  std::optional<media::StreamKey> stream_key_of(const protocol::RtmpCommand& c, uint32_t msid, const char* refusal,
+                                               std::string& query);
   AdmissionRequest admission_request(const media::StreamKey& key, std::string query) const;
   void on_publish_decision(uint32_t msid, GateDecision d);
   void on_play_decision(uint32_t msid, GateDecision d);
