@@ -104,10 +104,12 @@ def links(st, key=None):
     return {w['slot']: [l for l in w['relay_links'] if key is None or l['key'] == key] for w in st['workers']}
 
 
-def workers_of_ports(rill, ports):
-    """{local port: worker slot} from the 'playing' / 'publish ... refused' log lines."""
+def workers_of_ports(rill, ports, proto='rtmp|http-flv'):
+    """{local port: worker slot} from the 'playing' / 'publish ... refused' log lines of `proto`.
+    An RTMP and an HTTP-FLV client may get the same local port (their 4-tuples differ): ask for
+    one protocol at a time when both are in play."""
     found = {}
-    rx = re.compile(r'\[worker (\d+)\] (?:rtmp|http-flv): 127\.0\.0\.1:(\d+) (?:playing|publish)')
+    rx = re.compile(r'\[worker (\d+)\] (?:%s): 127\.0\.0\.1:(\d+) (?:playing|publish)' % proto)
     for m in rx.finditer(rill.log_text()):
         port = int(m.group(2))
         if port in ports:
@@ -240,7 +242,10 @@ class FanOutTest(RelayTestCase):
         self.assertEqual(bad, [], '%d of %d players got other frames' % (len(bad), len(snap)))
 
         # Where the players are, and the links that serve them: one per stream per worker.
-        where = workers_of_ports(r, {p.local_port for p in snap})
+        where = {}
+        for kind, proto in (('rtmp', 'rtmp'), ('flv', 'http-flv')):
+            found = workers_of_ports(r, {p.local_port for p in snap if p.kind == kind}, proto)
+            where.update({(kind, port): slot for port, slot in found.items()})
         self.assertEqual(len(where), len(snap))
         per_worker = {s: sum(1 for w in where.values() if w == s) for s in range(4)}
         self.assertGreaterEqual(sum(1 for n in per_worker.values() if n), 2, per_worker)
