@@ -12,6 +12,7 @@
 #include "rill/core/name_rule.h"
 #include "rill/config/default_config.h"
 #include "rill/config/units.h"
+#include "rill/config/api_config.h"
 #include "rill/config/yaml_reader.h"
 
 namespace rill::config {
@@ -28,7 +29,7 @@ constexpr int64_t kMaxConnections = 1'000'000;
 constexpr size_t kMaxRuntimeDirLength = 80;
 
 const std::vector<std::string_view> kRootKeys = {
-    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "log", "rtmp", "http", "worker_link", "relay", "apps"};
+    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "log", "rtmp", "http", "api", "worker_link", "relay", "apps"};
 const std::vector<std::string_view> kLogKeys = {"level", "file", "access_log"};
 const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
@@ -291,6 +292,7 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
     reader.fail(root_field.mark, "rtmp.listen",
                 "no listen address at all: rtmp.listen and http.listen are both empty");
   }
+  if (auto api = root.get("api")) config.api = read_api_config(reader, *api);
   // `relay:` is the section's name before the cluster brought relays between servers.
   const auto link = root.get("worker_link");
   const auto old_name = root.get("relay");

@@ -42,13 +42,17 @@ uint64_t SessionSet::next_id() { return (static_cast<uint64_t>(::getpid()) << 32
 Session* SessionSet::add(std::unique_ptr<Session> s) {
   Session* p = s.release();
   if (p->id() == 0) p->set_id(next_id());
-  if (live_set_.insert(p).second) ++counts_[static_cast<size_t>(p->protocol())];
+  if (live_set_.insert(p).second) {
+    ++counts_[static_cast<size_t>(p->protocol())];
+    ++added_[static_cast<size_t>(p->protocol())];
+  }
   return p;
 }
 
 void SessionSet::retire(Session* s) {
   if (live_set_.erase(s) == 0) return;  // already retired
   --counts_[static_cast<size_t>(s->protocol())];
+  if (on_retired_) on_retired_(s->describe());
   retired_.push_back(s);
   if (!reap_scheduled_) {
     reap_scheduled_ = true;

@@ -66,7 +66,14 @@ int make_socket(const config::ListenAddress& addr, const Resolved& r, bool reuse
 
 }  // namespace
 
-const char* to_string(ListenerKind kind) { return kind == ListenerKind::rtmp ? "rtmp" : "http"; }
+const char* to_string(ListenerKind kind) {
+  switch (kind) {
+    case ListenerKind::rtmp: return "rtmp";
+    case ListenerKind::http: return "http";
+    case ListenerKind::api: return "api";
+  }
+  return "?";
+}
 
 int bind_listener(const config::ListenAddress& addr, int backlog) {
   Resolved r = resolve(addr);
@@ -131,6 +138,7 @@ void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::log
   std::vector<Want> wants;
   for (const auto& a : cfg.rtmp.listen) wants.push_back({ListenerKind::rtmp, &a});
   for (const auto& a : cfg.http.listen) wants.push_back({ListenerKind::http, &a});
+  for (const auto& a : cfg.api.listen) wants.push_back({ListenerKind::api, &a});
   for (size_t i = 0; i < wants.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (wants[i].addr->port != 0 && *wants[i].addr == *wants[j].addr)

@@ -104,6 +104,7 @@
 #include <vector>
 
 #include "rill/workers/ownership_table.h"
+#include "rill/workers/server_counters.h"
 #include "rill/core/log.h"
 #include "rill/process/listeners.h"
 #include "rill/process/notify.h"
@@ -166,6 +167,7 @@ struct Master::Impl {
   std::unique_ptr<PidFile> pid_file;
   Listeners listeners;
   std::unique_ptr<workers::OwnershipTable> ownership;  // shared with every worker (inherited)
+  std::unique_ptr<workers::ServerCounters> counters;   // likewise: totals that survive a worker
   int pipe_r = -1;
   int pipe_w = -1;
   std::map<pid_t, Proc> procs;  // every live child
@@ -264,6 +266,7 @@ struct Master::Impl {
 
     try {
       ownership = std::make_unique<workers::OwnershipTable>();
+      counters = std::make_unique<workers::ServerCounters>();
     } catch (const std::exception& e) {
       return fatal(e.what());
     }
@@ -391,6 +394,8 @@ struct Master::Impl {
       params.config = cfg;
       params.rtmp_fds = listeners.fds(ListenerKind::rtmp, slot);
       params.http_fds = listeners.fds(ListenerKind::http, slot);
+      params.api_fds = listeners.fds(ListenerKind::api, slot);
+      params.counters = counters.get();
       params.master_pipe_fd = pipe_r;
       params.master_pid = self;
       params.user = user;

@@ -132,6 +132,8 @@ void run_worker_process(WorkerProcessParams p) {
     ctx.config = p.config;
     ctx.rtmp_fds = p.rtmp_fds;
     ctx.http_fds = p.http_fds;
+    ctx.api_fds = p.api_fds;
+    ctx.counters = p.counters;
     ctx.log = st.log;
     ctx.access_log = st.access_log;
     ctx.ownership = p.ownership;

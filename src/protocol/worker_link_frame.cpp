@@ -249,6 +249,12 @@ LinkRequest parse_link_request(std::string_view line) {
   if (w[0] == "PLAY" && count == 2) return with_key<LinkPlayRequest>(w[1]);
   if (w[0] == "STATS" && count == 1) return LinkStatsRequest{false};
   if (w[0] == "STATS" && count == 2 && w[1] == "ALL") return LinkStatsRequest{true};
+  if (w[0] == "KICK" && count == 2) {
+    const auto id = parse_decimal_u64(w[1]);
+    if (!id) throw ProtocolError("relay request: KICK expects a decimal client id");
+    return LinkKickRequest{*id};
+  }
+  if (w[0] == "DROP" && count == 2) return with_key<LinkDropRequest>(w[1]);
   if (w[0] == "HLS" && count == 3) {
     auto r = with_key<LinkHlsRequest>(w[1]);
     const auto object = parse_hls_object(w[2]);
@@ -264,17 +270,15 @@ std::string format_link_request(const LinkRequest& r) {
   if (const auto* h = std::get_if<LinkHlsRequest>(&r)) {
     return "HLS " + h->app + "/" + h->name + " " + format_hls_object(h->object) + "\n";
   }
+  if (const auto* k = std::get_if<LinkKickRequest>(&r)) return "KICK " + std::to_string(k->id) + "\n";
+  if (const auto* d = std::get_if<LinkDropRequest>(&r)) return "DROP " + d->app + "/" + d->name + "\n";
   return std::get<LinkStatsRequest>(r).all ? "STATS ALL\n" : "STATS\n";
 }
 
 // ---------------------------------------------------------------------------------------------
 
-std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
-  if (object == kHlsPlaylistObject) return HlsObjectName{};
-  constexpr std::string_view ext = ".ts";
-  if (object.size() <= ext.size() || object.substr(object.size() - ext.size()) != ext) return std::nullopt;
-  const std::string_view digits = object.substr(0, object.size() - ext.size());
-  if (digits.size() > 20 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+std::optional<uint64_t> parse_decimal_u64(std::string_view digits) {
+  if (digits.empty() || digits.size() > 20 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
   uint64_t v = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') return std::nullopt;
@@ -282,7 +286,16 @@ std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
     if (v > (UINT64_MAX - d) / 10) return std::nullopt;  // overflow
     v = v * 10 + d;
   }
-  return HlsObjectName{false, v};
+  return v;
+}
+
+std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
+  if (object == kHlsPlaylistObject) return HlsObjectName{};
+  constexpr std::string_view ext = ".ts";
+  if (object.size() <= ext.size() || object.substr(object.size() - ext.size()) != ext) return std::nullopt;
+  const auto v = parse_decimal_u64(object.substr(0, object.size() - ext.size()));
+  if (!v) return std::nullopt;
+  return HlsObjectName{false, *v};
 }
 
 std::string format_hls_object(const HlsObjectName& o) {

@@ -8,6 +8,7 @@
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_server.h"
+#include "rill/workers/worker_monitor.h"
 
 namespace rill::server {
 
@@ -26,6 +27,19 @@ const media::HlsStreamState* find_or_404(net::ServerContext& ctx, HttpServer& ht
   const media::HlsStreamState* st = ctx.streams->hls().find(key.app, key.name);
   if (!st) return not_found("stream " + key.str() + " has no HLS playlist");
   return st;
+}
+
+// The control plane counts HLS viewers by (address, User-Agent) (workers/worker_monitor.h).
+void note_hls_viewer(net::ServerContext& ctx, evhttp_request* req, const HttpRequestInfo& info,
+                     const media::StreamKey& key) {
+  if (!ctx.monitor || info.method == HttpMethod::Head) return;
+  const char* ua = evhttp_find_header(evhttp_request_get_input_headers(req), "User-Agent");
+  const size_t colon = info.peer.rfind(':');
+  const std::string addr = colon == std::string::npos ? info.peer : info.peer.substr(0, colon);
+  const config::AppConfig* app = ctx.config->find_app(key.app);
+  const auto target = app ? std::chrono::duration_cast<std::chrono::milliseconds>(app->hls.fragment)
+                          : std::chrono::milliseconds(2000);
+  ctx.monitor->hls_served(key.str(), addr, ua ? ua : "", 0, target);
 }
 
 }  // namespace
@@ -84,6 +98,7 @@ void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
     return [&http, &ctx, serve](evhttp_request* req, const HttpRequestInfo& info, const StreamPath& route) {
       admit_http_play(ctx, http, req, info, GateProto::Hls, route.key,
                       [&http, &ctx, serve, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision) {
+                        note_hls_viewer(ctx, r, i, route.key);
                         serve(ctx, http, r, i, route);
                       });
     };

@@ -15,10 +15,13 @@
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/worker_endpoint.h"
 #include "rill/workers/stream_locator.h"
+#include "rill/workers/worker_monitor.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
+#include "rill/server/api_routes.h"
+#include "rill/server/api_server.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_flv_session.h"
@@ -43,6 +46,8 @@ struct Worker::Impl {
   std::unique_ptr<workers::StreamLocator> locator;
   std::unique_ptr<workers::WorkerEndpoint> relay;
   std::unique_ptr<StreamGate> gate;
+  std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
+  std::unique_ptr<ApiServer> api;                   // api.listen (docs/api.md)
   std::vector<event*> rtmp_accept_evs;
   bool accepting = false;
   std::function<void()> on_drained;
@@ -93,6 +98,10 @@ struct Worker::Impl {
                       });
     });
     install_hls_handlers(*http, ctx);
+    monitor = std::make_unique<workers::WorkerMonitor>(ctx, wctx.counters, static_cast<uint32_t>(wctx.id));
+    ctx.monitor = monitor.get();
+    api = std::make_unique<ApiServer>(ctx);
+    mount_api_routes(*api);
   }
 
   static void on_rtmp_accept(int fd, short, void* arg) { static_cast<Impl*>(arg)->accept_rtmp(fd); }
@@ -131,6 +140,7 @@ Worker::~Worker() {
   impl_->sessions.close_all("worker exiting");
   impl_->locator->close_all();
   impl_->relay->stop();
+  impl_->api.reset();
   impl_->http.reset();
   for (auto* ev : impl_->rtmp_accept_evs) event_free(ev);
   if (impl_->drain_check) event_free(impl_->drain_check);
@@ -144,6 +154,8 @@ void Worker::start() {
     impl_->rtmp_accept_evs.push_back(ev);
   }
   for (int fd : impl_->wctx.http_fds) impl_->http->listen(fd);
+  for (int fd : impl_->wctx.api_fds) impl_->api->listen(fd);
+  impl_->monitor->start();
   impl_->relay->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
   impl_->accepting = true;
   impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
@@ -154,6 +166,7 @@ void Worker::drain(std::function<void()> on_drained) {
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
+  impl_->api->stop_accepting();
   impl_->relay->stop();
   impl_->sessions.drain_all();
   impl_->on_drained = std::move(on_drained);
@@ -176,6 +189,7 @@ void Worker::stop_now() {
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
+  impl_->api->stop_accepting();
   impl_->relay->stop();
   impl_->sessions.close_all("worker stopping");
   impl_->locator->close_all();

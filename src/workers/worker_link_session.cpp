@@ -4,6 +4,7 @@
 #include "rill/media/stream_key.h"
 #include "rill/protocol/error.h"
 #include "rill/workers/stream_locator.h"
+#include "rill/workers/worker_details.h"
 #include "rill/workers/worker_stats.h"
 
 namespace rill::workers {
@@ -132,6 +133,17 @@ void WorkerLinkSession::serve(const protocol::LinkStatsRequest& r) {
     answer(protocol::LinkStats{all.dump()});
   });
   gatherer_->start();
+}
+
+void WorkerLinkSession::serve(const protocol::LinkKickRequest& r) {
+  answer(protocol::LinkStats{kick_client(ctx_, r.id).dump()});
+}
+
+void WorkerLinkSession::serve(const protocol::LinkDropRequest& r) {
+  std::string why;
+  const auto key = media::StreamKey::make(r.app, r.name, &why);
+  if (!key) return refuse("bad DROP request: " + why);
+  answer(protocol::LinkStats{drop_publisher(ctx_, key->str()).dump()});
 }
 
 void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {

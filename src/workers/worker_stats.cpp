@@ -8,6 +8,7 @@
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/link_query.h"
 #include "rill/workers/stream_locator.h"
+#include "rill/workers/worker_details.h"
 #include "rill/workers/worker_endpoint.h"
 
 namespace rill::workers {
@@ -103,6 +104,7 @@ json worker_stats(net::ServerContext& ctx) {
               {"relay_links", relay_links(ctx.locator)},
               {"relay_senders", senders}};
   if (const HlsFetcher* f = ctx.hls_fetcher) out["hls_fetch"] = hls_fetch(*f);
+  add_worker_details(ctx, out);
   if (const StreamLocator* loc = ctx.locator) {
     out["generation"] = loc->options().generation;
     out["workers"] = loc->options().workers;
@@ -118,15 +120,17 @@ struct StatsGatherer::Peer {
   json answer;  // the worker's statistics, once it answered
 };
 
-StatsGatherer::StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout)
-    : ctx_(ctx), done_(std::move(done)), timeout_(timeout) {}
+StatsGatherer::StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout,
+                             protocol::LinkRequest request, Local local)
+    : ctx_(ctx), done_(std::move(done)), timeout_(timeout), request_(std::move(request)), local_answer_(std::move(local)) {}
 
 StatsGatherer::~StatsGatherer() {
   if (timer_) ctx_.timers->cancel(*timer_);
 }
 
 void StatsGatherer::start() {
-  local_ = worker_stats(ctx_);
+  local_ = local_answer_ ? local_answer_() : worker_stats(ctx_);
+  if (!local_.contains("slot")) local_["slot"] = ctx_.worker_id;
   const StreamLocator* loc = ctx_.locator;
   const int workers = loc ? static_cast<int>(loc->options().workers) : 1;
   const std::string dir = loc ? loc->options().runtime_dir : ctx_.config->runtime_dir;
@@ -135,7 +139,7 @@ void StatsGatherer::start() {
     auto p = std::make_unique<Peer>();
     p->slot = slot;
     Peer& peer = *p;
-    p->query = std::make_unique<LinkQuery>(ctx_, worker_socket_path(dir, slot), protocol::LinkStatsRequest{false},
+    p->query = std::make_unique<LinkQuery>(ctx_, worker_socket_path(dir, slot), request_,
                                            protocol::LinkReaderLimits{}, timeout_,
                                            [this, &peer](LinkQuery::Result&& r) { answered(peer, std::move(r)); });
     peers_.push_back(std::move(p));
@@ -155,6 +159,7 @@ void StatsGatherer::answered(Peer& p, LinkQuery::Result&& r) {
   if (const auto* stats = r.answer ? std::get_if<protocol::LinkStats>(&*r.answer) : nullptr) {
     p.answer = json::parse(stats->json, nullptr, /*allow_exceptions=*/false);
     if (!p.answer.is_object()) error = "answer is not JSON";
+    else if (!p.answer.contains("slot")) p.answer["slot"] = p.slot;
   } else if (const auto* refused = r.answer ? std::get_if<protocol::LinkError>(&*r.answer) : nullptr) {
     error = "refused: " + refused->reason;
   } else if (r.answer) {

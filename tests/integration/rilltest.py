@@ -443,6 +443,7 @@ class Rill:
         self.http_port = free_port()
         while self.http_port == self.rtmp_port:
             self.http_port = free_port()
+        self.api_port = self._other_free_port()
         self.args = list(args)
         self.env = env
         self.timeout = timeout
@@ -461,6 +462,12 @@ class Rill:
 
     # ---- configuration --------------------------------------------------------------------
 
+    def _other_free_port(self):
+        port = free_port()
+        while port in (self.rtmp_port, self.http_port):
+            port = free_port()
+        return port
+
     def default_config(self):
         return {
             'workers': 1,
@@ -470,6 +477,7 @@ class Rill:
             'log': {'level': 'debug', 'file': self.log_path},
             'rtmp': {'listen': ['%s:%d' % (HOST, self.rtmp_port)]},
             'http': {'listen': ['%s:%d' % (HOST, self.http_port)]},
+            'api': {'listen': ['%s:%d' % (HOST, self.api_port)]},
             'apps': {'live': {}},
         }
 
@@ -534,6 +542,7 @@ class Rill:
                         (self._config is None or isinstance(self._config, dict))):
                     raise
                 self.rtmp_port, self.http_port = free_port(), free_port()
+                self.api_port = self._other_free_port()
                 try:
                     os.unlink(self.log_path)
                 except OSError:
@@ -684,6 +693,9 @@ class Rill:
 
     def rtmp_url(self, stream, app='live'):
         return 'rtmp://%s:%d/%s/%s' % (HOST, self.rtmp_port, app, stream)
+
+    def api_url(self, path='/'):
+        return 'http://%s:%d%s' % (HOST, self.api_port, path)
 
     def http_url(self, path='/'):
         if not path.startswith('/'):

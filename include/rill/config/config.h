@@ -64,6 +64,14 @@ struct HlsConfig {
   bool operator==(const HlsConfig&) const = default;
 };
 
+// The control plane (docs/api.md): JSON API, /metrics and /console/ on their own listeners.
+struct ApiConfig {
+  std::vector<ListenAddress> listen{{"127.0.0.1", 8081}};  // [] disables the API
+  std::optional<std::string> token;  // set: every request needs "Authorization: Bearer TOKEN"
+  bool metrics_public = false;       // /metrics answers without the token
+  bool operator==(const ApiConfig&) const = default;
+};
+
 // Streams shared across worker processes (docs/workers.md).
 struct WorkerLinkConfig {
   // A worker link to the owning worker stays open this long after its last local player left.
@@ -104,6 +112,7 @@ struct Config {
   LogConfig log;
   RtmpConfig rtmp;
   HttpConfig http;
+  ApiConfig api;
   WorkerLinkConfig worker_link;  // YAML `worker_link:` (old name `relay:`)
   std::map<std::string, AppConfig> apps;
   std::string source_name;  // file path, or "<embedded default>"

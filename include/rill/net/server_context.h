@@ -2,6 +2,7 @@
 // What every session of a worker needs, passed explicitly (no singletons).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -22,6 +23,7 @@ struct event_base;
 namespace rill::workers {
 class StreamLocator;
 class HlsFetcher;
+class WorkerMonitor;
 }
 namespace rill::server {
 class StreamGate;
@@ -55,6 +57,8 @@ struct ServerContext {
   workers::StreamLocator* locator = nullptr;
   // HLS of streams owned by another worker: fetched from the owner (null: local HLS only).
   workers::HlsFetcher* hls_fetcher = nullptr;
+  // The control plane's view of this worker: counters, HLS viewers, process figures (null: none).
+  workers::WorkerMonitor* monitor = nullptr;
   // Every publish and play asks it (server/stream_gate.h).
   server::StreamGate* gate = nullptr;
   std::shared_ptr<spdlog::logger> log;
@@ -122,6 +126,11 @@ class SessionSet {
   size_t size() const { return live_set_.size(); }
   // Live (not retired) sessions of one protocol.
   size_t count(SessionProtocol p) const { return counts_[static_cast<size_t>(p)]; }
+  // Sessions of one protocol ever added (a counter for the API and /metrics).
+  uint64_t added(SessionProtocol p) const { return added_[static_cast<size_t>(p)]; }
+  // Told once per session as it is retired, with its last description (its byte totals go on
+  // counting in the control plane's counters after the session is gone).
+  void set_retire_observer(std::function<void(const SessionInfo&)> f) { on_retired_ = std::move(f); }
   template <typename F>
   void for_each(F&& f) {
     for (auto* s : live_set_) f(*s);
@@ -135,6 +144,8 @@ class SessionSet {
   std::unordered_set<Session*> live_set_;  // owned
   std::vector<Session*> retired_;
   std::array<size_t, kSessionProtocols> counts_{};
+  std::array<uint64_t, kSessionProtocols> added_{};
+  std::function<void(const SessionInfo&)> on_retired_;
   bool reap_scheduled_ = false;
   uint32_t id_seq_ = 0;
 };

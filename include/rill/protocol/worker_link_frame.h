@@ -10,6 +10,10 @@
 //   STATS ALL                   LinkStatsRequest  every worker's, gathered by the answering one
 //   HLS <app>/<name> <object>   LinkHlsRequest    <object>: index.m3u8 or <seq>.ts; one HlsObject
 //                                                 frame, or one Error frame (not found)
+//   KICK <id>                   LinkKickRequest   close the client with this session id (decimal,
+//                                                 no leading zero, 64 bits); a Stats frame
+//                                                 {"closed": 0|1}
+//   DROP <app>/<name>           LinkDropRequest   close the stream's publisher; {"closed": 0|1}
 //
 // This layer only bounds the line and splits its words: app and stream names are checked by the
 // one name rule (media::StreamKey) in workers/, which refuses a bad one with an Error frame.
@@ -153,6 +157,8 @@ struct HlsObjectName {
 };
 inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";
 std::optional<HlsObjectName> parse_hls_object(std::string_view object);
+// Decimal digits, no sign, no leading zero, fits in 64 bits; nullopt otherwise.
+std::optional<uint64_t> parse_decimal_u64(std::string_view digits);
 std::string format_hls_object(const HlsObjectName& o);
 
 struct LinkPlayRequest {
@@ -170,7 +176,16 @@ struct LinkHlsRequest {
   HlsObjectName object;
   bool operator==(const LinkHlsRequest&) const = default;
 };
-using LinkRequest = std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest>;
+struct LinkKickRequest {
+  uint64_t id = 0;
+  bool operator==(const LinkKickRequest&) const = default;
+};
+struct LinkDropRequest {
+  std::string app;
+  std::string name;
+  bool operator==(const LinkDropRequest&) const = default;
+};
+using LinkRequest = std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest, LinkKickRequest, LinkDropRequest>;
 
 // Parses one request line (without the '\n'; a trailing '\r' is tolerated): at most
 // kLinkMaxRequestLine bytes of printable ASCII, words split by single spaces, a known verb with

@@ -14,6 +14,7 @@ struct event_base;
 
 namespace rill::workers {
 class OwnershipTable;
+class ServerCounters;
 }
 
 namespace rill::server {
@@ -26,6 +27,9 @@ struct WorkerContext {
   // bound and listening (SO_REUSEPORT: each worker slot has its own socket per address).
   std::vector<int> rtmp_fds;
   std::vector<int> http_fds;
+  std::vector<int> api_fds;  // api.listen: the JSON API, /metrics and /console/ (docs/api.md)
+  // Counters that outlive a worker process (workers/server_counters.h); null: process-local.
+  workers::ServerCounters* counters = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
   // Across workers: the stream ownership table the master shares with every worker (null: no

@@ -49,6 +49,8 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void serve(const protocol::LinkPlayRequest& r);
   void serve(const protocol::LinkStatsRequest& r);
   void serve(const protocol::LinkHlsRequest& r);
+  void serve(const protocol::LinkKickRequest& r);
+  void serve(const protocol::LinkDropRequest& r);
   void answer(const protocol::LinkMessage& m);
   void refuse(const std::string& why);
   void stop_subscription();

@@ -25,7 +25,11 @@ nlohmann::json worker_stats(net::ServerContext& ctx);
 class StatsGatherer {
  public:
   using Done = std::function<void(nlohmann::json)>;
-  StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+  using Local = std::function<nlohmann::json()>;
+  // By default it asks STATS and answers worker_stats() for this worker. Another request (KICK,
+  // DROP: answered with a Stats frame too) goes with `local`, this worker's own answer.
+  StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
+                protocol::LinkRequest request = protocol::LinkStatsRequest{false}, Local local = nullptr);
   ~StatsGatherer();
   StatsGatherer(const StatsGatherer&) = delete;
   StatsGatherer& operator=(const StatsGatherer&) = delete;
@@ -42,6 +46,8 @@ class StatsGatherer {
   net::ServerContext& ctx_;
   Done done_;
   std::chrono::milliseconds timeout_;
+  protocol::LinkRequest request_;
+  Local local_answer_;
   nlohmann::json local_;
   std::vector<std::unique_ptr<Peer>> peers_;
   size_t pending_ = 0;

@@ -1,0 +1,16 @@
+#pragma once
+// The `api:` section of the configuration file (docs/api.md, docs/configuration.md):
+//
+//   api:
+//     listen: ["127.0.0.1:8081"]   # [] disables the API, /metrics and /console/
+//     token: null                  # set: "Authorization: Bearer TOKEN" on every request
+//     metrics_public: false        # true: /metrics answers without the token
+#include "rill/config/config.h"
+#include "rill/config/yaml_reader.h"
+
+namespace rill::config {
+
+// Throws ConfigError (FILE:LINE:COL) on an unknown key, a bad address or an empty token.
+ApiConfig read_api_config(const YamlReader& reader, const YamlField& field);
+
+}  // namespace rill::config

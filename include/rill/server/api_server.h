@@ -1,0 +1,71 @@
+#pragma once
+// ApiServer: the control plane on api.listen (docs/api.md) — its own evhttp server (never on
+// http.listen), its own route table, the token check, JSON replies and errors, and the one way a
+// handler asks every worker (gather / broadcast over the worker link, workers/worker_stats.h).
+//
+// Other modules mount routes with add() (the cluster's /api/v1/relays): a handler gets the
+// request already authorized and answers it with reply_json / reply_error.
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "rill/net/server_context.h"
+#include "rill/protocol/worker_link_frame.h"
+#include "rill/server/http_router.h"
+#include "rill/server/http_server.h"
+
+struct evhttp_request;
+
+namespace rill::server {
+
+class ApiServer {
+ public:
+  explicit ApiServer(net::ServerContext& ctx);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  void listen(int fd);
+  void stop_accepting();
+
+  enum class Access : uint8_t {
+    Token,    // api.token, when set, is required
+    Metrics,  // as Token, unless api.metrics_public
+  };
+  // Mounts a route; the handler runs only for an authorized request (else 401).
+  void add(HttpMethods methods, std::string path, PathMatch match, HttpRouteTable::Handler h,
+           Access access = Access::Token);
+
+  void reply_json(evhttp_request* req, const HttpRequestInfo& info, int status, const nlohmann::json& body);
+  void reply_text(evhttp_request* req, const HttpRequestInfo& info, int status, std::string_view content_type,
+                  std::string_view body, std::string_view cache = "no-cache");
+  // {"error": why} with the status.
+  void reply_error(evhttp_request* req, const HttpRequestInfo& info, int status, const std::string& why);
+  void reply_no_content(evhttp_request* req, const HttpRequestInfo& info);
+
+  // Asks every worker (`request`; STATS by default) and calls done(gathered) later, unless the
+  // client went away first: gathered = {"workers": [...], "errors": [...], "rows": [shared
+  // counter rows]}. `local` is this worker's own answer for a request other than STATS.
+  using Gathered = std::function<void(nlohmann::json)>;
+  void gather(evhttp_request* req, Gathered done,
+              protocol::LinkRequest request = protocol::LinkStatsRequest{false},
+              std::function<nlohmann::json()> local = nullptr);
+
+  net::ServerContext& context() { return ctx_; }
+  HttpServer& http() { return http_; }
+
+ private:
+  struct Pending;
+  bool authorized(evhttp_request* req, Access access) const;
+  static void on_client_close(evhttp_connection* conn, void* arg);
+  void finish(Pending* p, nlohmann::json gathered);
+
+  net::ServerContext& ctx_;
+  HttpServer http_;
+  std::unordered_map<Pending*, std::unique_ptr<Pending>> pending_;
+};
+
+}  // namespace rill::server

@@ -1,0 +1,73 @@
+#pragma once
+// ServerCounters: the control plane's `_total` counters, in anonymous shared memory that the
+// master maps before it forks (like the ownership table), one row per worker slot.
+//
+// Why shared memory: a counter must never go backwards, and a worker can die at any moment
+// (kill -9). Each worker adds what its sessions did since it last published (a delta, with an
+// atomic add) into its slot's row, and always publishes before it reports a value: whatever a
+// client ever saw is already in the row, and a respawned worker of the slot simply goes on adding
+// to it. Two generations of one slot (a reload) add to the same row without losing anything.
+// What a killed worker had not published yet (at most one second of traffic) is lost.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace rill::workers {
+
+enum class Counter : uint8_t {
+  BytesIn,         // every session's bytes read
+  BytesOut,        // every session's bytes written (HLS responses included)
+  AcceptedRtmp,    // RTMP connections (RTMPS included)
+  AcceptedFlv,     // HTTP-FLV players
+  AcceptedHls,     // HLS requests (playlists and segments)
+  AcceptedLink,    // worker-link connections
+  DroppedFrames,   // frames dropped for slow consumers
+  HlsSegments,     // HLS segments produced
+  CpuMicros,       // the worker processes' user + system CPU time
+  kCount,
+};
+inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);
+inline constexpr uint32_t kCounterSlots = 1024;  // = the largest `workers`
+
+class ServerCounters {
+ public:
+  // Maps the area (MAP_SHARED | MAP_ANONYMOUS, zeroed) and notes the master's start time.
+  // Throws std::runtime_error when mmap fails.
+  ServerCounters();
+  ~ServerCounters();
+  ServerCounters(const ServerCounters&) = delete;
+  ServerCounters& operator=(const ServerCounters&) = delete;
+
+  // A slot >= kCounterSlots is ignored (reads 0).
+  void add(uint32_t slot, Counter c, uint64_t delta);
+  uint64_t get(uint32_t slot, Counter c) const;
+  // Wall clock of the master's start (ms since the epoch): the server's uptime.
+  int64_t started_unix_ms() const;
+
+ private:
+  struct alignas(64) Row {
+    std::atomic<uint64_t> v[kCounterCount];
+  };
+  struct Area {
+    std::atomic<int64_t> started_unix_ms;
+    Row rows[kCounterSlots];
+  };
+  Area* area_ = nullptr;
+};
+
+// One worker's side: remembers what it already published of each of its own running totals, so
+// that publishing adds only the difference. A total that shrank (it cannot, but a caller could
+// err) adds nothing.
+class CounterPublisher {
+ public:
+  CounterPublisher(ServerCounters* shared, uint32_t slot) : shared_(shared), slot_(slot) {}
+  // Publishes `own_total` (this process's running total of `c`) and returns the slot's value.
+  uint64_t publish(Counter c, uint64_t own_total);
+
+ private:
+  ServerCounters* shared_;  // null: process-local only (tests, a single process)
+  uint32_t slot_;
+  uint64_t published_[kCounterCount] = {};
+};
+
+}  // namespace rill::workers

@@ -1,0 +1,103 @@
+#pragma once
+// WorkerMonitor: what the control plane (docs/api.md) needs from one worker beyond its live
+// sessions and streams — running totals that outlive sessions, published into the shared
+// ServerCounters; the HLS viewers this worker served; input bitrates over the last 10 s; and the
+// process's own figures (CPU, memory, descriptors, event-loop lag). One per worker, ticking once
+// a second on the worker's timers; everything is read on the worker's thread.
+//
+// HLS has no connection to count: a viewer is a distinct (address, User-Agent) that asked for a
+// playlist or segment of a stream within the last 2 x target duration (at least 4 s). Each
+// worker reports the viewers it saw; the API merges them across workers (a viewer whose requests
+// land on two workers counts once).
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "rill/core/timer_queue.h"
+#include "rill/net/server_context.h"
+#include "rill/workers/server_counters.h"
+
+namespace rill::workers {
+
+class WorkerMonitor {
+ public:
+  WorkerMonitor(net::ServerContext& ctx, ServerCounters* shared, uint32_t slot);
+  ~WorkerMonitor();
+  WorkerMonitor(const WorkerMonitor&) = delete;
+  WorkerMonitor& operator=(const WorkerMonitor&) = delete;
+
+  // Starts the 1 s tick and observes the session set's retirements.
+  void start();
+
+  // An HLS playlist or segment of `key` answered with `bytes` to a client.
+  void hls_served(const std::string& key, std::string_view addr, std::string_view user_agent, uint64_t bytes,
+                  std::chrono::milliseconds target_duration);
+
+  // This worker's slot row of the shared counters, published first (so that no value reported
+  // is ever above what the row holds): {bytes_in, bytes_out, accepted: {rtmp, flv, hls,
+  // worker-link}, dropped_frames, hls_segments, cpu_seconds}.
+  nlohmann::json counters();
+  // {cpu_pct, rss_bytes, open_fds, loop_lag: {sum_s, count, max_s}, bitrate_in_kbps, bitrate_out_kbps}.
+  nlohmann::json process() const;
+  // Per stream key, the HLS viewers seen within their window: {"live/a": ["addr ua", ...]}.
+  nlohmann::json hls_viewers();
+  // Bytes sent to players of `key` by sessions already gone, plus HLS bytes of `key`.
+  uint64_t gone_bytes_out(const std::string& key) const;
+  uint64_t hls_segments(const std::string& key) const;
+  // Input bitrate of a stream of this worker over the last 10 s (0 until two samples).
+  double bitrate_in_kbps(const std::string& key) const;
+  // A TimerQueue time as wall clock (ms since the epoch).
+  int64_t unix_ms(int64_t timer_ms) const;
+  // Every slot's row of the shared counters (this worker's published first), read now: the
+  // totals of the whole server, dead workers' included. [{slot, bytes_in, ...}] for slots < n.
+  nlohmann::json all_rows(uint32_t slots);
+  // When the server (the master) started, ms since the epoch (this process's start without
+  // shared counters).
+  int64_t server_started_unix_ms() const;
+
+ private:
+  struct Totals {
+    uint64_t bytes_in = 0, bytes_out = 0, dropped = 0;
+  };
+  struct Rate {  // (time, bytes) samples, one a tick, the last 11
+    std::deque<std::pair<int64_t, uint64_t>> samples;
+    void add(int64_t t, uint64_t bytes);
+    double kbps() const;
+  };
+  void tick();
+  void retired(const net::SessionInfo& i);
+  Totals live_totals();
+  void sample_streams(int64_t now);
+  void sample_process(int64_t now);
+  uint64_t hls_segments_total();
+
+  net::ServerContext& ctx_;
+  ServerCounters* shared_;
+  int64_t started_unix_ms_;
+  CounterPublisher publisher_;
+  std::optional<TimerId> timer_;
+  int64_t expected_tick_ms_ = 0;
+  Totals gone_;                                       // of retired sessions
+  uint64_t hls_bytes_ = 0, hls_requests_ = 0;
+  std::unordered_map<std::string, uint64_t> gone_out_;  // per stream: retired players + HLS bytes
+  std::map<std::string, std::map<std::string, int64_t>> hls_seen_;  // key -> viewer -> expiry
+  std::unordered_map<std::string, uint64_t> hls_produced_;  // key -> segments, last seen
+  uint64_t hls_produced_gone_ = 0;
+  std::unordered_map<std::string, Rate> stream_rates_;
+  Rate in_rate_, out_rate_;
+  // process
+  uint64_t cpu_us_ = 0;
+  double cpu_pct_ = 0;
+  int64_t cpu_sampled_ms_ = 0;
+  double lag_sum_s_ = 0, lag_max_s_ = 0;
+  uint64_t lag_count_ = 0;
+};
+
+}  // namespace rill::workers

@@ -1,0 +1,180 @@
+#include "rill/server/metrics_text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "rill/server/api_views.h"
+
+namespace rill::server {
+
+namespace {
+
+using nlohmann::json;
+
+std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  char buf[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+  }
+  return buf;
+}
+
+// Writes one family: HELP, TYPE, then its samples.
+class Family {
+ public:
+  Family(std::string& out, std::string_view name, std::string_view type, std::string_view help)
+      : out_(out), name_(name) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  // labels: "k1", "v1", "k2", "v2"...
+  void sample(double value, std::initializer_list<std::string_view> labels = {}, std::string_view suffix = "") {
+    out_ += name_;
+    out_ += suffix;
+    if (labels.size() >= 2) {
+      out_ += '{';
+      bool first = true;
+      for (auto it = labels.begin(); it + 1 < labels.end(); it += 2) {
+        if (!first) out_ += ',';
+        first = false;
+        out_ += *it;
+        out_ += "=\"";
+        out_ += escape_label_value(*(it + 1));
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += number(value);
+    out_ += '\n';
+  }
+
+ private:
+  std::string& out_;
+  std::string name_;
+};
+
+double num(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+const json& arr(const json& j, const char* key) {
+  static const json empty = json::array();
+  const auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : empty;
+}
+
+void server_families(std::string& out, const json& gathered, const json& server, const json& streams) {
+  Family(out, "rill_build_info", "gauge", "Rill's version, as a label.").sample(1, {"version", server.value("version", "")});
+  Family(out, "rill_uptime_seconds", "gauge", "Seconds since the master started.").sample(num(server, "uptime_s"));
+  Family(out, "rill_workers", "gauge", "Worker processes that answered.").sample(static_cast<double>(server["workers"].size()));
+  Family(out, "rill_streams", "gauge", "Live streams (one publisher each).").sample(static_cast<double>(streams.size()));
+
+  std::map<std::string, double> live{{"rtmp", 0}, {"flv", 0}, {"hls", 0}, {"worker-link", 0}};
+  for (const json& w : arr(gathered, "workers")) {
+    const json c = w.value("connections", json::object());
+    live["rtmp"] += num(c, "rtmp");
+    live["flv"] += num(c, "http-flv");
+    live["worker-link"] += num(c, "worker-link");
+  }
+  live["hls"] = server["totals"]["players"]["hls"].get<double>();
+  Family conns(out, "rill_connections", "gauge", "Open connections (HLS: viewers seen lately) by protocol.");
+  for (const auto& [proto, n] : live) conns.sample(n, {"proto", proto});
+
+  std::map<std::string, double> accepted;
+  double bytes_in = 0, bytes_out = 0;
+  for (const json& r : arr(gathered, "rows")) {
+    const json per_proto = r.value("accepted", json::object());
+    for (const auto& [proto, n] : per_proto.items()) accepted[proto] += n.is_number() ? n.get<double>() : 0.0;
+    bytes_in += num(r, "bytes_in");
+    bytes_out += num(r, "bytes_out");
+  }
+  Family acc(out, "rill_connections_accepted_total", "counter", "Connections accepted (HLS: requests) by protocol.");
+  for (const auto& [proto, n] : accepted) acc.sample(n, {"proto", proto});
+  Family(out, "rill_bytes_in_total", "counter", "Bytes read from clients and workers.").sample(bytes_in);
+  Family(out, "rill_bytes_out_total", "counter", "Bytes written to clients and workers.").sample(bytes_out);
+}
+
+void stream_families(std::string& out, const json& streams) {
+  Family players(out, "rill_stream_players", "gauge", "Players of a stream by protocol.");
+  for (const json& s : streams) {
+    for (const char* proto : {"rtmp", "flv", "hls"}) {
+      players.sample(num(s["players"], proto), {"app", s.value("app", ""), "stream", s.value("name", ""), "proto", proto});
+    }
+  }
+  struct Per {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*value)(const json&);
+  };
+  static const Per kPer[] = {
+      {"rill_stream_bytes_in_total", "counter", "Bytes the stream's publisher sent.", [](const json& s) { return num(s, "bytes_in"); }},
+      {"rill_stream_bytes_out_total", "counter", "Bytes sent to the stream's players (all workers).", [](const json& s) { return num(s, "bytes_out"); }},
+      {"rill_stream_bitrate_in_kbps", "gauge", "Input bitrate over the last 10 s.", [](const json& s) { return num(s, "bitrate_in_kbps"); }},
+      {"rill_stream_uptime_seconds", "gauge", "Seconds since the publisher started.", [](const json& s) { return num(s, "uptime_s"); }},
+      {"rill_dropped_frames_total", "counter", "Frames dropped for slow players of the stream.", [](const json& s) { return num(s, "dropped_frames"); }},
+      {"rill_hls_segments_total", "counter", "HLS segments produced for the stream.", [](const json& s) { return num(s["hls"], "segments_total"); }},
+  };
+  for (const Per& p : kPer) {
+    Family f(out, p.name, p.type, p.help);
+    for (const json& s : streams) f.sample(p.value(s), {"app", s.value("app", ""), "stream", s.value("name", "")});
+  }
+}
+
+void worker_families(std::string& out, const json& gathered) {
+  Family cpu(out, "rill_worker_cpu_seconds_total", "counter", "CPU time of the worker slot's processes.");
+  for (const json& r : arr(gathered, "rows")) cpu.sample(num(r, "cpu_seconds"), {"worker", std::to_string(r.value("slot", 0))});
+  const auto per_worker = [&gathered](const std::function<void(const json&, const std::string&)>& f) {
+    for (const json& w : arr(gathered, "workers")) f(w.value("process", json::object()), std::to_string(w.value("slot", 0)));
+  };
+  Family rss(out, "rill_worker_resident_memory_bytes", "gauge", "Resident memory of the worker.");
+  per_worker([&](const json& p, const std::string& id) { rss.sample(num(p, "rss_bytes"), {"worker", id}); });
+  Family fds(out, "rill_worker_open_fds", "gauge", "Open file descriptors of the worker.");
+  per_worker([&](const json& p, const std::string& id) { fds.sample(num(p, "open_fds"), {"worker", id}); });
+  Family lag(out, "rill_worker_loop_lag_seconds", "summary", "How late the worker's 1 s timer ran.");
+  per_worker([&](const json& p, const std::string& id) {
+    const json l = p.value("loop_lag", json::object());
+    lag.sample(num(l, "sum_s"), {"worker", id}, "_sum");
+    lag.sample(num(l, "count"), {"worker", id}, "_count");
+  });
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string metrics_text(const json& gathered, int64_t now_unix_ms) {
+  const json server = server_view(gathered, now_unix_ms);
+  const json streams = stream_items(gathered, now_unix_ms);
+  std::string out;
+  server_families(out, gathered, server, streams);
+  stream_families(out, streams);
+  worker_families(out, gathered);
+  return out;
+}
+
+}  // namespace rill::server

@@ -1,0 +1,176 @@
+#include "rill/workers/worker_details.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+
+#include "rill/media/hls_store.h"
+#include "rill/protocol/stream_summary.h"
+#include "rill/workers/stream_locator.h"
+#include "rill/workers/worker_monitor.h"
+
+namespace rill::workers {
+
+namespace {
+
+using nlohmann::json;
+
+std::string client_proto(const net::SessionInfo& i) {
+  if (i.protocol == "http-flv") return "flv";
+  return i.protocol;
+}
+
+bool is_client(const net::SessionInfo& i) {
+  return i.kind == net::SessionKind::Publisher || i.kind == net::SessionKind::Player;
+}
+
+json client_json(const net::SessionInfo& i, const WorkerMonitor* mon) {
+  const auto slash = i.stream.find('/');
+  return {{"id", i.id},
+          {"kind", net::session_kind_name(i.kind)},
+          {"proto", client_proto(i)},
+          {"addr", i.peer},
+          {"app", slash == std::string::npos ? "" : i.stream.substr(0, slash)},
+          {"name", slash == std::string::npos ? i.stream : i.stream.substr(slash + 1)},
+          {"since_ms", mon ? mon->unix_ms(i.since_ms) : i.since_ms},
+          {"bytes_in", i.bytes_in},
+          {"bytes_out", i.bytes_out},
+          {"dropped_frames", i.dropped_frames},
+          {"queue_bytes", i.queued_bytes}};
+}
+
+json video_json(const media::Stream& s) {
+  const media::FramePtr& h = s.gop_cache().video_header();
+  if (!h || !h->payload) return nullptr;
+  const auto v = protocol::summarize_video_header({h->payload.data(), h->payload.size()});
+  if (!v) return nullptr;
+  // Frame rate from the GOP cache: video frames over the time they span.
+  uint32_t first = 0, last = 0;
+  size_t frames = 0;
+  for (const media::FramePtr& f : s.gop_cache().gop()) {
+    if (f->type != media::MediaType::Video || f->sequence_header) continue;
+    if (frames++ == 0) first = f->timestamp;
+    last = f->timestamp;
+  }
+  const double fps = frames > 1 && last > first ? (frames - 1) * 1000.0 / (last - first) : 0.0;
+  return {{"codec", v->codec},
+          {"width", v->width},
+          {"height", v->height},
+          {"fps", std::round(fps * 100) / 100},
+          {"profile", v->profile},
+          {"level", v->level}};
+}
+
+json audio_json(const media::Stream& s) {
+  const media::FramePtr& h = s.gop_cache().audio_header();
+  if (!h || !h->payload) return nullptr;
+  const auto a = protocol::summarize_audio_header({h->payload.data(), h->payload.size()});
+  if (!a) return nullptr;
+  return {{"codec", a->codec}, {"sample_rate", a->sample_rate}, {"channels", a->channels}, {"profile", a->profile}};
+}
+
+json hls_json(net::ServerContext& ctx, const media::Stream& s, const WorkerMonitor* mon) {
+  const media::HlsStreamState* st = ctx.streams->hls().find(s.key());
+  json h = {{"enabled", s.app_config().hls.enabled}, {"media_sequence", 0}, {"segments", 0},
+            {"segments_total", mon ? mon->hls_segments(s.key_text()) : 0}};
+  if (st) {
+    const media::HlsStreamStats hs = st->stats();
+    h["media_sequence"] = hs.media_sequence;
+    h["segments"] = st->playlist().state().segments.size();
+  }
+  return h;
+}
+
+struct PerStream {
+  json publisher = nullptr;
+  uint64_t rtmp = 0, flv = 0, bytes_out = 0, dropped = 0;
+};
+
+json stream_details(net::ServerContext& ctx, std::map<std::string, PerStream>& per) {
+  const WorkerMonitor* mon = ctx.monitor;
+  json list = json::array();
+  ctx.streams->for_each([&](media::Stream& s) {
+    const std::string& key = s.key_text();
+    PerStream& p = per[key];
+    const bool owner = !ctx.locator || ctx.locator->owns(key);
+    list.push_back({{"key", key},
+                    {"app", s.app()},
+                    {"name", s.name()},
+                    {"owner", owner},
+                    {"live", s.has_publisher()},
+                    {"publisher", p.publisher},
+                    {"video", video_json(s)},
+                    {"audio", audio_json(s)},
+                    {"bitrate_in_kbps", mon ? mon->bitrate_in_kbps(key) : 0.0},
+                    {"bytes_in", s.info().bytes_in},
+                    {"bytes_out", p.bytes_out + (mon ? mon->gone_bytes_out(key) : 0)},
+                    {"dropped_frames", p.dropped + s.info().frames_dropped},
+                    {"players", {{"rtmp", p.rtmp}, {"flv", p.flv}}},
+                    {"hls", hls_json(ctx, s, mon)}});
+  });
+  return list;
+}
+
+}  // namespace
+
+void add_worker_details(net::ServerContext& ctx, json& stats) {
+  WorkerMonitor* mon = ctx.monitor;
+  std::map<std::string, PerStream> per;
+  json clients = json::array();
+  size_t left_out = 0;
+  ctx.sessions->for_each([&](net::Session& s) {
+    const net::SessionInfo i = s.describe();
+    if (!is_client(i)) return;
+    PerStream& p = per[i.stream];
+    if (i.kind == net::SessionKind::Publisher) {
+      p.publisher = {{"client_id", i.id}, {"proto", client_proto(i)}, {"addr", i.peer},
+                     {"since_ms", mon ? mon->unix_ms(i.since_ms) : i.since_ms}};
+    } else {
+      (i.protocol == "http-flv" ? p.flv : p.rtmp) += 1;
+      p.bytes_out += i.bytes_out;
+      p.dropped += i.dropped_frames;
+    }
+    if (clients.size() < kMaxClientsReported) {
+      clients.push_back(client_json(i, mon));
+    } else {
+      ++left_out;
+    }
+  });
+  stats["clients"] = std::move(clients);
+  stats["clients_truncated"] = left_out;
+  stats["stream_details"] = stream_details(ctx, per);
+  stats["version"] = RILL_VERSION;
+  stats["master_pid"] = static_cast<int>(::getppid());
+  if (mon) {
+    stats["hls_viewers"] = mon->hls_viewers();
+    stats["counters"] = mon->counters();
+    stats["process"] = mon->process();
+  }
+}
+
+json kick_client(net::ServerContext& ctx, uint64_t id) {
+  net::Session* found = nullptr;
+  ctx.sessions->for_each([&](net::Session& s) {
+    if (s.id() == id) found = &s;
+  });
+  if (!found) return {{"closed", 0}};
+  ctx.log->info("api: closing client {} on request", id);
+  found->close("closed by the API");  // closing retires it: never inside for_each
+  return {{"closed", 1}};
+}
+
+json drop_publisher(net::ServerContext& ctx, const std::string& key) {
+  net::Session* found = nullptr;
+  ctx.sessions->for_each([&](net::Session& s) {
+    if (found) return;
+    const net::SessionInfo i = s.describe();
+    if (i.kind == net::SessionKind::Publisher && i.stream == key) found = &s;
+  });
+  if (!found) return {{"closed", 0}};
+  ctx.log->info("api: dropping the publisher of {} (client {}) on request", key, found->id());
+  found->close("publisher dropped by the API");
+  return {{"closed", 1}};
+}
+
+}  // namespace rill::workers

@@ -1,0 +1,270 @@
+#include "rill/workers/worker_monitor.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "rill/media/hls_store.h"
+
+namespace rill::workers {
+
+namespace {
+
+using nlohmann::json;
+constexpr auto kTick = std::chrono::milliseconds(1000);
+constexpr size_t kRateSamples = 11;  // 10 s between the oldest and the newest
+constexpr int64_t kMinHlsWindowMs = 4000;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t cpu_micros() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  const auto us = [](const timeval& t) { return static_cast<uint64_t>(t.tv_sec) * 1000000 + static_cast<uint64_t>(t.tv_usec); };
+  return us(ru.ru_utime) + us(ru.ru_stime);
+}
+
+uint64_t rss_bytes() {
+  unsigned long pages = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  const int n = std::fscanf(f, "%lu %lu", &pages, &resident);
+  std::fclose(f);
+  return n == 2 ? static_cast<uint64_t>(resident) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+size_t open_fds() {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (!d) return 0;
+  size_t n = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  ::closedir(d);
+  return n > 0 ? n - 1 : 0;  // less the directory's own descriptor
+}
+
+}  // namespace
+
+void WorkerMonitor::Rate::add(int64_t t, uint64_t bytes) {
+  samples.emplace_back(t, bytes);
+  while (samples.size() > kRateSamples) samples.pop_front();
+}
+
+double WorkerMonitor::Rate::kbps() const {
+  if (samples.size() < 2) return 0;
+  const auto& [t0, b0] = samples.front();
+  const auto& [t1, b1] = samples.back();
+  if (t1 <= t0 || b1 < b0) return 0;
+  return static_cast<double>(b1 - b0) * 8.0 / static_cast<double>(t1 - t0);  // bits per ms = kbit/s
+}
+
+WorkerMonitor::WorkerMonitor(net::ServerContext& ctx, ServerCounters* shared, uint32_t slot)
+    : ctx_(ctx), shared_(shared), started_unix_ms_(wall_ms()), publisher_(shared, slot) {}
+
+WorkerMonitor::~WorkerMonitor() {
+  if (timer_) ctx_.timers->cancel(*timer_);
+  ctx_.sessions->set_retire_observer(nullptr);
+}
+
+void WorkerMonitor::start() {
+  ctx_.sessions->set_retire_observer([this](const net::SessionInfo& i) { retired(i); });
+  cpu_us_ = cpu_micros();
+  cpu_sampled_ms_ = ctx_.timers->now_ms();
+  expected_tick_ms_ = cpu_sampled_ms_ + kTick.count();
+  timer_ = ctx_.timers->schedule(kTick, [this] { tick(); });
+}
+
+void WorkerMonitor::tick() {
+  const int64_t now = ctx_.timers->now_ms();
+  // Event-loop lag: how late this timer ran (a busy loop runs its timers late).
+  const double lag = static_cast<double>(std::max<int64_t>(0, now - expected_tick_ms_)) / 1000.0;
+  lag_sum_s_ += lag;
+  lag_max_s_ = std::max(lag_max_s_, lag);
+  ++lag_count_;
+  sample_process(now);
+  sample_streams(now);
+  counters();  // publish at least once a second: a killed worker loses at most one second
+  expected_tick_ms_ = now + kTick.count();
+  timer_ = ctx_.timers->schedule(kTick, [this] { tick(); });
+}
+
+void WorkerMonitor::sample_process(int64_t now) {
+  const uint64_t cpu = cpu_micros();
+  if (now > cpu_sampled_ms_) {
+    cpu_pct_ = static_cast<double>(cpu - cpu_us_) / 10.0 / static_cast<double>(now - cpu_sampled_ms_);
+  }
+  cpu_us_ = cpu;
+  cpu_sampled_ms_ = now;
+  const Totals t = live_totals();
+  in_rate_.add(now, t.bytes_in);
+  out_rate_.add(now, t.bytes_out);
+}
+
+void WorkerMonitor::sample_streams(int64_t now) {
+  std::unordered_map<std::string, Rate> next;
+  ctx_.streams->for_each([&](media::Stream& s) {
+    auto it = stream_rates_.find(s.key_text());
+    Rate r = it != stream_rates_.end() ? std::move(it->second) : Rate{};
+    r.add(now, s.info().bytes_in);
+    next.emplace(s.key_text(), std::move(r));
+  });
+  stream_rates_ = std::move(next);
+  hls_segments_total();
+  // Per-stream totals of streams gone from this worker and no longer watched over HLS are dropped
+  // (a stream's series restarts when it comes back, as Prometheus expects of a new series).
+  std::erase_if(gone_out_, [this](const auto& e) {
+    return !stream_rates_.count(e.first) && !hls_seen_.count(e.first);
+  });
+}
+
+void WorkerMonitor::retired(const net::SessionInfo& i) {
+  gone_.bytes_in += i.bytes_in;
+  gone_.bytes_out += i.bytes_out;
+  gone_.dropped += i.dropped_frames;
+  if (i.kind == net::SessionKind::Player && !i.stream.empty()) gone_out_[i.stream] += i.bytes_out;
+}
+
+WorkerMonitor::Totals WorkerMonitor::live_totals() {
+  Totals t = gone_;
+  t.bytes_out += hls_bytes_;
+  ctx_.sessions->for_each([&](net::Session& s) {
+    const net::SessionInfo i = s.describe();
+    t.bytes_in += i.bytes_in;
+    t.bytes_out += i.bytes_out;
+    t.dropped += i.dropped_frames;
+  });
+  return t;
+}
+
+uint64_t WorkerMonitor::hls_segments_total() {
+  // The store forgets a stream's state some time after it ended: keep what it had produced.
+  std::unordered_map<std::string, uint64_t> now;
+  ctx_.streams->for_each([&](media::Stream& s) {
+    if (const media::HlsStreamState* st = ctx_.streams->hls().find(s.key())) {
+      now[s.key_text()] = st->stats().segments_produced;
+    }
+  });
+  for (const auto& [key, produced] : hls_produced_) {
+    auto it = now.find(key);
+    if (it == now.end()) {
+      hls_produced_gone_ += produced;
+    } else if (it->second < produced) {
+      hls_produced_gone_ += produced;  // a new state of the same name started from zero
+    }
+  }
+  hls_produced_ = std::move(now);
+  uint64_t total = hls_produced_gone_;
+  for (const auto& [key, produced] : hls_produced_) total += produced;
+  return total;
+}
+
+json WorkerMonitor::counters() {
+  const Totals t = live_totals();
+  using net::SessionProtocol;
+  const auto accepted = [this](SessionProtocol p) { return ctx_.sessions->added(p); };
+  json c;
+  c["bytes_in"] = publisher_.publish(Counter::BytesIn, t.bytes_in);
+  c["bytes_out"] = publisher_.publish(Counter::BytesOut, t.bytes_out);
+  c["accepted"] = {{"rtmp", publisher_.publish(Counter::AcceptedRtmp, accepted(SessionProtocol::Rtmp))},
+                   {"flv", publisher_.publish(Counter::AcceptedFlv, accepted(SessionProtocol::HttpFlv))},
+                   {"hls", publisher_.publish(Counter::AcceptedHls, hls_requests_)},
+                   {"worker-link", publisher_.publish(Counter::AcceptedLink, accepted(SessionProtocol::WorkerLink))}};
+  c["dropped_frames"] = publisher_.publish(Counter::DroppedFrames, t.dropped);
+  c["hls_segments"] = publisher_.publish(Counter::HlsSegments, hls_segments_total());
+  c["cpu_seconds"] = static_cast<double>(publisher_.publish(Counter::CpuMicros, cpu_micros())) / 1e6;
+  return c;
+}
+
+json WorkerMonitor::all_rows(uint32_t slots) {
+  json rows = json::array();
+  if (!shared_) {
+    json own = counters();
+    own["slot"] = ctx_.worker_id;
+    rows.push_back(std::move(own));
+    return rows;
+  }
+  counters();
+  for (uint32_t s = 0; s < slots && s < kCounterSlots; ++s) {
+    const auto get = [&](Counter c) { return shared_->get(s, c); };
+    rows.push_back({{"slot", s},
+                    {"bytes_in", get(Counter::BytesIn)},
+                    {"bytes_out", get(Counter::BytesOut)},
+                    {"accepted", {{"rtmp", get(Counter::AcceptedRtmp)}, {"flv", get(Counter::AcceptedFlv)},
+                                  {"hls", get(Counter::AcceptedHls)}, {"worker-link", get(Counter::AcceptedLink)}}},
+                    {"dropped_frames", get(Counter::DroppedFrames)},
+                    {"hls_segments", get(Counter::HlsSegments)},
+                    {"cpu_seconds", static_cast<double>(get(Counter::CpuMicros)) / 1e6}});
+  }
+  return rows;
+}
+
+int64_t WorkerMonitor::server_started_unix_ms() const {
+  return shared_ ? shared_->started_unix_ms() : started_unix_ms_;
+}
+
+json WorkerMonitor::process() const {
+  return {{"server_started_ms", server_started_unix_ms()},
+          {"cpu_pct", cpu_pct_},
+          {"rss_bytes", rss_bytes()},
+          {"open_fds", open_fds()},
+          {"loop_lag", {{"sum_s", lag_sum_s_}, {"count", lag_count_}, {"max_s", lag_max_s_}}},
+          {"bitrate_in_kbps", in_rate_.kbps()},
+          {"bitrate_out_kbps", out_rate_.kbps()}};
+}
+
+void WorkerMonitor::hls_served(const std::string& key, std::string_view addr, std::string_view user_agent,
+                               uint64_t bytes, std::chrono::milliseconds target_duration) {
+  ++hls_requests_;
+  hls_bytes_ += bytes;
+  gone_out_[key] += bytes;
+  const int64_t window = std::max<int64_t>(kMinHlsWindowMs, 2 * target_duration.count());
+  std::string viewer(addr);
+  viewer += ' ';
+  viewer += user_agent.substr(0, 256);
+  auto& viewers = hls_seen_[key];
+  if (viewers.size() < 100000 || viewers.count(viewer)) viewers[viewer] = ctx_.timers->now_ms() + window;
+}
+
+json WorkerMonitor::hls_viewers() {
+  const int64_t now = ctx_.timers->now_ms();
+  json out = json::object();
+  for (auto it = hls_seen_.begin(); it != hls_seen_.end();) {
+    auto& viewers = it->second;
+    std::erase_if(viewers, [now](const auto& v) { return v.second < now; });
+    if (viewers.empty()) {
+      it = hls_seen_.erase(it);
+      continue;
+    }
+    json list = json::array();
+    for (const auto& [viewer, expiry] : viewers) list.push_back(viewer);
+    out[it->first] = std::move(list);
+    ++it;
+  }
+  return out;
+}
+
+uint64_t WorkerMonitor::gone_bytes_out(const std::string& key) const {
+  auto it = gone_out_.find(key);
+  return it == gone_out_.end() ? 0 : it->second;
+}
+
+uint64_t WorkerMonitor::hls_segments(const std::string& key) const {
+  auto it = hls_produced_.find(key);
+  return it == hls_produced_.end() ? 0 : it->second;
+}
+
+double WorkerMonitor::bitrate_in_kbps(const std::string& key) const {
+  auto it = stream_rates_.find(key);
+  return it == stream_rates_.end() ? 0 : it->second.kbps();
+}
+
+int64_t WorkerMonitor::unix_ms(int64_t timer_ms) const { return wall_ms() - (ctx_.timers->now_ms() - timer_ms); }
+
+}  // namespace rill::workers

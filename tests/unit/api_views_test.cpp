@@ -1,0 +1,151 @@
+// server/api_views + metrics_text: the control plane's rules on JSON (no socket, no clock).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "rill/server/api_views.h"
+#include "rill/server/metrics_text.h"
+
+using namespace rill::server;
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kNow = 1'800'000'000'000;
+
+json stream_detail(const std::string& name, bool owner, uint64_t rtmp, uint64_t flv, uint64_t bytes_out) {
+  json d = {{"key", "live/" + name}, {"app", "live"}, {"name", name}, {"owner", owner}, {"live", true},
+            {"publisher", nullptr}, {"video", nullptr}, {"audio", nullptr}, {"bitrate_in_kbps", 700.4},
+            {"bytes_in", 1000}, {"bytes_out", bytes_out}, {"dropped_frames", 1},
+            {"players", {{"rtmp", rtmp}, {"flv", flv}}},
+            {"hls", {{"enabled", true}, {"media_sequence", 3}, {"segments", 5}, {"segments_total", 8}}}};
+  if (owner) d["publisher"] = {{"client_id", 7}, {"proto", "rtmp"}, {"addr", "127.0.0.1:5000"}, {"since_ms", kNow - 10'000}};
+  return d;
+}
+
+// Two workers: worker 0 owns live/a (3 RTMP players there), worker 1 owns live/b and has 2 FLV
+// players of live/a through its worker link; one HLS viewer of live/a is seen by both workers.
+json gathered() {
+  json w0 = {{"slot", 0}, {"pid", 100}, {"sessions", 4}, {"master_pid", 99}, {"version", "0.1.0"},
+             {"connections", {{"rtmp", 4}, {"http-flv", 0}, {"worker-link", 1}}},
+             {"process", {{"cpu_pct", 1.25}, {"rss_bytes", 1000}, {"open_fds", 20}, {"server_started_ms", kNow - 60'000},
+                          {"loop_lag", {{"sum_s", 0.5}, {"count", 10}, {"max_s", 0.1}}}}},
+             {"stream_details", {stream_detail("a", true, 3, 0, 300)}},
+             {"clients", {{{"id", 9}, {"kind", "player"}, {"proto", "rtmp"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}},
+                          {{"id", 7}, {"kind", "publisher"}, {"proto", "rtmp"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}}}},
+             {"hls_viewers", {{"live/a", {"127.0.0.1 ua1"}}}}};
+  json w1 = {{"slot", 1}, {"pid", 101}, {"sessions", 3},
+             {"stream_details", {stream_detail("a", false, 0, 2, 200), stream_detail("b", true, 0, 0, 0)}},
+             {"clients", {{{"id", 20}, {"kind", "player"}, {"proto", "flv"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}}}},
+             {"hls_viewers", {{"live/a", {"127.0.0.1 ua1", "127.0.0.1 ua2"}}}}};
+  json rows = {{{"slot", 0}, {"bytes_in", 10}, {"bytes_out", 20}, {"accepted", {{"rtmp", 5}, {"flv", 0}}}, {"cpu_seconds", 1.5}},
+               {{"slot", 1}, {"bytes_in", 1}, {"bytes_out", 2}, {"accepted", {{"rtmp", 1}, {"flv", 2}}}, {"cpu_seconds", 0.5}}};
+  return {{"workers", {w0, w1}}, {"errors", json::array()}, {"rows", rows}};
+}
+
+}  // namespace
+
+TEST(ApiViews, StreamsAreMergedAcrossWorkers) {
+  const json items = stream_items(gathered(), kNow);
+  ASSERT_EQ(items.size(), 2u);
+  const json& a = items[0];
+  EXPECT_EQ(a["name"], "a");
+  EXPECT_EQ(a["worker"], 0);
+  EXPECT_EQ(a["players"], json({{"rtmp", 3}, {"flv", 2}, {"hls", 2}, {"total", 7}}));
+  EXPECT_EQ(a["bytes_out"], 500);
+  EXPECT_EQ(a["publisher"]["client_id"], 7);
+  EXPECT_DOUBLE_EQ(a["uptime_s"].get<double>(), 10.0);
+  EXPECT_EQ(items[1]["worker"], 1);
+  EXPECT_EQ(stream_items(gathered(), kNow, "other").size(), 0u);
+}
+
+TEST(ApiViews, ServerTotals) {
+  const json s = server_view(gathered(), kNow);
+  EXPECT_EQ(s["pid"], 99);
+  EXPECT_DOUBLE_EQ(s["uptime_s"].get<double>(), 60.0);
+  EXPECT_EQ(s["workers"].size(), 2u);
+  EXPECT_EQ(s["workers"][1]["streams"], 1);
+  EXPECT_EQ(s["totals"]["streams"], 2);
+  EXPECT_EQ(s["totals"]["publishers"], 2);
+  EXPECT_EQ(s["totals"]["players"], json({{"rtmp", 3}, {"flv", 2}, {"hls", 2}}));
+  EXPECT_EQ(s["totals"]["bytes_in"], 11);
+  EXPECT_EQ(s["totals"]["bytes_out"], 22);
+}
+
+TEST(ApiViews, ClientsSortedFilteredWithHlsViewers) {
+  const json all = client_items(gathered());
+  ASSERT_EQ(all.size(), 5u);  // 3 connections + 2 distinct HLS viewers
+  EXPECT_EQ(all[0]["id"], 7);
+  EXPECT_EQ(all[1]["id"], 9);
+  EXPECT_EQ(all[2]["id"], 20);
+  EXPECT_EQ(all[2]["worker"], 1);
+  EXPECT_TRUE(all[3]["id"].is_null());
+  EXPECT_EQ(all[3]["proto"], "hls");
+  EXPECT_EQ(client_items(gathered(), "", "", "publisher").size(), 1u);
+  EXPECT_EQ(client_items(gathered(), "live", "b").size(), 0u);
+}
+
+TEST(ApiViews, Paging) {
+  std::string error;
+  auto paging = [&error](const std::string& query) {
+    error.clear();
+    return parse_paging(*parse_api_query(query), error);
+  };
+  EXPECT_EQ(paging("").limit, 100u);
+  EXPECT_EQ(paging("limit=1").limit, 1u);
+  EXPECT_EQ(paging("limit=1000").limit, 1000u);
+  EXPECT_TRUE(error.empty());
+  for (const char* bad : {"limit=0", "limit=1001", "limit=-1", "limit=x", "limit=", "offset=-1", "offset=1e3"}) {
+    paging(bad);
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+  json all = json::array({1, 2, 3});
+  EXPECT_EQ(page(all, {1, 0})["items"], json::array({1}));
+  EXPECT_EQ(page(all, {2, 2})["items"], json::array({3}));
+  const json past = page(all, {10, 5});
+  EXPECT_EQ(past["items"], json::array());
+  EXPECT_EQ(past["total"], 3);
+  EXPECT_EQ(past["offset"], 5);
+}
+
+TEST(ApiViews, QueryDecoding) {
+  const auto q = parse_api_query("app=li%76e&name=a+b&&x");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->at("app"), "live");
+  EXPECT_EQ(q->at("name"), "a b");
+  EXPECT_EQ(q->at("x"), "");
+  EXPECT_FALSE(parse_api_query("a=%zz"));
+  std::string many;
+  for (char c = 'A'; c < 'A' + 40; ++c) {
+    many.push_back(c);
+    many.append("=1&");
+  }
+  EXPECT_FALSE(parse_api_query(many));
+}
+
+TEST(ApiViews, Iso8601) { EXPECT_EQ(iso8601(1'800'000'000'123), "2027-01-15T08:00:00.123Z"); }
+
+TEST(MetricsText, FamiliesAndSums) {
+  const std::string text = metrics_text(gathered(), kNow);
+  EXPECT_NE(text.find("# TYPE rill_connections_accepted_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_connections_accepted_total{proto=\"rtmp\"} 6\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_stream_players{app=\"live\",stream=\"a\",proto=\"hls\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_cpu_seconds_total{worker=\"0\"} 1.5\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_loop_lag_seconds_count{worker=\"0\"} 10\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_streams 2\n"), std::string::npos);
+  // Every sample line follows its family's TYPE line.
+  std::string family;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.rfind("# TYPE ", 0) == 0) {
+      family = line.substr(7, line.find(' ', 7) - 7);
+    } else if (line[0] != '#') {
+      EXPECT_EQ(line.rfind(family, 0), 0u) << line;
+    }
+  }
+}
+
+TEST(MetricsText, LabelEscaping) { EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
