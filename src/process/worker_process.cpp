@@ -113,7 +113,6 @@ void run_worker_process(WorkerProcessParams p) {
     _exit(kWorkerExitError);
   }
   st.shutdown_timeout = p.config->shutdown_timeout;
-
   int rc = kWorkerExitOk;
   try {
     if (p.user) {
@@ -132,7 +131,7 @@ void run_worker_process(WorkerProcessParams p) {
     ctx.config = p.config;
     ctx.rtmp_fds = p.rtmp_fds;
     ctx.http_fds = p.http_fds;
-    ctx.api_fds = p.api_fds;
+    ctx.api_fds = p.api_fds;  // and the counters they report, shared with the master:
     ctx.counters = p.counters;
     ctx.log = st.log;
     ctx.access_log = st.access_log;
