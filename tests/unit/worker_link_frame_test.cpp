@@ -175,5 +175,17 @@ TEST(RelayHls, ObjectAnswerCarriesItsOwnMaxAge) {
   EXPECT_EQ(split, bytes_of(encode_link_message(o)));
 }
 
+TEST(LinkRequest, KickAndDrop) {
+  EXPECT_EQ(parse_link_request("KICK 73014444033"), LinkRequest(LinkKickRequest{73014444033ull}));
+  EXPECT_EQ(parse_link_request("KICK 18446744073709551615"), LinkRequest(LinkKickRequest{UINT64_MAX}));
+  EXPECT_EQ(parse_link_request("DROP live/cam"), LinkRequest(LinkDropRequest{"live", "cam"}));
+  EXPECT_EQ(format_link_request(LinkKickRequest{42}), "KICK 42\n");
+  EXPECT_EQ(format_link_request(LinkDropRequest{"live", "cam"}), "DROP live/cam\n");
+  for (const char* bad : {"KICK", "KICK 01", "KICK -1", "KICK 18446744073709551616", "KICK 1 2", "KICK x",
+                          "DROP", "DROP live", "DROP live/cam extra"}) {
+    EXPECT_THROW(parse_link_request(bad), ProtocolError) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace rill::protocol
