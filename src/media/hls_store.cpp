@@ -93,6 +93,11 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
     it = streams_.emplace(key, std::make_unique<HlsStreamState>(key, cfg)).first;
     log_.debug("hls: {} started (window {}, fragment {} ms)", it->second->key_text_, cfg.window,
                cfg.fragment.count());
+    if (auto at = continuity_ ? continuity_->recall(it->second->key_text_) : std::nullopt) {
+      it->second->playlist_.continue_from(at->next_sequence, at->discontinuities);
+      log_.info("hls: {} continues at media sequence {} (published before on another worker)",
+                it->second->key_text_, at->next_sequence);
+    }
   } else {
     HlsStreamState& st = *it->second;
     if (st.grace_timer_) {
@@ -127,6 +132,7 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   st.segments_.push_back(std::move(seg));
   ++st.produced_;
   st.playlist_cache_.reset();
+  if (continuity_) continuity_->remember(st.key_text_, {st.playlist_.next_sequence(), st.playlist_.discontinuities_so_far()});
 
   // §6.2.2: a segment removed from the playlist stays available for its duration plus the
   // duration of the longest playlist that contained it (the one served before this change).

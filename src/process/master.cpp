@@ -47,7 +47,8 @@
 //   ("[worker N]"); drop privileges to `user` (initgroups/setgid/setuid; the death signal is
 //   set again since a credential change clears it); event_base + server::Worker(base, ctx),
 //   start(); libevent signal events: SIGTERM/SIGINT -> stop_now() + loopexit,
-//   SIGQUIT -> drain(loopexit) with a hard shutdown_timeout timer, SIGUSR1 -> reopen logs,
+//   SIGQUIT -> drain(loopexit) with a hard shutdown_timeout timer, SIGUSR2 -> retire (a
+//   reload: server/worker_retirement.h), SIGUSR1 -> reopen logs,
 //   SIGHUP and SIGPIPE ignored. Second guard against an orphaned worker: the read end of a
 //   pipe whose only write end the master holds; EOF means the master is gone -> stop_now.
 //   The worker ends with _exit() (never runs the master's destructors or flushes its stdio).
@@ -70,9 +71,10 @@
 //            listen addresses. On any error: log "reload failed, keeping the running
 //            configuration: ..." and change nothing. On success: close the sockets of removed
 //            addresses (and of slots beyond the new worker count), fork a full new generation
-//            (generation = reload count) with the new config, send SIGQUIT to every worker of
-//            the old generation (they stop accepting and drain; the master SIGKILLs any still
-//            alive shutdown_timeout + 5 s later), then READY=1. Unchanged addresses keep their
+//            (generation = reload count) with the new config, send SIGUSR2 to every worker of
+//            the old generation (they retire: stop accepting, keep the sessions that carry live
+//            media while they do, close idle ones after shutdown_timeout, exit when none is
+//            left; no SIGKILL deadline), then READY=1. Unchanged addresses keep their
 //            sockets, so old and new generation share them and no connection is refused.
 //   SIGTERM/SIGINT  fast stop: STOPPING=1, SIGTERM to every worker, SIGKILL to those still
 //            alive after shutdown_timeout; then remove the pid file and exit 0.
@@ -126,7 +128,6 @@ constexpr int kQuickDeathsBeforeBackoff = 3;   // respawn at once this many time
 constexpr milliseconds kBackoffFirst{100};
 constexpr milliseconds kBackoffMax{10000};
 constexpr milliseconds kStableLifetime{10000};  // resets the quick-death count
-constexpr milliseconds kRetireGrace{5000};      // old generation: SIGKILL after timeout + this
 constexpr milliseconds kQuitGrace{1000};        // graceful stop: SIGKILL after timeout + this
 constexpr milliseconds kForkRetry{1000};
 
@@ -543,14 +544,13 @@ struct Master::Impl {
       if (!p.retiring) old.push_back(pid);
     slots.assign(n, Slot{});
     for (uint32_t i = 0; i < n; ++i) spawn(i);
-    auto kill_at = Clock::now() + cfg->shutdown_timeout + kRetireGrace;
+    // Old workers retire: no new clients, but their publishers and players stay as long as they
+    // carry media (no deadline: a reload drops nothing); they exit once nothing is left.
     for (pid_t pid : old) {
-      auto& p = procs[pid];
-      p.retiring = true;
-      p.kill_at = kill_at;
-      ::kill(pid, SIGQUIT);
+      procs[pid].retiring = true;
+      ::kill(pid, SIGUSR2);
     }
-    log->info("configuration reloaded (generation {}): {} new worker(s) started, {} old worker(s) draining",
+    log->info("configuration reloaded (generation {}): {} new worker(s) started, {} old worker(s) retiring",
               generation, n, old.size());
     notify::ready(status_line());
   }

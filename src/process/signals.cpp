@@ -48,8 +48,15 @@ sigset_t master_signal_set() {
   return set;
 }
 
+namespace {
+// Sent by the master to an old worker (retire after a reload). Blocked in the master too, so a
+// worker forked from it holds it pending until its handler exists instead of dying of it.
+constexpr int kWorkerOnlySignal = SIGUSR2;
+}  // namespace
+
 sigset_t block_master_signals() {
   sigset_t set = master_signal_set();
+  sigaddset(&set, kWorkerOnlySignal);
   sigset_t old;
   sigprocmask(SIG_BLOCK, &set, &old);
   signal(SIGPIPE, SIG_IGN);
@@ -57,7 +64,7 @@ sigset_t block_master_signals() {
 }
 
 void reset_signals_for_worker() {
-  for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGCHLD}) signal(sig, SIG_DFL);
+  for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD}) signal(sig, SIG_DFL);
   signal(SIGHUP, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
 }

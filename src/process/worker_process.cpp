@@ -28,6 +28,7 @@ struct WorkerState {
   config::Duration shutdown_timeout{0};
   event* drain_timer = nullptr;
   bool draining = false;
+  bool retiring = false;
   bool stopping = false;
 };
 
@@ -65,6 +66,21 @@ void on_signal(evutil_socket_t sig, short, void* arg) {
         if (st.stopping) return;
         st.stopping = true;
         st.log->info("drained, exiting");
+        event_base_loopexit(st.base, nullptr);
+      });
+      break;
+    }
+    case SIGUSR2: {
+      // A reload: a new generation serves new clients; ours keep their worker (no deadline for
+      // live media; idle sessions end after shutdown_timeout).
+      if (st.retiring || st.draining || st.stopping) return;
+      st.retiring = true;
+      st.log->info("SIGUSR2 received: retiring after a reload, keeping {} session(s) while they carry media",
+                   st.worker->session_count());
+      st.worker->retire(std::chrono::milliseconds(st.shutdown_timeout.count()), [&st] {
+        if (st.stopping) return;
+        st.stopping = true;
+        st.log->info("retired: no session left, exiting");
         event_base_loopexit(st.base, nullptr);
       });
       break;
@@ -141,7 +157,7 @@ void run_worker_process(WorkerProcessParams p) {
     st.worker->start();
 
     std::vector<event*> events;
-    for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGUSR1}) {
+    for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2}) {
       event* ev = evsignal_new(st.base, sig, on_signal, &st);
       if (!ev || evsignal_add(ev, nullptr) != 0) throw std::runtime_error("cannot install signal events");
       events.push_back(ev);

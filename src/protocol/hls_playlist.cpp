@@ -22,6 +22,19 @@ void HlsPlaylist::restart() {
   state_.pending_discontinuity = true;
 }
 
+void HlsPlaylist::continue_from(uint64_t next_sequence, uint64_t discontinuities_before) {
+  if (!state_.segments.empty()) return;
+  state_.media_sequence = next_sequence;
+  state_.discontinuity_sequence = discontinuities_before;
+  state_.pending_discontinuity = true;
+}
+
+uint64_t HlsPlaylist::discontinuities_so_far() const {
+  uint64_t n = state_.discontinuity_sequence;
+  for (const auto& s : state_.segments) n += s.discontinuity ? 1 : 0;
+  return n;
+}
+
 HlsPlaylist::Added HlsPlaylist::add_segment(double duration_s, bool discontinuity, std::string uri) {
   if (state_.ended) restart();
   if (!(duration_s >= 0) || duration_s > 1e9) duration_s = 0;  // NaN, negative, absurd

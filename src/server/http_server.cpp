@@ -95,6 +95,11 @@ void HttpServer::listen(int fd) {
   bound_.push_back(bound);
 }
 
+void HttpServer::close_listeners() {
+  for (auto* b : bound_) evhttp_del_accept_socket(http_, b);
+  bound_.clear();
+}
+
 void HttpServer::stop_accepting() {
   // Removing the bound sockets stops new connections (the master keeps the listening sockets);
   // requests on connections already open are answered 503.

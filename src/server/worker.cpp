@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "rill/workers/hls_fetcher.h"
+#include "rill/workers/hls_sequence_memo.h"
 #include "rill/workers/worker_endpoint.h"
 #include "rill/workers/stream_locator.h"
 #include "rill/workers/worker_monitor.h"
@@ -28,6 +29,7 @@
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/stream_gate.h"
+#include "rill/server/worker_retirement.h"
 #include "rill/net/server_context.h"
 
 namespace rill::server {
@@ -52,6 +54,7 @@ struct Worker::Impl {
   bool accepting = false;
   std::function<void()> on_drained;
   event* drain_check = nullptr;
+  std::unique_ptr<WorkerRetirement> retirement;  // an old generation after a reload
 
   Impl(event_base* b, WorkerContext c)
       : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, media::default_outputs), sessions(timers) {
@@ -66,6 +69,7 @@ struct Worker::Impl {
     ctx.access_log = wctx.access_log;
     workers::LocatorOptions lo;
     lo.table = wctx.ownership;
+    if (wctx.ownership) streams.hls().set_continuity(&wctx.ownership->hls_memo());
     lo.slot = wctx.id;
     lo.pid = ::getpid();
     lo.workers = wctx.workers;
@@ -137,6 +141,7 @@ struct Worker::Impl {
 Worker::Worker(event_base* base, WorkerContext ctx) : impl_(std::make_unique<Impl>(base, std::move(ctx))) {}
 
 Worker::~Worker() {
+  impl_->retirement.reset();
   impl_->sessions.close_all("worker exiting");
   impl_->locator->close_all();
   impl_->relay->stop();
@@ -162,7 +167,18 @@ void Worker::start() {
                        impl_->wctx.rtmp_fds.size(), impl_->wctx.http_fds.size());
 }
 
+void Worker::retire(std::chrono::milliseconds idle_limit, std::function<void()> on_done) {
+  if (impl_->retirement) return;
+  impl_->accepting = false;
+  for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
+  impl_->http->close_listeners();
+  // The worker socket stays: new-generation workers pull this worker's streams through it.
+  impl_->retirement = std::make_unique<WorkerRetirement>(impl_->ctx, idle_limit, std::move(on_done));
+  impl_->retirement->start();
+}
+
 void Worker::drain(std::function<void()> on_drained) {
+  impl_->retirement.reset();
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
@@ -186,6 +202,7 @@ void Worker::drain(std::function<void()> on_drained) {
 }
 
 void Worker::stop_now() {
+  impl_->retirement.reset();
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();

@@ -88,7 +88,7 @@ void HlsFetcher::start(Fetch& f, const OwnershipTable::Owner& owner, const std::
   ++(f.object.playlist ? playlist_requests_ : segment_requests_);
   protocol::LinkReaderLimits lim;
   lim.max_body = opts_.max_object;
-  f.query = std::make_unique<LinkQuery>(ctx_, worker_socket_path(opts_.runtime_dir, owner.slot),
+  f.query = std::make_unique<LinkQuery>(ctx_, worker_process_socket_path(opts_.runtime_dir, owner.slot, owner.pid),
                                         protocol::LinkHlsRequest{app, name, f.object}, lim, opts_.timeout,
                                         [this, &f](LinkQuery::Result&& q) { complete(f, fetch_result(std::move(q))); });
   f.query->start();

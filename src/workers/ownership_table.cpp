@@ -13,6 +13,8 @@
 // table is well defined across processes.
 #include "rill/workers/ownership_table.h"
 
+#include "rill/workers/hls_sequence_memo.h"
+
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -171,6 +173,7 @@ OwnershipTable::OwnershipTable() {
   entries_ = reinterpret_cast<Entry*>(base);
   for (size_t i = 0; i < kCapacity; ++i) new (&entries_[i]) Entry();
   header_->magic.store(kMagic, std::memory_order_release);
+  hls_memo_ = std::make_unique<HlsSequenceMemo>();
 }
 
 OwnershipTable::~OwnershipTable() {

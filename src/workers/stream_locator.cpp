@@ -32,9 +32,9 @@ const WorkerLink* StreamLocator::link(const std::string& key) const {
 std::optional<OwnershipTable::Owner> StreamLocator::remote_owner(const std::string& key) const {
   if (!relaying() || owned_.count(key)) return std::nullopt;
   auto owner = opts_.table->lookup(key);
-  // An owner in our own slot with another pid is an older generation draining after a reload
-  // (its socket path is ours now): not reachable.
-  if (!owner || owner->pid == opts_.pid || owner->slot == opts_.slot || OwnershipTable::process_gone(owner->pid)) {
+  // An owner in our own slot with another pid is an older generation serving its publisher
+  // after a reload: reachable at its own pid's socket (worker_endpoint.h).
+  if (!owner || owner->pid == opts_.pid || OwnershipTable::process_gone(owner->pid)) {
     return std::nullopt;
   }
   return owner;

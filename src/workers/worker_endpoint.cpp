@@ -21,19 +21,25 @@ std::string worker_socket_path(const std::string& runtime_dir, int slot) {
   return dir + "/worker-" + std::to_string(slot) + ".sock";
 }
 
+std::string worker_process_socket_path(const std::string& runtime_dir, int slot, pid_t pid) {
+  std::string slot_path = worker_socket_path(runtime_dir, slot);
+  return slot_path.substr(0, slot_path.size() - 5) + "." + std::to_string(pid) + ".sock";
+}
+
 WorkerEndpoint::WorkerEndpoint(net::ServerContext& ctx) : ctx_(ctx) {}
 
 WorkerEndpoint::~WorkerEndpoint() { stop(); }
 
 bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
   path_ = worker_socket_path(runtime_dir, slot);
+  process_path_ = worker_process_socket_path(runtime_dir, slot, ::getpid());
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
-  if (path_.size() >= sizeof sa.sun_path) {
-    ctx_.log->error("relay: socket path {} is too long", path_);
+  if (process_path_.size() >= sizeof sa.sun_path) {
+    ctx_.log->error("relay: socket path {} is too long", process_path_);
     return false;
   }
-  std::memcpy(sa.sun_path, path_.c_str(), path_.size() + 1);
+  std::memcpy(sa.sun_path, process_path_.c_str(), process_path_.size() + 1);
 
   std::error_code ec;
   std::filesystem::create_directories(runtime_dir, ec);  // the master made it; this is a fallback
@@ -44,26 +50,34 @@ bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
     ctx_.log->error("relay: socket: {}", std::strerror(errno));
     return false;
   }
-  ::unlink(path_.c_str());  // a stale socket of an earlier worker of this slot
+  ::unlink(process_path_.c_str());  // stale: a process of this pid that is gone
   // Created with mode 0600 from the start (no window where another user could connect).
   const mode_t old_mask = ::umask(0177);
   const int rc = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa);
   ::umask(old_mask);
   if (rc != 0 || ::listen(fd_.get(), 512) != 0) {
     ctx_.log->error("relay: cannot listen on {}: {} (cross-worker playback of this worker's streams is off)",
-                    path_, std::strerror(errno));
+                    process_path_, std::strerror(errno));
     fd_.reset();
     return false;
   }
-  ::chmod(path_.c_str(), 0600);
+  ::chmod(process_path_.c_str(), 0600);
   struct stat sb{};
-  if (::stat(path_.c_str(), &sb) == 0) {
+  if (::stat(process_path_.c_str(), &sb) == 0) {
     inode_ = sb.st_ino;
     dev_ = sb.st_dev;
   }
+  // The slot's name now points to us; an older worker of the slot keeps its own name, so
+  // nothing that reaches it by pid is cut (a reload: docs/operations.md).
+  const std::string tmp = process_path_ + ".tmp";
+  ::unlink(tmp.c_str());
+  if (::link(process_path_.c_str(), tmp.c_str()) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+    ctx_.log->warn("relay: cannot name {} as {}: {}", process_path_, path_, std::strerror(errno));
+    ::unlink(tmp.c_str());
+  }
   accept_ev_.reset(event_new(ctx_.base, fd_.get(), EV_READ | EV_PERSIST, &WorkerEndpoint::on_accept, this));
   event_add(accept_ev_.get(), nullptr);
-  ctx_.log->info("relay: listening on {}", path_);
+  ctx_.log->info("relay: listening on {} ({})", path_, process_path_);
   return true;
 }
 
@@ -75,6 +89,7 @@ void WorkerEndpoint::stop() {
   // have replaced it already.
   struct stat sb{};
   if (::stat(path_.c_str(), &sb) == 0 && sb.st_ino == inode_ && sb.st_dev == dev_) ::unlink(path_.c_str());
+  ::unlink(process_path_.c_str());
 }
 
 void WorkerEndpoint::on_accept(int, short, void* arg) { static_cast<WorkerEndpoint*>(arg)->accept_all(); }

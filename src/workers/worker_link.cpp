@@ -85,7 +85,7 @@ void WorkerLink::detach() {
 bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
   last_connect_ms_ = ctx_.timers->now_ms();
   std::string error;
-  net::UniqueFd fd = net::connect_unix(worker_socket_path(opts_.runtime_dir, owner.slot), &error);
+  net::UniqueFd fd = net::connect_unix(worker_process_socket_path(opts_.runtime_dir, owner.slot, owner.pid), &error);
   if (!fd) {
     ctx_.log->debug("relay: {} cannot reach worker {}: {}", key_, owner.slot, error);
     return false;
@@ -193,9 +193,9 @@ void WorkerLink::tick() {
   }
   if (state_ == State::Waiting && subs > 0 && opts_.table) {
     auto o = opts_.table->lookup(key_);
-    // An owner in our own slot with another pid is an older generation draining after a reload:
-    // its socket path is ours now; it releases the stream shortly.
-    if (o && o->pid != opts_.self_pid && o->slot != opts_.self_slot && now - last_connect_ms_ >= opts_.poll_interval.count() &&
+    // An owner in our own slot with another pid is an older generation still serving its
+    // publisher after a reload: reached by its pid's socket like any other owner.
+    if (o && o->pid != opts_.self_pid && now - last_connect_ms_ >= opts_.poll_interval.count() &&
         !OwnershipTable::process_gone(o->pid)) {
       connect_to(*o);
     }

@@ -30,7 +30,7 @@ _C1 = struct.pack('>II', 0, 0) + bytes(1528)
 
 class PlayerState:
     """What one player saw (a copy: safe to read while the reader thread runs)."""
-    __slots__ = ('kind', 'local_port', 'frames', 'statuses', 'closed', 'error', 'audio', 'last_media')
+    __slots__ = ('kind', 'local_port', 'frames', 'statuses', 'closed', 'error', 'audio', 'last_media', 'max_gap')
 
     def __init__(self, kind, local_port):
         self.kind = kind
@@ -41,12 +41,14 @@ class PlayerState:
         self.error = None
         self.audio = 0
         self.last_media = None
+        self.max_gap = 0.0     # longest time between two media messages (s)
 
     def copy(self):
         c = PlayerState(self.kind, self.local_port)
         c.frames = list(self.frames)
         c.statuses = list(self.statuses)
         c.closed, c.error, c.audio, c.last_media = self.closed, self.error, self.audio, self.last_media
+        c.max_gap = self.max_gap
         return c
 
 
@@ -61,7 +63,10 @@ class _Player:
 
     def media(self, payload, video):
         st = self.state
-        st.last_media = time.monotonic()
+        now = time.monotonic()
+        if st.last_media is not None:
+            st.max_gap = max(st.max_gap, now - st.last_media)
+        st.last_media = now
         if not video:
             st.audio += 1
         elif not is_video_seq_header(payload) and len(st.frames) < self.max_frames:

@@ -100,12 +100,29 @@ class HlsStreamState {
   mutable BufferRef playlist_cache_;
 };
 
+// Where a stream's HLS sequence numbers continue from when it is published again on another
+// worker (workers/hls_sequence_memo.h keeps them in shared memory). A hint: nothing means start
+// at 0.
+struct HlsPosition {
+  uint64_t next_sequence = 0;
+  uint64_t discontinuities = 0;  // HlsPlaylist::discontinuities_so_far()
+};
+class HlsContinuity {
+ public:
+  virtual ~HlsContinuity() = default;
+  virtual std::optional<HlsPosition> recall(const std::string& key) const = 0;
+  virtual void remember(const std::string& key, const HlsPosition& at) = 0;
+};
+
 class HlsStore {
  public:
   HlsStore(TimerQueue& timers, spdlog::logger& log);
   ~HlsStore();  // cancels its timers; buffers still being sent stay alive by their own refs
   HlsStore(const HlsStore&) = delete;
   HlsStore& operator=(const HlsStore&) = delete;
+
+  // Optional (null: every new state starts at sequence 0). Not owned; outlives the store.
+  void set_continuity(HlsContinuity* c) { continuity_ = c; }
 
   // ---- producer side (HlsSegmenter) ----
   // A publisher starts producing `key`. A state kept from an earlier publisher (within the
@@ -136,6 +153,7 @@ class HlsStore {
 
  private:
   HlsStreamState* find_mut(const StreamKey& key);
+  HlsContinuity* continuity_ = nullptr;
   void retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms);
   void schedule_expiry(HlsStreamState& st);
   void expire(const StreamKey& key);

@@ -59,6 +59,13 @@ class HlsPlaylist {
   void mark_discontinuity() { state_.pending_discontinuity = true; }
   void end() { state_.ended = true; }                   // publisher left: EXT-X-ENDLIST
   void restart();                                       // publisher back: no ENDLIST, discontinuity next
+  // A new playlist that continues one produced elsewhere (another worker, after a republish):
+  // the next segment gets `next_sequence` and a discontinuity, and the discontinuity sequence
+  // counts the `discontinuities_before` tags of the earlier producer (§6.2.2: the media sequence
+  // never goes backwards for a client). Ignored once the playlist has segments.
+  void continue_from(uint64_t next_sequence, uint64_t discontinuities_before);
+  // EXT-X-DISCONTINUITY tags on every segment before next_sequence() (what continue_from takes).
+  uint64_t discontinuities_so_far() const;
   bool ended() const { return state_.ended; }
 
   std::string render() const { return render_media_playlist(state_); }

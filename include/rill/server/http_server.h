@@ -38,6 +38,9 @@ class HttpServer {
 
   void listen(int fd);  // a bound, listening socket from the master
   void stop_accepting();
+  // Stops taking connections; requests on connections already open are still served (a worker
+  // retiring after a reload).
+  void close_listeners();
 
   // The route table: a handler gets the evhttp request and its HttpRequestInfo (decoded path,
   // raw query, peer, method) and must answer the request, now or later.

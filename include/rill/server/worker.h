@@ -2,6 +2,7 @@
 // Worker: everything one worker process serves, on one libevent event_base and one thread.
 // The process module (process/) forks the worker, installs its signal handling and runs the
 // loop; this class owns the listeners and the sessions.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -48,7 +49,11 @@ class Worker {
 
   // Registers the listeners on the event base and starts accepting.
   void start();
-  // Graceful stop (SIGQUIT, or an old worker after reload): stop accepting, let sessions end
+  // An old generation after a reload (server/worker_retirement.h): stop accepting clients, keep
+  // every session that carries live media as long as it does, close the others once idle for
+  // idle_limit; on_done when no session is left.
+  void retire(std::chrono::milliseconds idle_limit, std::function<void()> on_done);
+  // Graceful stop (SIGQUIT): stop accepting, let sessions end
   // (players are ended at the stream's natural end or after `drain_timeout`), then call on_drained.
   void drain(std::function<void()> on_drained);
   // Fast stop (SIGTERM): close every session now.

@@ -17,10 +17,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 
 namespace rill::workers {
+
+class HlsSequenceMemo;
 
 class OwnershipTable {
  public:
@@ -56,6 +59,10 @@ class OwnershipTable {
 
   size_t owned_count() const;  // entries owned right now (for stats and tests)
 
+  // Where each stream's HLS media sequence continues on its next owner (hls_sequence_memo.h):
+  // mapped with the table, inherited by every worker of every generation.
+  HlsSequenceMemo& hls_memo() { return *hls_memo_; }
+
   // The liveness test used to take over entries of dead owners (kill(pid, 0) == ESRCH).
   static bool process_gone(pid_t pid);
 
@@ -67,6 +74,7 @@ class OwnershipTable {
   Entry* entries_ = nullptr;
   size_t map_size_ = 0;
   void* map_ = nullptr;
+  std::unique_ptr<HlsSequenceMemo> hls_memo_;
 };
 
 const char* to_string(OwnershipTable::Claim c);

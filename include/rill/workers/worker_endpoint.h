@@ -4,10 +4,12 @@
 // owns, or to ask for its statistics; each accepted connection becomes a WorkerLinkSession in
 // the worker's SessionSet.
 //
-// The worker creates the socket when it starts (creating runtime_dir if missing and unlinking a
-// stale socket first: the path belongs to the slot, and a respawned or reloaded worker of the
-// slot replaces it) and unlinks it when it stops, unless another worker of the slot already
-// replaced it.
+// The socket is bound at runtime_dir/worker-<slot>.<pid>.sock, the address of this very
+// process: the ownership table names an owner by slot and pid, so links, HLS fetches and other
+// per-stream requests connect there and reach the owner even when it is an older generation
+// still serving its publishers after a reload. worker-<slot>.sock, the slot's address (tools,
+// STATS), is a hard link to the same socket, replaced atomically (rename) by each new worker of
+// the slot. Both names are unlinked when the worker stops (the slot name only if still ours).
 #include <sys/types.h>
 
 #include <string>
@@ -18,6 +20,8 @@
 namespace rill::workers {
 
 std::string worker_socket_path(const std::string& runtime_dir, int slot);
+// The address of one worker process (the owner named by the ownership table).
+std::string worker_process_socket_path(const std::string& runtime_dir, int slot, pid_t pid);
 
 class WorkerEndpoint {
  public:
@@ -32,13 +36,15 @@ class WorkerEndpoint {
   // Stops accepting and removes the socket file (if it is still ours).
   void stop();
   const std::string& path() const { return path_; }
+  const std::string& process_path() const { return process_path_; }
 
  private:
   static void on_accept(int fd, short what, void* arg);
   void accept_all();
 
   net::ServerContext& ctx_;
-  std::string path_;
+  std::string path_;          // the slot's name (a hard link)
+  std::string process_path_;  // this process's name (bound)
   net::UniqueFd fd_;
   ino_t inode_ = 0;
   dev_t dev_ = 0;
