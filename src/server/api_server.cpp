@@ -38,7 +38,7 @@ void ApiServer::stop_accepting() { http_.stop_accepting(); }
 
 bool ApiServer::authorized(evhttp_request* req, Access access) const {
   const auto& api = ctx_.config->api;
-  if (!api.token) return true;
+  if (!api.token || access == Access::Public) return true;
   if (access == Access::Metrics && api.metrics_public) return true;
   const char* h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
   if (!h) return false;
