@@ -13,13 +13,10 @@ import shutil
 import unittest
 
 import rilltest
+from browserutil import CHROMIUM, PLAYWRIGHT, play_page
 from hlsutil import hls_config, make_gop1_media
 from rilltest import Rill, wait_until
 
-BROWSER_DIR = os.path.join(rilltest.SOURCE_DIR, 'tests', 'browser')
-CHROMIUM = '/usr/bin/chromium'
-PLAYWRIGHT = os.path.join(BROWSER_DIR, 'node_modules', 'playwright-core')
-PLAY_JS = os.path.join(BROWSER_DIR, 'play.js')
 SECONDS = 12
 TOKEN = 'console-token-42'
 
@@ -52,15 +49,7 @@ class BrowserConsoleTest(unittest.TestCase):
             self.assertTrue(wait_until(ready, 20, 0.5), 'streams not ready\n' + rill.log_tail())
 
             page = rill.api_url('/console/#token=%s&play=live/cam1&proto=hls' % TOKEN)
-            r = rilltest.run(['node', PLAY_JS, page, str(SECONDS), CHROMIUM], timeout=SECONDS + 90, cwd=BROWSER_DIR)
-            try:
-                out = json.loads(r.stdout.strip().splitlines()[-1])
-            except (ValueError, IndexError):
-                self.fail('play.js printed no JSON (exit %d)\nstdout: %s\nstderr: %s' % (
-                    r.returncode, r.stdout[-2000:], r.stderr[-2000:]))
-            diag = json.dumps({k: out.get(k) for k in ('samples', 'log', 'console', 'pageErrors', 'driverError')},
-                              indent=1)[:6000]
-            self.assertEqual(r.returncode, 0, diag)
+            out, diag = play_page(self, page, SECONDS)
             self.assertFalse(out['pageErrors'], diag)
             refreshes = [e for e in out['log'] if isinstance(e, dict) and 'streams' in e]
             both = [e for e in refreshes if {'live/cam1', 'live/cam2'} <= set(e['streams'])]
