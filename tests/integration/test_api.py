@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import socket
 import threading
 import time
 import unittest
@@ -260,6 +261,12 @@ class ApiTest(unittest.TestCase):
                 self.assertEqual(status, 401, (path, token))
                 self.assertIn('Bearer', hdrs.get('www-authenticate', ''))
         self.assertEqual(api(r, 'DELETE', '/api/v1/clients/1', token=None)[0], 401)
+        # A client that leaves while its answer is gathered costs nothing (and frees its request).
+        for _ in range(5):
+            with socket.create_connection((HOST, r.api_port), timeout=5) as s:
+                s.sendall(b'GET /api/v1/clients HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n'
+                          % TOKEN.encode())
+        self.assertEqual(get(r, '/api/v1/server')['totals']['streams'], 2)
         # Never on http.listen.
         conn = http.client.HTTPConnection(HOST, r.http_port, timeout=5)
         conn.request('GET', '/api/v1/server', headers={'Authorization': 'Bearer ' + TOKEN})
