@@ -5,6 +5,7 @@
 #include "rill/media/stream_key.h"
 #include "rill/server/api_server.h"
 #include "rill/server/api_views.h"
+#include "rill/server/console_assets.h"
 #include "rill/server/metrics_text.h"
 #include "rill/workers/worker_details.h"
 
@@ -117,8 +118,14 @@ void delete_client(ApiServer& api, evhttp_request* req, const HttpRequestInfo& i
 }  // namespace
 
 void mount_api_routes(ApiServer& api) {
+  mount_console(api);
   api.add(HttpMethod::Get, "/api/v1/server", PathMatch::Exact, [&api](evhttp_request* req, const HttpRequestInfo& info) {
-    api.gather(req, [&api, req, info](json all) { api.reply_json(req, info, 200, server_view(all, now_unix_ms())); });
+    api.gather(req, [&api, req, info](json all) {
+      json view = server_view(all, now_unix_ms());
+      view["http_listen"] = json::array();  // where players connect (the console's player uses it)
+      for (const auto& a : api.context().config->http.listen) view["http_listen"].push_back(a.to_string());
+      api.reply_json(req, info, 200, view);
+    });
   });
   api.add(HttpMethod::Get, "/api/v1/streams", PathMatch::Exact,
           [&api](evhttp_request* req, const HttpRequestInfo& info) { get_streams(api, req, info); });

@@ -38,7 +38,7 @@ void ApiServer::stop_accepting() { http_.stop_accepting(); }
 
 bool ApiServer::authorized(evhttp_request* req, Access access) const {
   const auto& api = ctx_.config->api;
-  if (!api.token) return true;
+  if (!api.token || access == Access::Public) return true;
   if (access == Access::Metrics && api.metrics_public) return true;
   const char* h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
   if (!h) return false;
@@ -101,8 +101,11 @@ void ApiServer::gather(evhttp_request* req, Gathered done, protocol::LinkRequest
 void ApiServer::on_client_close(evhttp_connection*, void* arg) {
   auto* p = static_cast<Pending*>(arg);
   ApiServer* self = p->server;
+  evhttp_request* req = p->req;
   // The gatherer cannot be destroyed from inside its own callback; here it is not running.
   self->pending_.erase(p);
+  // Detached from its connection, the request is ours to free (see hls_remote.cpp).
+  if (evhttp_request_get_connection(req) == nullptr) evhttp_request_free(req);
 }
 
 void ApiServer::finish(Pending* p, json gathered) {

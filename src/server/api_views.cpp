@@ -8,6 +8,7 @@
 #include <set>
 
 #include "rill/server/http_router.h"
+#include "rill/server/json_fields.h"
 
 namespace rill::server {
 
@@ -17,21 +18,9 @@ using nlohmann::json;
 
 constexpr size_t kMaxQueryParams = 32;
 
-uint64_t u64(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<uint64_t>() : 0;
-}
-
-double num(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-const json& arr(const json& j, const char* key) {
-  static const json empty = json::array();
-  const auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : empty;
-}
+using json_fields::arr;
+using json_fields::num;
+using json_fields::u64;
 
 bool parse_size_param(const std::string& text, size_t& out) {
   if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return false;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "rill/server/api_views.h"
+#include "rill/server/json_fields.h"
 
 namespace rill::server {
 
@@ -66,16 +67,8 @@ class Family {
   std::string name_;
 };
 
-double num(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-const json& arr(const json& j, const char* key) {
-  static const json empty = json::array();
-  const auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : empty;
-}
+using json_fields::arr;
+using json_fields::num;
 
 void server_families(std::string& out, const json& gathered, const json& server, const json& streams) {
   Family(out, "rill_build_info", "gauge", "Rill's version, as a label.").sample(1, {"version", server.value("version", "")});

@@ -63,6 +63,14 @@ void RtmpSession::drain() {
   close("worker shutting down");
 }
 
+void RtmpSession::kick(const char* reason) {
+  if (!publishing_ || closing_after_flush_) return close(reason);
+  // The publish's message stream: createStream gives 1 to the first stream of a connection,
+  // which is the one encoders publish on.
+  send_status(media::kRtmpPlayStreamId, "status", "NetStream.Unpublish.Success", std::string("closed: ") + reason);
+  close_after_flush(reason);
+}
+
 void RtmpSession::close_after_flush(const char* reason) {
   closing_after_flush_ = true;
   conn_->close_after_flush(reason);  // then on_close(reason)

@@ -156,7 +156,7 @@ json kick_client(net::ServerContext& ctx, uint64_t id) {
   });
   if (!found) return {{"closed", 0}};
   ctx.log->info("api: closing client {} on request", id);
-  found->close("closed by the API");  // closing retires it: never inside for_each
+  found->kick("closed by the API");  // closing retires it: never inside for_each
   return {{"closed", 1}};
 }
 
@@ -169,7 +169,7 @@ json drop_publisher(net::ServerContext& ctx, const std::string& key) {
   });
   if (!found) return {{"closed", 0}};
   ctx.log->info("api: dropping the publisher of {} (client {}) on request", key, found->id());
-  found->close("publisher dropped by the API");
+  found->kick("publisher dropped by the API");
   return {{"closed", 1}};
 }
 

@@ -15,11 +15,13 @@ import json
 import os
 import re
 import signal
+import socket
 import threading
 import time
 import unittest
 
 from muxplayers import MuxPlayers
+from rtmpclient import RtmpConnection
 from rilltest import (HOST, Rill, ffmpeg_publish, make_test_media, require_tool, run, stop_process,
                       wait_until)
 
@@ -193,6 +195,7 @@ class ApiTest(unittest.TestCase):
         self.check_token(r)
         self.check_metrics(r, rtmp, flv, hls)
         self.check_kick(r, mux, clients)
+        self.check_kick_publisher_gets_status(r)
         self.check_delete_stream(r, pubs)
         self.check_kill_keeps_counters(r)
 
@@ -258,6 +261,12 @@ class ApiTest(unittest.TestCase):
                 self.assertEqual(status, 401, (path, token))
                 self.assertIn('Bearer', hdrs.get('www-authenticate', ''))
         self.assertEqual(api(r, 'DELETE', '/api/v1/clients/1', token=None)[0], 401)
+        # A client that leaves while its answer is gathered costs nothing (and frees its request).
+        for _ in range(5):
+            with socket.create_connection((HOST, r.api_port), timeout=5) as s:
+                s.sendall(b'GET /api/v1/clients HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n'
+                          % TOKEN.encode())
+        self.assertEqual(get(r, '/api/v1/server')['totals']['streams'], 2)
         # Never on http.listen.
         conn = http.client.HTTPConnection(HOST, r.http_port, timeout=5)
         conn.request('GET', '/api/v1/server', headers={'Authorization': 'Bearer ' + TOKEN})
@@ -304,6 +313,20 @@ class ApiTest(unittest.TestCase):
         self.assertEqual(api(r, 'DELETE', '/api/v1/clients/%d' % victim['id'])[0], 404)
         self.assertEqual(api(r, 'DELETE', '/api/v1/clients/12345')[0], 404)
         self.assertEqual(api(r, 'DELETE', '/api/v1/clients/abc')[0], 404)
+
+    def check_kick_publisher_gets_status(self, r):
+        conn = RtmpConnection(HOST, r.rtmp_port)
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.connect('live')[0], '_result')
+        sid = conn.create_stream()
+        conn.publish('py', sid)
+        self.assertEqual(conn.wait_status(timeout=10).get('code'), 'NetStream.Publish.Start')
+        mine = lambda: get(r, '/api/v1/clients?kind=publisher&name=py')['items']
+        self.assertTrue(wait_until(lambda: len(mine()) == 1, 5, 0.2))
+        self.assertEqual(mine()[0]['addr'], '%s:%d' % (HOST, conn.local_port))
+        self.assertEqual(api(r, 'DELETE', '/api/v1/clients/%d' % mine()[0]['id'])[0], 204)
+        self.assertEqual(conn.wait_status(timeout=5).get('code'), 'NetStream.Unpublish.Success')
+        self.assertTrue(conn.wait_closed(5), 'the kicked publisher was not closed')
 
     def check_delete_stream(self, r, pubs):
         status, _, body = api(r, 'DELETE', '/api/v1/streams/live/cam2')

@@ -17,6 +17,7 @@ import threading
 import unittest
 
 import rilltest
+from browserutil import play_page
 from hlsutil import get_playlist, hls_config, make_gop1_media
 from rilltest import Rill, wait_until
 
@@ -100,16 +101,7 @@ class BrowserHlsTest(unittest.TestCase):
             page = self.serve_page(src)
             self.assertNotEqual(page.split('/')[2], src.split('/')[2], 'the page must be cross-origin')
 
-            r = rilltest.run(['node', PLAY_JS, page, str(SECONDS), CHROMIUM], timeout=SECONDS + 90,
-                             cwd=BROWSER_DIR)
-            try:
-                out = json.loads(r.stdout.strip().splitlines()[-1])
-            except (ValueError, IndexError):
-                self.fail('play.js printed no JSON (exit %d)\nstdout: %s\nstderr: %s' % (
-                    r.returncode, r.stdout[-2000:], r.stderr[-2000:]))
-            diag = json.dumps({k: out.get(k) for k in ('samples', 'log', 'console', 'pageErrors', 'driverError')},
-                              indent=1)[:6000]
-            self.assertEqual(r.returncode, 0, diag)
+            out, diag = play_page(self, page, SECONDS)
             samples = out['samples']
             self.assertEqual(len(samples), SECONDS, diag)
             frames = max(s.get('totalVideoFrames', 0) for s in samples)

@@ -31,14 +31,14 @@ class MasterWorkersTest(unittest.TestCase):
             self.assertEqual(sorted(proc_cmdline(p) for p in pids), ['rill: worker 0', 'rill: worker 1'])
             with open('/proc/%d/comm' % pids[0]) as f:
                 self.assertTrue(f.read().startswith('rill: worker'))
-            # The master holds one socket per slot and address (2 x 2); each worker holds only
-            # its own slot's two, and no two workers share one.
+            # The master holds one socket per slot and address (2 x 3: rtmp, http, api); each
+            # worker holds only its own slot's three, and no two workers share one.
             master_socks = socket_inodes(r.pid)
-            self.assertEqual(len(master_socks), 4, fd_targets(r.pid))
+            self.assertEqual(len(master_socks), 6, fd_targets(r.pid))
             w0 = socket_inodes(pids[0]) & master_socks
             w1 = socket_inodes(pids[1]) & master_socks
-            self.assertEqual(len(w0), 2)
-            self.assertEqual(len(w1), 2)
+            self.assertEqual(len(w0), 3)
+            self.assertEqual(len(w1), 3)
             self.assertFalse(w0 & w1)
             # The worker has no pid file or second log descriptor of the master's.
             for p in pids:
@@ -199,11 +199,11 @@ class ReloadTest(unittest.TestCase):
                              ['rill: worker 0', 'rill: worker 1', 'rill: worker 2'])
             self.assertTrue(wait_until(lambda: port_open(new_http), 5))
             self.assertTrue(wait_until(lambda: not port_open(old_http), 5), 'old HTTP port still open')
-            self.assertEqual(len(socket_inodes(r.pid)), 6)  # 3 slots x (rtmp + http)
+            self.assertEqual(len(socket_inodes(r.pid)), 9)  # 3 slots x (rtmp + http + api)
             # And back down to 1.
             self.assertTrue(r.reload({'workers': 1, 'http': {'listen': ['127.0.0.1:%d' % new_http]}}))
             r.wait_workers(1, exclude=new)
-            self.assertEqual(len(socket_inodes(r.pid)), 2)
+            self.assertEqual(len(socket_inodes(r.pid)), 3)
             self.assertTrue(port_open(new_http))
 
     def test_reload_with_taken_port_changes_nothing(self):

@@ -136,6 +136,7 @@ config::Config listen_config(std::vector<config::ListenAddress> rtmp, std::vecto
   config::Config cfg;
   cfg.rtmp.listen = std::move(rtmp);
   cfg.http.listen = std::move(http);
+  cfg.api.listen.clear();  // not the default 127.0.0.1:8081: these tests count their own sockets
   return cfg;
 }
 

@@ -99,6 +99,8 @@ class Session {
   virtual void close(const char* reason) = 0;
   // Graceful stop: stop taking new work; close when done (publishers: now; players: now).
   virtual void drain() { close("worker shutting down"); }
+  // Closed by an operator (the API): at once; a protocol may tell its peer why first.
+  virtual void kick(const char* reason) { close(reason); }
   // What the session is now. The default knows only the protocol.
   virtual SessionInfo describe() const;
   SessionProtocol protocol() const { return protocol_; }

@@ -34,6 +34,7 @@ class ApiServer {
   enum class Access : uint8_t {
     Token,    // api.token, when set, is required
     Metrics,  // as Token, unless api.metrics_public
+    Public,   // never (the console's static files)
   };
   // Mounts a route; the handler runs only for an authorized request (else 401).
   void add(HttpMethods methods, std::string path, PathMatch match, HttpRouteTable::Handler h,

@@ -30,6 +30,8 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   void start();
   void close(const char* reason) override;
   void drain() override;
+  // A publisher gets onStatus NetStream.Unpublish.Success ("closed by the server's API") first.
+  void kick(const char* reason) override;
   net::SessionInfo describe() const override;
 
   // net::ConnectionHandler

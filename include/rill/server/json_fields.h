@@ -1,0 +1,27 @@
+#pragma once
+// Tolerant reads of the JSON that workers answer (api_views, metrics_text): a missing field or
+// one of another type reads as zero or an empty array, so that an older or partial answer never
+// throws in the middle of a response.
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace rill::server::json_fields {
+
+inline uint64_t u64(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<uint64_t>() : 0;
+}
+
+inline double num(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+inline const nlohmann::json& arr(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  const auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : empty;
+}
+
+}  // namespace rill::server::json_fields
