@@ -35,9 +35,10 @@ const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "
                                                   "error", "critical", "off"};
 const std::vector<std::string_view> kRtmpKeys = {"listen",           "chunk_size",        "max_chunk_size",
                                                  "max_message_size", "handshake_timeout", "idle_timeout",
-                                                 "ping_interval",    "ack_window",        "max_connections"};
+                                                 "ping_interval",    "ack_window",        "max_connections",
+                                                 "send_buffer"};
 const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "max_body_size",
-                                                 "timeout", "max_connections", "cors_origin"};
+                                                 "timeout", "max_connections", "cors_origin", "send_buffer"};
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
                                                 "play_wait", "publisher_idle_timeout", "queue",
@@ -141,6 +142,7 @@ RtmpConfig read_rtmp(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_duration("ping_interval", rtmp.ping_interval, milliseconds(0), hours(1));
   map.read_int("ack_window", rtmp.ack_window, 1024, std::numeric_limits<int32_t>::max());
   map.read_int("max_connections", rtmp.max_connections, 1, kMaxConnections);
+  map.read_size("send_buffer", rtmp.send_buffer, 0, 64 * kMiB);
   return rtmp;
 }
 
@@ -153,6 +155,7 @@ HttpConfig read_http(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_duration("timeout", http.timeout, milliseconds(1), hours(24));
   map.read_int("max_connections", http.max_connections, 1, kMaxConnections);
   map.read_string("cors_origin", http.cors_origin, /*allow_empty=*/true);
+  map.read_size("send_buffer", http.send_buffer, 0, 64 * kMiB);
   return http;
 }
 

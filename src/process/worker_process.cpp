@@ -13,6 +13,7 @@
 #include <string>
 
 #include "rill/core/log.h"
+#include "rill/process/memory_policy.h"
 #include "rill/process/proctitle.h"
 #include "rill/process/signals.h"
 #include "rill/server/worker.h"
@@ -113,12 +114,17 @@ void set_death_signal(pid_t master_pid) {
   if (::getppid() != master_pid) _exit(kWorkerExitOk);  // the master died before we got here
 }
 
+void prepare_worker_process(int slot) {
+  reset_signals_for_worker();
+  set_proctitle("rill: worker " + std::to_string(slot));
+  apply_worker_malloc_policy();
+}
+
 }  // namespace
 
 void run_worker_process(WorkerProcessParams p) {
   set_death_signal(p.master_pid);
-  reset_signals_for_worker();
-  set_proctitle("rill: worker " + std::to_string(p.slot));
+  prepare_worker_process(p.slot);
 
   WorkerState st;
   try {
@@ -155,6 +161,7 @@ void run_worker_process(WorkerProcessParams p) {
     ctx.workers = p.workers;
     st.worker = std::make_unique<server::Worker>(st.base, std::move(ctx));
     st.worker->start();
+    auto trimmer = std::make_unique<HeapTrimmer>(st.base);  // freed memory goes back to the system
 
     std::vector<event*> events;
     for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2}) {
@@ -182,6 +189,7 @@ void run_worker_process(WorkerProcessParams p) {
     for (event* ev : events) event_free(ev);
     if (st.drain_timer) event_free(st.drain_timer);
     st.worker.reset();
+    trimmer.reset();
     event_base_free(st.base);
     st.log->info("worker process exiting");
   } catch (const std::exception& e) {

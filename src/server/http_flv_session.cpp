@@ -1,8 +1,10 @@
 #include "rill/server/http_flv_session.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/http.h>
 
+#include "rill/net/send_buffer.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/server/http_server.h"
 
@@ -51,6 +53,9 @@ void HttpFlvSession::start(media::Stream* s) {
     return finish(nullptr);
   }
   http_.set_close_callback(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
+  // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
+  if (bufferevent* bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req_)))
+    net::set_send_buffer(static_cast<int>(bufferevent_getfd(bev)), ctx_.config->http.send_buffer);
   started_ = true;
   const media::StreamInfo& info = s->info();
   bool known = info.has_audio || info.has_video;

@@ -21,6 +21,7 @@
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
+#include "rill/net/send_buffer.h"
 #include "rill/server/api_routes.h"
 #include "rill/server/api_server.h"
 #include "rill/server/hls_handler.h"
@@ -131,6 +132,7 @@ struct Worker::Impl {
       }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      net::set_send_buffer(fd, wctx.config->rtmp.send_buffer);  // slow players cut in seconds
       auto conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), net::peer_name(ss));
       auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, std::move(conn))));
       s->start();

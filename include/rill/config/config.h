@@ -42,6 +42,7 @@ struct RtmpConfig {
   Duration ping_interval{10000};              // PingRequest to idle-looking peers
   uint32_t ack_window = 2500000;              // Window Acknowledgement Size we announce
   size_t max_connections = 10000;             // per worker
+  size_t send_buffer = 32 * 1024;             // SO_SNDBUF of accepted sockets; 0 = kernel autotuning (net/send_buffer.h)
   bool operator==(const RtmpConfig&) const = default;
 };
 
@@ -52,6 +53,7 @@ struct HttpConfig {
   Duration timeout{30000};          // read/write timeout of normal requests
   size_t max_connections = 10000;   // per worker
   std::string cors_origin = "*";    // Access-Control-Allow-Origin on stream responses; "" = off
+  size_t send_buffer = 32 * 1024;   // SO_SNDBUF of HTTP-FLV players; 0 = kernel autotuning
   bool operator==(const HttpConfig&) const = default;
 };
 
