@@ -4,6 +4,8 @@
 //   rill -t [-c FILE]                      validate the configuration and exit
 //   rill -s reload|stop|quit|reopen [-c FILE | -p PIDFILE]
 //                                          signal the running master through its pid file
+//   rill token --secret S --publish|--play APP/NAME [--ttl 1h]
+//                                          print a signed token query (docs/security.md)
 //   rill -v | -h
 #include <dlfcn.h>
 #include <getopt.h>
@@ -35,6 +37,7 @@
 #include "rill/process/privileges.h"
 #include "rill/process/proctitle.h"
 #include "rill/process/signals.h"
+#include "rill/server/token_command.h"
 
 namespace {
 
@@ -53,7 +56,10 @@ void usage(FILE* out) {
                "                           reopen  reopen the log files (SIGUSR1)\n"
                "  -p, --pid-file PIDFILE  pid file (overrides pid_file from the configuration)\n"
                "  -v, --version          print the version of rill and of its libraries\n"
-               "  -h, --help             print this help\n");
+               "  -h, --help             print this help\n"
+               "\n"
+               "       rill token --secret S --publish|--play APP/NAME [--ttl 1h]\n"
+               "                         print a signed token query (expires=...&sign=...)\n");
 }
 
 // The file a shared library symbol was loaded from, resolved through symlinks
@@ -159,6 +165,9 @@ int send_signal(const rill::process::MasterOptions& opts, const std::string& com
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "token") == 0) {
+    return rill::server::run_token_command(argc - 1, argv + 1, stdout, stderr);
+  }
   rill::process::proctitle_init(argc, argv);
 
   static const option long_options[] = {

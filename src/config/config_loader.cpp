@@ -11,6 +11,7 @@
 #include "rill/config/config.h"
 #include "rill/core/name_rule.h"
 #include "rill/config/default_config.h"
+#include "rill/config/security_config.h"
 #include "rill/config/units.h"
 #include "rill/config/api_config.h"
 #include "rill/config/yaml_reader.h"
@@ -36,13 +37,15 @@ const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "
 const std::vector<std::string_view> kRtmpKeys = {"listen",           "chunk_size",        "max_chunk_size",
                                                  "max_message_size", "handshake_timeout", "idle_timeout",
                                                  "ping_interval",    "ack_window",        "max_connections",
-                                                 "send_buffer"};
+                                                 "send_buffer", "max_connections_per_ip"};
 const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "max_body_size",
-                                                 "timeout", "max_connections", "cors_origin", "send_buffer"};
+                                                 "timeout", "max_connections", "cors_origin",
+                                                 "send_buffer", "max_connections_per_ip"};
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
                                                 "play_wait", "publisher_idle_timeout", "queue",
-                                                "hls"};
+                                                "hls",       "auth",                   "access",
+                                                "callbacks"};
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {"enabled", "fragment", "window", "max_fragment",
@@ -143,6 +146,7 @@ RtmpConfig read_rtmp(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_int("ack_window", rtmp.ack_window, 1024, std::numeric_limits<int32_t>::max());
   map.read_int("max_connections", rtmp.max_connections, 1, kMaxConnections);
   map.read_size("send_buffer", rtmp.send_buffer, 0, 64 * kMiB);
+  read_connections_per_ip(map, rtmp.max_connections_per_ip);
   return rtmp;
 }
 
@@ -156,6 +160,7 @@ HttpConfig read_http(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_int("max_connections", http.max_connections, 1, kMaxConnections);
   map.read_string("cors_origin", http.cors_origin, /*allow_empty=*/true);
   map.read_size("send_buffer", http.send_buffer, 0, 64 * kMiB);
+  read_connections_per_ip(map, http.max_connections_per_ip);
   return http;
 }
 
@@ -230,6 +235,7 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   map.read_duration("publisher_idle_timeout", app.publisher_idle_timeout, milliseconds(0), hours(24));
   if (auto queue = map.get("queue")) read_queue(reader, *queue, app);
   if (auto hls = map.get("hls")) app.hls = read_hls(reader, *hls);
+  read_app_security(reader, map, app);
   return app;
 }
 

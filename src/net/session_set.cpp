@@ -49,8 +49,16 @@ Session* SessionSet::add(std::unique_ptr<Session> s) {
   return p;
 }
 
+Session* SessionSet::find(uint64_t id) const {
+  for (auto* s : live_set_) {
+    if (s->id() == id) return s;
+  }
+  return nullptr;
+}
+
 void SessionSet::retire(Session* s) {
   if (live_set_.erase(s) == 0) return;  // already retired
+  for (auto& observe : retire_observers_) observe(*s);
   --counts_[static_cast<size_t>(s->protocol())];
   if (on_retired_) on_retired_(s->describe());
   retired_.push_back(s);

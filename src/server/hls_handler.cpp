@@ -5,6 +5,8 @@
 #include <string>
 
 #include "rill/media/hls_store.h"
+#include "rill/protocol/hls_uri_query.h"
+#include "rill/protocol/stream_token.h"
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_server.h"
@@ -13,6 +15,14 @@
 namespace rill::server {
 
 namespace {
+
+void reply_hls_playlist_text(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text) {
+  evkeyvalq* h = evhttp_request_get_output_headers(req);
+  evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
+  evhttp_add_header(h, "Cache-Control", "no-cache");  // a live playlist changes every segment
+  http.add_cors_headers(req);
+  http.log_access(info, 200, http.reply(req, 200, text));
+}
 
 // Looks up the stream's HLS state; answers 404 itself (and returns null) when there is none.
 const media::HlsStreamState* find_or_404(net::ServerContext& ctx, HttpServer& http, evhttp_request* req,
@@ -45,11 +55,14 @@ void note_hls_viewer(net::ServerContext& ctx, evhttp_request* req, const HttpReq
 }  // namespace
 
 void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text) {
-  evkeyvalq* h = evhttp_request_get_output_headers(req);
-  evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
-  evhttp_add_header(h, "Cache-Control", "no-cache");  // a live playlist changes every segment
-  http.add_cors_headers(req);
-  http.log_access(info, 200, http.reply(req, 200, text));
+  // A token the playlist was fetched with goes on to its segment URIs (docs/security.md), so the
+  // player's segment requests pass the same check. Without one, the shared text goes out as is.
+  const std::string token = protocol::token_part_of(info.query);
+  if (!token.empty()) {
+    const std::string_view plain(reinterpret_cast<const char*>(text.data()), text.size());
+    return reply_hls_playlist_text(http, req, info, SharedBuffer::copy_of(protocol::playlist_with_uri_query(plain, token)));
+  }
+  reply_hls_playlist_text(http, req, info, text);
 }
 
 void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& data,
@@ -97,9 +110,11 @@ void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
   auto admitted = [&http, &ctx](auto serve) {
     return [&http, &ctx, serve](evhttp_request* req, const HttpRequestInfo& info, const StreamPath& route) {
       admit_http_play(ctx, http, req, info, GateProto::Hls, route.key,
-                      [&http, &ctx, serve, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision) {
-                        note_hls_viewer(ctx, r, i, route.key);
-                        serve(ctx, http, r, i, route);
+                      [&http, &ctx, serve, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision d) {
+                        StreamPath decided = route;
+                        if (!d.key.name.empty()) decided.key = d.key;  // a callback may redirect
+                        note_hls_viewer(ctx, r, i, decided.key);
+                        serve(ctx, http, r, i, decided);
                       });
     };
   };

@@ -153,7 +153,14 @@ void HttpServer::admit(evhttp_connection* conn) {
     evhttp_connection_free(conn);  // no request of it has reached a handler: close at once
     return;
   }
-  conns_.emplace(conn, Conn{});
+  std::string addr = core::address_part(peer_name(conn));
+  if (!per_address_.acquire(addr, ctx_.config->http.max_connections_per_ip)) {
+    ctx_.log->warn("http: {} refused: max_connections_per_ip {} reached", peer_name(conn),
+                   ctx_.config->http.max_connections_per_ip);
+    evhttp_connection_free(conn);
+    return;
+  }
+  conns_.emplace(conn, Conn{nullptr, nullptr, std::move(addr)});
   evhttp_connection_set_closecb(conn, &HttpServer::on_connection_closed, this);
 }
 
@@ -163,6 +170,7 @@ void HttpServer::on_connection_closed(evhttp_connection* conn, void* arg) {
   if (it == self->conns_.end()) return;
   const Conn c = it->second;
   self->conns_.erase(it);
+  self->per_address_.release(c.addr);
   if (c.cb) c.cb(conn, c.arg);
 }
 
@@ -170,10 +178,13 @@ void HttpServer::set_close_callback(evhttp_connection* conn, void (*cb)(evhttp_c
   if (!conn) return;
   auto it = conns_.find(conn);
   if (it == conns_.end()) {
-    it = conns_.emplace(conn, Conn{}).first;  // not admitted yet: count it now
+    std::string addr = core::address_part(peer_name(conn));
+    per_address_.acquire(addr, 0);  // not admitted yet: count it now (already serving it)
+    it = conns_.emplace(conn, Conn{nullptr, nullptr, std::move(addr)}).first;
     evhttp_connection_set_closecb(conn, &HttpServer::on_connection_closed, this);
   }
-  it->second = Conn{cb, arg};
+  it->second.cb = cb;
+  it->second.arg = arg;
 }
 
 // ---- replies ------------------------------------------------------------------------------------

@@ -149,12 +149,13 @@ void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
   gate_ticket_ = 0;
   if (d.verdict != Verdict::Admitted) {
     ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, d.reason);
-    send_status(msid, "error", "NetStream.Publish.BadName",
+    send_status(msid, "error", d.unauthorized ? "NetStream.Publish.Unauthorized" : "NetStream.Publish.BadName",
                 d.verdict == Verdict::Busy ? "stream " + stream_name_ + " is already publishing"
                                            : "cannot publish " + stream_name_ + ": " + d.reason);
     close_after_flush(d.verdict == Verdict::Busy ? "stream already publishing" : "publish refused");
     return;
   }
+  if (!d.key.name.empty()) stream_name_ = d.key.name;  // a callback may rename the stream
   stream_ = d.stream;
   publishing_ = true;
   send_user_control(protocol::uc_event::StreamBegin, msid);
@@ -189,6 +190,7 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
     close_after_flush(d.verdict == Verdict::NotFound ? "stream not found" : "play refused");
     return;
   }
+  if (!d.key.name.empty()) stream_name_ = d.key.name;  // a callback may redirect the player
   media::Stream& s = *d.stream;
   // §7.2.2.1: StreamBegin, then NetStream.Play.Reset and NetStream.Play.Start.
   send_user_control(protocol::uc_event::StreamBegin, msid);

@@ -4,6 +4,24 @@
 
 namespace rill::server {
 
+namespace {
+
+GateDecision decision(Verdict v, media::Stream* s, std::string reason) {
+  GateDecision d;
+  d.verdict = v;
+  d.stream = s;
+  d.reason = std::move(reason);
+  return d;
+}
+
+GateDecision refused_by_check(const std::string& why) {
+  GateDecision d = decision(Verdict::Refused, nullptr, why);
+  d.unauthorized = true;
+  return d;
+}
+
+}  // namespace
+
 const char* to_string(GateProto p) {
   switch (p) {
     case GateProto::Rtmp: return "rtmp";
@@ -67,28 +85,46 @@ void StreamGate::run_checks(Ticket t) {
     AdmissionCheck& check = *checks_[p.next_check++];
     running_ = t;
     answered_inline_ = false;
-    inline_refusal_.reset();
+    inline_answer_ = CheckAnswer{};
     std::weak_ptr<bool> alive = alive_;
-    check.check(p.req, p.action, [this, alive, t](std::optional<std::string> refusal) {
-      if (auto a = alive.lock(); a && *a) on_check_done(t, std::move(refusal));
+    check.check(p.req, p.action, [this, alive, t](CheckAnswer answer) {
+      if (auto a = alive.lock(); a && *a) on_check_done(t, std::move(answer));
     });
     const bool inline_answer = running_ == t && answered_inline_;
     running_ = 0;
     if (!inline_answer) return;  // on_check_done continues later
-    if (inline_refusal_) return refuse(t, check.name(), *inline_refusal_);
+    if (!apply(t, check.name(), std::move(inline_answer_))) return;
   }
 }
 
-void StreamGate::on_check_done(Ticket t, std::optional<std::string> refusal) {
+void StreamGate::on_check_done(Ticket t, CheckAnswer answer) {
   if (running_ == t) {
     answered_inline_ = true;
-    inline_refusal_ = std::move(refusal);
+    inline_answer_ = std::move(answer);
     return;
   }
   auto it = pending_.find(t);
   if (it == pending_.end()) return;  // cancelled meanwhile
-  if (refusal) return refuse(t, checks_[it->second.next_check - 1]->name(), *refusal);
-  run_checks(t);
+  if (apply(t, checks_[it->second.next_check - 1]->name(), std::move(answer))) run_checks(t);
+}
+
+bool StreamGate::apply(Ticket t, const char* check, CheckAnswer answer) {
+  if (answer.refusal) {
+    refuse(t, check, *answer.refusal);
+    return false;
+  }
+  if (!answer.rename) return true;
+  Pending& p = pending_.at(t);
+  std::string why;
+  auto renamed = media::StreamKey::make(p.req.key.app, *answer.rename, &why);
+  if (!renamed) {
+    refuse(t, check, "renamed to an invalid name '" + answer.rename->substr(0, 200) + "': " + why);
+    return false;
+  }
+  ctx_.log->info("gate: {} {} {} renamed to {} by {}", p.req.peer, to_string(p.action), p.req.key.str(),
+                 renamed->str(), check);
+  p.req.key = std::move(*renamed);
+  return true;
 }
 
 void StreamGate::refuse(Ticket t, const char* check, const std::string& why) {
@@ -97,20 +133,22 @@ void StreamGate::refuse(Ticket t, const char* check, const std::string& why) {
   const AdmissionRequest& r = it->second.req;
   ctx_.log->warn("gate: {} {} {} over {} refused by {}: {}", r.peer, to_string(it->second.action), r.key.str(),
                  to_string(r.proto), check, why);
-  finish(t, GateDecision{Verdict::Refused, nullptr, why});
+  finish(t, refused_by_check(why));
 }
 
 void StreamGate::finish(Ticket t, GateDecision d) {
   auto it = pending_.find(t);
   if (it == pending_.end()) return;
   Callback done = std::move(it->second.done);
+  d.key = it->second.req.key;
+  for (auto& check : checks_) check->decided(it->second.req, it->second.action, d);
   pending_.erase(it);
   done(std::move(d));
 }
 
 GateDecision StreamGate::place(const Pending& p) {
   const config::AppConfig* app = ctx_.config->find_app(p.req.key.app);
-  if (!app) return GateDecision{Verdict::NotFound, nullptr, "unknown app " + p.req.key.app};
+  if (!app) return decision(Verdict::NotFound, nullptr, "unknown app " + p.req.key.app);
   return p.action == GateAction::Publish ? place_publish(p, *app) : place_play(p, *app);
 }
 
@@ -118,11 +156,11 @@ GateDecision StreamGate::place(const Pending& p) {
 GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig& app) {
   workers::PublishClaim claim = ctx_.locator->claim_for_publish(p.req.key, app, p.publisher);
   switch (claim.result) {
-    case workers::ClaimResult::Ok: return GateDecision{Verdict::Admitted, claim.stream, {}};
-    case workers::ClaimResult::Busy: return GateDecision{Verdict::Busy, nullptr, claim.reason};
+    case workers::ClaimResult::Ok: return decision(Verdict::Admitted, claim.stream, {});
+    case workers::ClaimResult::Busy: return decision(Verdict::Busy, nullptr, claim.reason);
     case workers::ClaimResult::Invalid: break;
   }
-  return GateDecision{Verdict::Refused, nullptr, claim.reason};
+  return decision(Verdict::Refused, nullptr, claim.reason);
 }
 
 // The local stream, or one fed by a worker link from the worker that owns it. With no publisher
@@ -130,21 +168,21 @@ GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig
 GateDecision StreamGate::place_play(const Pending& p, const config::AppConfig& app) {
   if (p.req.proto == GateProto::Hls) {
     // Served from the HLS store (this worker's or the owner's, by the HLS handler).
-    return GateDecision{Verdict::Admitted, nullptr, {}};
+    return decision(Verdict::Admitted, nullptr, {});
   }
   if (p.req.probe) {
     const media::Stream* local = ctx_.streams->find(p.req.key);
     const bool live = (local && local->has_publisher()) || ctx_.locator->remote_owner(p.req.key.str());
-    if (live || app.play_wait.count() > 0) return GateDecision{Verdict::Admitted, nullptr, {}};
-    return GateDecision{Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published"};
+    if (live || app.play_wait.count() > 0) return decision(Verdict::Admitted, nullptr, {});
+    return decision(Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published");
   }
   media::Stream* existing = ctx_.locator->find_for_play(p.req.key, app);
   const bool live = existing && existing->has_publisher();
   if (!live && app.play_wait.count() == 0) {
-    return GateDecision{Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published"};
+    return decision(Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published");
   }
   media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(p.req.key, app);
-  return GateDecision{Verdict::Admitted, &s, {}};
+  return decision(Verdict::Admitted, &s, {});
 }
 
 }  // namespace rill::server

@@ -29,6 +29,8 @@
 #include "rill/server/http_flv_session.h"
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
+#include "rill/server/admission_checks.h"
+#include "rill/server/session_address_limit.h"
 #include "rill/server/stream_gate.h"
 #include "rill/server/worker_retirement.h"
 #include "rill/net/server_context.h"
@@ -42,6 +44,7 @@ struct Worker::Impl {
   net::FlushScheduler flusher;
   media::StreamRegistry streams;
   net::SessionSet sessions;
+  SessionAddressLimit rtmp_per_address{sessions};  // rtmp.max_connections_per_ip
   net::ServerContext ctx;
   // Before http: held HLS requests cancel their fetches when evhttp frees their connections.
   std::unique_ptr<workers::HlsFetcher> hls_fetcher;
@@ -81,6 +84,7 @@ struct Worker::Impl {
     ctx.locator = locator.get();
     gate = std::make_unique<StreamGate>(ctx);
     ctx.gate = gate.get();
+    install_admission_checks(*gate, ctx);
     relay = std::make_unique<workers::WorkerEndpoint>(ctx);
     if (locator->relaying()) {
       workers::HlsFetcherOptions fo;
@@ -130,11 +134,17 @@ struct Worker::Impl {
                       wctx.config->rtmp.max_connections);
         continue;
       }
+      const std::string peer = net::peer_name(ss);
+      if (!rtmp_per_address.try_take(peer, wctx.config->rtmp.max_connections_per_ip)) {
+        ctx.log->warn("rtmp: {} refused: max_connections_per_ip {} reached", peer, wctx.config->rtmp.max_connections_per_ip);
+        continue;
+      }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       net::set_send_buffer(fd, wctx.config->rtmp.send_buffer);  // slow players cut in seconds
-      auto conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), net::peer_name(ss));
+      auto conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), peer);
       auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, std::move(conn))));
+      rtmp_per_address.bind(*s, peer);
       s->start();
     }
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rill/core/access_rule.h"
 #include "rill/core/log_config.h"
 
 namespace rill::config {
@@ -43,6 +44,7 @@ struct RtmpConfig {
   uint32_t ack_window = 2500000;              // Window Acknowledgement Size we announce
   size_t max_connections = 10000;             // per worker
   size_t send_buffer = 32 * 1024;             // SO_SNDBUF of accepted sockets; 0 = kernel autotuning (net/send_buffer.h)
+  size_t max_connections_per_ip = 0;          // per worker, 0 = no limit
   bool operator==(const RtmpConfig&) const = default;
 };
 
@@ -54,6 +56,7 @@ struct HttpConfig {
   size_t max_connections = 10000;   // per worker
   std::string cors_origin = "*";    // Access-Control-Allow-Origin on stream responses; "" = off
   size_t send_buffer = 32 * 1024;   // SO_SNDBUF of HTTP-FLV players; 0 = kernel autotuning
+  size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
   bool operator==(const HttpConfig&) const = default;
 };
 
@@ -81,6 +84,28 @@ struct WorkerLinkConfig {
   bool operator==(const WorkerLinkConfig&) const = default;
 };
 
+// Who may publish and play an app (docs/security.md). Parsed by config/security_config.cpp.
+enum class AuthMode { Open, Token, Callback, TokenAndCallback };
+struct AuthConfig {
+  std::optional<std::string> secret;       // the HMAC key (from `secret`, or read from secret_file)
+  std::optional<std::string> secret_file;  // re-read on every load (reload)
+  AuthMode publish = AuthMode::Open;
+  AuthMode play = AuthMode::Open;
+  bool operator==(const AuthConfig&) const = default;
+};
+
+// nginx-rtmp notify-module callbacks; nullopt = not called.
+struct CallbacksConfig {
+  std::optional<std::string> on_publish;
+  std::optional<std::string> on_play;
+  std::optional<std::string> on_publish_done;
+  std::optional<std::string> on_play_done;
+  std::optional<std::string> on_update;
+  Duration update_interval{30000};
+  Duration timeout{3000};
+  bool operator==(const CallbacksConfig&) const = default;
+};
+
 // Per-application options: apps.NAME in the YAML.
 struct AppConfig {
   std::string name;
@@ -99,6 +124,9 @@ struct AppConfig {
   Duration queue_soft_duration{2000};
   Duration queue_hard_duration{8000};
   HlsConfig hls;
+  AuthConfig auth;
+  std::vector<core::AccessRule> access;  // first match wins; none matching: allowed
+  CallbacksConfig callbacks;
   bool operator==(const AppConfig&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // What every session of a worker needs, passed explicitly (no singletons).
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -139,6 +140,11 @@ class SessionSet {
   }
   void close_all(const char* reason);
   void drain_all();
+  // Called with each session as it is retired (still alive): the callbacks of docs/security.md
+  // (publish_done, play_done) and the per-address connection counts follow sessions through it.
+  void add_retire_observer(std::function<void(Session&)> f) { retire_observers_.push_back(std::move(f)); }
+  // The live session with this id, or null.
+  Session* find(uint64_t id) const;
 
  private:
   void reap();
@@ -150,6 +156,7 @@ class SessionSet {
   std::function<void(const SessionInfo&)> on_retired_;
   bool reap_scheduled_ = false;
   uint32_t id_seq_ = 0;
+  std::vector<std::function<void(Session&)>> retire_observers_;
 };
 
 }  // namespace rill::net

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rill/core/buffer.h"
+#include "rill/core/address_counter.h"
 #include "rill/net/server_context.h"
 #include "rill/server/http_router.h"
 
@@ -79,6 +80,7 @@ class HttpServer {
   struct Conn {
     void (*cb)(evhttp_connection*, void*) = nullptr;
     void* arg = nullptr;
+    std::string addr;  // the client's address, counted in per_address_
   };
   static void on_request(evhttp_request* req, void* arg);
   static bufferevent* on_new_connection(struct event_base* base, void* arg);
@@ -100,6 +102,7 @@ class HttpServer {
   std::vector<bufferevent*> pending_;
   event* admit_ev_ = nullptr;
   std::unordered_map<evhttp_connection*, Conn> conns_;
+  core::AddressCounter per_address_;  // http.max_connections_per_ip
 };
 
 }  // namespace rill::server

@@ -30,6 +30,8 @@ const char* to_string(GateProto p);
 enum class GateAction { Publish, Play };
 const char* to_string(GateAction a);
 
+struct GateDecision;
+
 struct AdmissionRequest {
   GateProto proto = GateProto::Rtmp;
   media::StreamKey key;
@@ -44,16 +46,39 @@ struct AdmissionRequest {
   std::string flash_ver;
 };
 
+// What a check answers: admit (nullopt), refuse (a reason, for the log and the client), or admit
+// under another stream name (an HTTP callback's 3xx Location: nginx-rtmp's rename). Converts from
+// the plain forms, so `done(std::nullopt)` and `done("why")` read as before.
+struct CheckAnswer {
+  std::optional<std::string> refusal;
+  std::optional<std::string> rename;  // admitted as APP/rename (a name of the one name rule)
+
+  CheckAnswer() = default;
+  CheckAnswer(std::nullopt_t) {}
+  CheckAnswer(std::optional<std::string> r) : refusal(std::move(r)) {}
+  CheckAnswer(std::string r) : refusal(std::move(r)) {}
+  CheckAnswer(const char* r) : refusal(std::string(r)) {}
+  static CheckAnswer renamed(std::string name) {
+    CheckAnswer a;
+    a.rename = std::move(name);
+    return a;
+  }
+};
+
 // A rule the gate applies before placing a request. check() must call `done` exactly once, now or
-// later from the event loop: nullopt admits, a string refuses with that reason (for the log and
-// the client). The gate may have forgotten the request by then (cancelled): calling done is
-// still safe.
+// later from the event loop. The gate may have forgotten the request by then (cancelled): calling
+// done is still safe. A rename applies to the checks after it and to placement.
 class AdmissionCheck {
  public:
-  using Done = std::function<void(std::optional<std::string> refusal)>;
+  using Done = std::function<void(CheckAnswer answer)>;
   virtual ~AdmissionCheck() = default;
   virtual const char* name() const = 0;
   virtual void check(const AdmissionRequest& req, GateAction action, Done done) = 0;
+  // Told of every decision the gate hands out (`req` with the final key), e.g. to follow the
+  // sessions it admitted. Default: nothing.
+  virtual void decided(const AdmissionRequest& req, GateAction action, const GateDecision& d) {
+    (void)req, (void)action, (void)d;
+  }
 };
 
 enum class Verdict {
@@ -71,6 +96,9 @@ struct GateDecision {
   // HLS store, local or the owner's).
   media::Stream* stream = nullptr;
   std::string reason;  // not admitted: why
+  bool unauthorized = false;  // Refused by a check (auth), not by placement
+  // The key the request was decided for: the asked one, or the one a check renamed it to.
+  media::StreamKey key;
 };
 
 class StreamGate {
@@ -108,7 +136,9 @@ class StreamGate {
   };
   Ticket start(Pending p);
   void run_checks(Ticket t);
-  void on_check_done(Ticket t, std::optional<std::string> refusal);
+  void on_check_done(Ticket t, CheckAnswer answer);
+  // Applies a check's answer; false when the request was refused (and answered).
+  bool apply(Ticket t, const char* check, CheckAnswer answer);
   void refuse(Ticket t, const char* check, const std::string& why);
   void finish(Ticket t, GateDecision d);
   GateDecision place(const Pending& p);
@@ -124,7 +154,7 @@ class StreamGate {
   // instead of recursing.
   Ticket running_ = 0;
   bool answered_inline_ = false;
-  std::optional<std::string> inline_refusal_;
+  CheckAnswer inline_answer_;
 };
 
 }  // namespace rill::server

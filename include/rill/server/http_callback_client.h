@@ -1,0 +1,51 @@
+#pragma once
+// A small HTTP/1.1 client for admission callbacks: POSTs a form to a URL through libevent's
+// evhttp on the worker's loop (never blocking it), with a hard deadline of its own, a cap on the
+// answer (64 KiB: a larger body is a failure), no redirect following and no retries. Each call
+// has its own connection (Connection: close), so one slow backend delays only its own callers.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+struct event_base;
+struct evdns_base;
+struct evhttp_request;
+
+namespace rill::server {
+
+class HttpCallbackClient {
+ public:
+  // status 0: no HTTP answer (failure says why: "timed out after 3000 ms", "connection failed or
+  // answer larger than 64 KiB", "bad URL").
+  using Done = std::function<void(int status, std::string location, std::string failure)>;
+  using CallId = uint64_t;
+  static constexpr size_t kMaxAnswerBody = 64 * 1024;
+
+  explicit HttpCallbackClient(event_base* base);
+  ~HttpCallbackClient();  // pending calls end without their callbacks
+  HttpCallbackClient(const HttpCallbackClient&) = delete;
+  HttpCallbackClient& operator=(const HttpCallbackClient&) = delete;
+
+  // `done` runs exactly once, always from the event loop (never inside post()), unless the call
+  // is cancelled or the client destroyed first.
+  CallId post(const std::string& url, const std::string& form, std::chrono::milliseconds timeout, Done done);
+  void cancel(CallId id);
+  size_t pending() const { return calls_.size(); }
+
+  struct Call;  // internal
+
+ private:
+  void finish(CallId id, int status, std::string location, std::string failure, bool inside_connection_callback);
+  static void on_response(evhttp_request* req, void* arg);
+  static void on_timeout(int, short, void* arg);
+
+  event_base* base_;
+  evdns_base* dns_ = nullptr;
+  std::map<CallId, std::unique_ptr<Call>> calls_;
+  CallId next_id_ = 1;
+};
+
+}  // namespace rill::server

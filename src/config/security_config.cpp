@@ -1,0 +1,124 @@
+#include "rill/config/security_config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace rill::config {
+
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+
+const std::vector<std::string_view> kAuthKeys = {"secret", "secret_file", "publish", "play"};
+const std::vector<std::string_view> kAuthModes = {"open", "token", "callback", "token+callback"};
+const std::vector<std::string_view> kCallbackKeys = {"on_publish", "on_play",         "on_publish_done",
+                                                     "on_play_done", "on_update", "update_interval",
+                                                     "timeout"};
+constexpr size_t kMaxSecretFile = 64 * 1024;
+
+AuthMode mode_of(const std::string& word) {
+  if (word == "token") return AuthMode::Token;
+  if (word == "callback") return AuthMode::Callback;
+  if (word == "token+callback") return AuthMode::TokenAndCallback;
+  return AuthMode::Open;
+}
+
+bool needs_token(AuthMode m) { return m == AuthMode::Token || m == AuthMode::TokenAndCallback; }
+bool needs_callback(AuthMode m) { return m == AuthMode::Callback || m == AuthMode::TokenAndCallback; }
+
+std::string read_secret_file(const YamlReader& reader, const YamlField& at, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) reader.fail(at, "cannot read secret_file " + path + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string secret = text.str();
+  if (secret.size() > kMaxSecretFile) reader.fail(at, "secret_file " + path + " is larger than 64KiB");
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' || secret.back() == ' ')) secret.pop_back();
+  if (secret.empty()) reader.fail(at, "secret_file " + path + " is empty");
+  return secret;
+}
+
+AuthConfig read_auth(const YamlReader& reader, const YamlField& f) {
+  AuthConfig auth;
+  const YamlMap map(reader, f, kAuthKeys);
+  if (auto s = map.get("secret")) {
+    auth.secret = reader.optional_string(*s);
+    if (auth.secret && auth.secret->empty()) reader.fail(*s, "must not be empty (null: no secret)");
+  }
+  map.read_optional_string("secret_file", auth.secret_file);
+  if (auth.secret_file) {
+    const YamlField at = *map.get("secret_file");
+    if (auth.secret) reader.fail(at, "write either secret or secret_file, not both");
+    auth.secret = read_secret_file(reader, at, *auth.secret_file);
+  }
+  if (auto p = map.get("publish")) auth.publish = mode_of(reader.one_of(*p, kAuthModes));
+  if (auto p = map.get("play")) auth.play = mode_of(reader.one_of(*p, kAuthModes));
+  if (!auth.secret && (needs_token(auth.publish) || needs_token(auth.play))) {
+    reader.fail(f, "a token mode needs a secret (auth.secret or auth.secret_file)");
+  }
+  return auth;
+}
+
+std::vector<core::AccessRule> read_access(const YamlReader& reader, const YamlField& f) {
+  std::vector<core::AccessRule> rules;
+  if (f.node.IsNull()) return rules;
+  if (!f.node.IsSequence()) reader.fail(f, "expected a list of rules, got " + YamlReader::describe(f.node));
+  for (const YamlField& item : reader.string_list(f)) {
+    std::string why;
+    auto rule = core::parse_access_rule(item.node.Scalar(), &why);
+    if (!rule) reader.fail(item, why);
+    rules.push_back(std::move(*rule));
+  }
+  return rules;
+}
+
+// "http://HOST[:PORT]/PATH": the callback client speaks plain HTTP/1.1.
+void check_callback_url(const YamlReader& reader, const YamlField& at, const std::string& url) {
+  const std::string_view scheme = "http://";
+  if (url.compare(0, scheme.size(), scheme) != 0 || url.size() == scheme.size() ||
+      url[scheme.size()] == '/') {
+    reader.fail(at, "expected an http:// URL (http://HOST[:PORT]/PATH), got '" + url + "'");
+  }
+}
+
+CallbacksConfig read_callbacks(const YamlReader& reader, const YamlField& f) {
+  CallbacksConfig cb;
+  const YamlMap map(reader, f, kCallbackKeys);
+  const std::pair<const char*, std::optional<std::string>*> urls[] = {
+      {"on_publish", &cb.on_publish}, {"on_play", &cb.on_play}, {"on_publish_done", &cb.on_publish_done},
+      {"on_play_done", &cb.on_play_done}, {"on_update", &cb.on_update}};
+  for (const auto& [key, out] : urls) {
+    map.read_optional_string(key, *out);
+    if (*out) check_callback_url(reader, *map.get(key), **out);
+  }
+  map.read_duration("update_interval", cb.update_interval, milliseconds(1000), hours(24));
+  map.read_duration("timeout", cb.timeout, milliseconds(10), milliseconds(60000));
+  return cb;
+}
+
+}  // namespace
+
+void read_app_security(const YamlReader& reader, const YamlMap& app_map, AppConfig& app) {
+  if (auto f = app_map.get("auth")) app.auth = read_auth(reader, *f);
+  if (auto f = app_map.get("access")) app.access = read_access(reader, *f);
+  if (auto f = app_map.get("callbacks")) app.callbacks = read_callbacks(reader, *f);
+  const auto at = [&app_map]() {
+    auto f = app_map.get("auth");
+    return f ? *f : app_map.field();
+  };
+  if (needs_callback(app.auth.publish) && !app.callbacks.on_publish) {
+    reader.fail(at(), "auth.publish: callback needs callbacks.on_publish");
+  }
+  if (needs_callback(app.auth.play) && !app.callbacks.on_play) {
+    reader.fail(at(), "auth.play: callback needs callbacks.on_play");
+  }
+}
+
+void read_connections_per_ip(const YamlMap& map, size_t& out) {
+  map.read_int("max_connections_per_ip", out, 0, 1'000'000);
+}
+
+}  // namespace rill::config

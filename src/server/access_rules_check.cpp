@@ -1,0 +1,33 @@
+// apps.NAME.access: nginx-rtmp's allow/deny by client address (core/access_rule.h).
+#include "rill/core/access_rule.h"
+#include "rill/server/admission_checks.h"
+
+namespace rill::server {
+
+namespace {
+
+class AccessRulesCheck final : public AdmissionCheck {
+ public:
+  explicit AccessRulesCheck(net::ServerContext& ctx) : ctx_(ctx) {}
+  const char* name() const override { return "access rules"; }
+
+  void check(const AdmissionRequest& req, GateAction action, Done done) override {
+    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    if (!app || app->access.empty()) return done(std::nullopt);  // placement answers an unknown app
+    const auto a = action == GateAction::Publish ? core::AccessAction::Publish : core::AccessAction::Play;
+    const core::AccessRule* rule = nullptr;
+    if (core::access_allowed(app->access, a, req.peer, &rule)) return done(std::nullopt);
+    done("address denied by rule '" + rule->text + "' of apps." + app->name + ".access");
+  }
+
+ private:
+  net::ServerContext& ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<AdmissionCheck> make_access_rules_check(net::ServerContext& ctx) {
+  return std::make_unique<AccessRulesCheck>(ctx);
+}
+
+}  // namespace rill::server

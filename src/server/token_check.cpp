@@ -1,0 +1,40 @@
+// apps.NAME.auth with publish/play: token — the signed token of protocol/stream_token.h in the
+// request's query. HLS segment requests carry the playlist's token (see hls_handler.cpp).
+#include <ctime>
+
+#include "rill/protocol/stream_token.h"
+#include "rill/server/admission_checks.h"
+
+namespace rill::server {
+
+namespace {
+
+bool wants_token(config::AuthMode m) {
+  return m == config::AuthMode::Token || m == config::AuthMode::TokenAndCallback;
+}
+
+class TokenCheck final : public AdmissionCheck {
+ public:
+  explicit TokenCheck(net::ServerContext& ctx) : ctx_(ctx) {}
+  const char* name() const override { return "token"; }
+
+  void check(const AdmissionRequest& req, GateAction action, Done done) override {
+    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    if (!app) return done(std::nullopt);
+    const config::AuthMode mode = action == GateAction::Publish ? app->auth.publish : app->auth.play;
+    if (!wants_token(mode)) return done(std::nullopt);
+    // The configuration guarantees a secret for a token mode.
+    const auto now = static_cast<int64_t>(std::time(nullptr));
+    done(protocol::verify_token(app->auth.secret.value_or(""), to_string(action), req.key.app, req.key.name,
+                                req.query, now));
+  }
+
+ private:
+  net::ServerContext& ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<AdmissionCheck> make_token_check(net::ServerContext& ctx) { return std::make_unique<TokenCheck>(ctx); }
+
+}  // namespace rill::server

@@ -1,0 +1,91 @@
+// apps.NAME.auth / access / callbacks and max_connections_per_ip (config/security_config.cpp).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "rill/config/config.h"
+
+namespace rill::config {
+namespace {
+
+const std::string kLive = "apps:\n  live:\n";
+
+Config load(const std::string& yaml) { return load_config_string(yaml, "t.yaml"); }
+
+std::string error_of(const std::string& yaml) {
+  try {
+    load(yaml);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml;
+  return "";
+}
+
+#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+TEST(SecurityConfig, DefaultsAreOpen) {
+  const Config c = load(kLive);
+  const AppConfig& app = c.apps.at("live");
+  EXPECT_EQ(app.auth.publish, AuthMode::Open);
+  EXPECT_EQ(app.auth.play, AuthMode::Open);
+  EXPECT_FALSE(app.auth.secret);
+  EXPECT_TRUE(app.access.empty());
+  EXPECT_FALSE(app.callbacks.on_publish);
+  EXPECT_EQ(app.callbacks.timeout, Duration(3000));
+  EXPECT_EQ(app.callbacks.update_interval, Duration(30000));
+  EXPECT_EQ(c.rtmp.max_connections_per_ip, 0u);
+  EXPECT_EQ(c.http.max_connections_per_ip, 0u);
+}
+
+TEST(SecurityConfig, ReadsEveryKey) {
+  const Config c = load(
+      "rtmp: {max_connections_per_ip: 5}\nhttp: {max_connections_per_ip: 7}\n" + kLive +
+      "    auth: {secret: s3, publish: token+callback, play: token}\n"
+      "    access: ['allow publish 127.0.0.1', 'deny publish all', 'allow play ::/0']\n"
+      "    callbacks:\n      on_publish: http://127.0.0.1:9000/auth\n      on_update: http://h/u\n"
+      "      update_interval: 5s\n      timeout: 500ms\n");
+  const AppConfig& app = c.apps.at("live");
+  EXPECT_EQ(*app.auth.secret, "s3");
+  EXPECT_EQ(app.auth.publish, AuthMode::TokenAndCallback);
+  EXPECT_EQ(app.auth.play, AuthMode::Token);
+  ASSERT_EQ(app.access.size(), 3u);
+  EXPECT_FALSE(app.access[1].allow);
+  EXPECT_EQ(*app.callbacks.on_publish, "http://127.0.0.1:9000/auth");
+  EXPECT_EQ(*app.callbacks.on_update, "http://h/u");
+  EXPECT_EQ(app.callbacks.update_interval, Duration(5000));
+  EXPECT_EQ(app.callbacks.timeout, Duration(500));
+  EXPECT_EQ(c.rtmp.max_connections_per_ip, 5u);
+  EXPECT_EQ(c.http.max_connections_per_ip, 7u);
+}
+
+TEST(SecurityConfig, SecretFileIsReadAtLoad) {
+  const std::string path = testing::TempDir() + "/rill_secret_test";
+  {
+    std::ofstream(path) << "from-file\n";
+  }
+  const Config c = load(kLive + "    auth: {secret_file: " + path + ", play: token}\n");
+  EXPECT_EQ(*c.apps.at("live").auth.secret, "from-file");
+  std::remove(path.c_str());
+  EXPECT_CONTAINS(error_of(kLive + "    auth: {secret_file: " + path + ", play: token}\n"),
+                  "cannot read secret_file " + path);
+}
+
+TEST(SecurityConfig, Errors) {
+  EXPECT_CONTAINS(error_of(kLive + "    auth: {publish: token}\n"), "a token mode needs a secret");
+  EXPECT_CONTAINS(error_of(kLive + "    auth: {publish: tokens, secret: x}\n"), "apps.live.auth.publish");
+  EXPECT_CONTAINS(error_of(kLive + "    auth: {secret: ''}\n"), "must not be empty");
+  EXPECT_CONTAINS(error_of(kLive + "    auth: {secret: a, secret_file: /x}\n"), "either secret or secret_file");
+  EXPECT_CONTAINS(error_of(kLive + "    auth: {publish: callback}\n"), "callback needs callbacks.on_publish");
+  EXPECT_CONTAINS(error_of(kLive + "    access: ['allow publish 10.0.0.0/40']\n"), "t.yaml:3:");
+  EXPECT_CONTAINS(error_of(kLive + "    access: ['allow publish 10.0.0.0/40']\n"), "0 to 32");
+  EXPECT_CONTAINS(error_of(kLive + "    access: {a: 1}\n"), "expected a list of rules");
+  EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_publish: 'https://x/'}\n"), "expected an http:// URL");
+  EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_pubish: 'http://x/'}\n"), "did you mean 'on_publish'");
+  EXPECT_CONTAINS(error_of("rtmp: {max_connections_per_ip: -1}\n" + kLive), "max_connections_per_ip");
+}
+
+}  // namespace
+}  // namespace rill::config
