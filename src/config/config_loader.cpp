@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/config/cluster_config.h"
 #include "rill/core/name_rule.h"
 #include "rill/config/default_config.h"
 #include "rill/config/units.h"
@@ -40,7 +41,8 @@ const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
                                                 "play_wait", "publisher_idle_timeout", "queue",
-                                                "hls"};
+                                                "hls",       "edge",                   "push",
+                                                "pull"};
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {"enabled", "fragment", "window", "max_fragment",
@@ -226,6 +228,7 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   map.read_duration("publisher_idle_timeout", app.publisher_idle_timeout, milliseconds(0), hours(24));
   if (auto queue = map.get("queue")) read_queue(reader, *queue, app);
   if (auto hls = map.get("hls")) app.hls = read_hls(reader, *hls);
+  read_cluster_keys(reader, map, app);
   return app;
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "rill/cluster/cluster.h"
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/worker_endpoint.h"
 #include "rill/workers/stream_locator.h"
@@ -43,13 +44,14 @@ struct Worker::Impl {
   std::unique_ptr<workers::StreamLocator> locator;
   std::unique_ptr<workers::WorkerEndpoint> relay;
   std::unique_ptr<StreamGate> gate;
+  std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
   std::vector<event*> rtmp_accept_evs;
   bool accepting = false;
   std::function<void()> on_drained;
   event* drain_check = nullptr;
 
   Impl(event_base* b, WorkerContext c)
-      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, media::default_outputs), sessions(timers) {
+      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) { return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o); }), sessions(timers) {
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;
@@ -72,6 +74,8 @@ struct Worker::Impl {
     gate = std::make_unique<StreamGate>(ctx);
     ctx.gate = gate.get();
     relay = std::make_unique<workers::WorkerEndpoint>(ctx);
+    cluster = std::make_unique<rill::cluster::Cluster>(ctx);
+    ctx.cluster = cluster.get();
     if (locator->relaying()) {
       workers::HlsFetcherOptions fo;
       fo.runtime_dir = wctx.config->runtime_dir;
@@ -129,6 +133,7 @@ Worker::Worker(event_base* base, WorkerContext ctx) : impl_(std::make_unique<Imp
 
 Worker::~Worker() {
   impl_->sessions.close_all("worker exiting");
+  impl_->cluster->stop();
   impl_->locator->close_all();
   impl_->relay->stop();
   impl_->http.reset();
@@ -146,6 +151,7 @@ void Worker::start() {
   for (int fd : impl_->wctx.http_fds) impl_->http->listen(fd);
   impl_->relay->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
   impl_->accepting = true;
+  impl_->cluster->start();
   impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
                        impl_->wctx.rtmp_fds.size(), impl_->wctx.http_fds.size());
 }
@@ -155,6 +161,7 @@ void Worker::drain(std::function<void()> on_drained) {
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
   impl_->relay->stop();
+  impl_->cluster->stop();
   impl_->sessions.drain_all();
   impl_->on_drained = std::move(on_drained);
   // Sessions are destroyed after their callbacks; check until none is left.
@@ -178,6 +185,7 @@ void Worker::stop_now() {
   impl_->http->stop_accepting();
   impl_->relay->stop();
   impl_->sessions.close_all("worker stopping");
+  impl_->cluster->stop();
   impl_->locator->close_all();
 }
 
