@@ -1,6 +1,7 @@
 #include "rill/server/stream_gate.h"
 
 #include "rill/cluster/cluster.h"
+#include "rill/media/hls_store.h"
 
 #include "rill/workers/stream_locator.h"
 
@@ -136,6 +137,12 @@ bool StreamGate::needs_pull(const Pending& p, const config::AppConfig* app) cons
   if (p.action != GateAction::Play || p.req.probe || !app || !app->edge || !ctx_.cluster) return false;
   const media::Stream* local = ctx_.streams->find(p.req.key);
   if (local && local->has_publisher()) return ctx_.cluster->pull_pending(p.req.key);  // join its wait
+  if (p.req.proto == GateProto::Hls) {
+    // The stream ended at the origin: its last playlist (with #EXT-X-ENDLIST) is served until
+    // the HLS grace drops it, rather than a new pull reopening it.
+    const media::HlsStreamState* hls = ctx_.streams->hls().find(p.req.key.app, p.req.key.name);
+    if (hls && !hls->live() && hls->has_segments()) return false;
+  }
   return !ctx_.locator->remote_owner(p.req.key.str());
 }
 

@@ -44,12 +44,20 @@ def plays_of(rill, name):
     return len(re.findall(r'rtmp: \S+ playing live/%s\b' % re.escape(name), rill.log_text()))
 
 
-def video_gap_after(state, t):
-    """Seconds from t to the first video frame a player got after t (None: none came)."""
-    for arrival, _ in state.video:
-        if arrival > t:
-            return arrival - t
-    return None
+def stall_around(state, t, after=3.0):
+    """The longest time without video a player saw from just before t to `after` s past it
+    (None: no frame after t)."""
+    times = [a for a, _ in state.video if t - 0.5 <= a <= t + after]
+    if not times or times[-1] <= t:
+        return None
+    return max(b - a for a, b in zip(times, times[1:]))
+
+
+def lag_ms(state, start, end):
+    """Median of (arrival - timestamp) in ms over [start, end]: how far behind live a player is,
+    up to a constant. A difference between two windows is the delay a failover added."""
+    xs = sorted(a * 1000 - ts for a, ts in state.video if start <= a <= end and ts is not None)
+    return xs[len(xs) // 2] if xs else None
 
 
 def monotonic(state):
@@ -68,8 +76,8 @@ class ClusterBase(unittest.TestCase):
         self.addCleanup(stop_process, p)
         return p
 
-    def players(self, rill):
-        m = MuxPlayers(HOST, rill.rtmp_port, rill.http_port, max_frames=5000)
+    def players(self, rill, rtmp_port=None):
+        m = MuxPlayers(HOST, rtmp_port or rill.rtmp_port, rill.http_port, max_frames=5000)
         self.addCleanup(m.stop)
         return m
 
@@ -138,13 +146,18 @@ class EdgeTest(ClusterBase):
         states = everyone()
         self.assertEqual(len(states), before)
         self.assertFalse([s for s in states if s.closed], 'a player was disconnected')
-        gaps = [video_gap_after(s, kill_at) for s in states]
+        gaps = [stall_around(s, kill_at) for s in states]
         self.assertNotIn(None, gaps, 'a player got no media after the failover')
         self.assertTrue(all(monotonic(s) for s in states), 'timestamps went back')
         worst = max(gaps)
-        print('\n[cluster] failover: media back on %d edge players after %.3f s median, %.3f s worst; '
-              'new player 1 s after the kill started in %.3f s' % (len(gaps), sorted(gaps)[len(gaps) // 2],
-                                                                  worst, late_start))
+        # Behind live: the same before the kill and after the failover settled.
+        now = time.monotonic()
+        drift = [lag_ms(s, now - 1.5, now) - lag_ms(s, kill_at - 1.0, kill_at) for s in states]
+        print('\n[cluster] failover: longest stall of %d edge players %.3f s median, %.3f s worst; '
+              'added delay %.0f ms median, %.0f ms worst; new player 1 s after the kill started in %.3f s'
+              % (len(gaps), sorted(gaps)[len(gaps) // 2], worst, sorted(drift)[len(drift) // 2],
+                 max(drift, key=abs), late_start))
+        self.assertLessEqual(max(abs(d) for d in drift), 500, 'players fell behind live')
         self.assertTrue(self.edge1.wait_for_log(r'failover', 5))
         self.assertLessEqual(worst, 1.5)  # goal 1 s; 0.5 s of slack for this loaded machine
         self.assertLessEqual(late_start, 1.0)
@@ -173,6 +186,7 @@ class EdgeTest(ClusterBase):
         status, headers, data = rilltest.http_get(self.edge2.http_url('/live/' + seg))
         self.assertEqual(status, 200)
         self.assertEqual(data[0], 0x47)
+        self.assertRegex(headers['Cache-Control'], r'^max-age=\d+, immutable$')
         self.assertEqual(plays_of(self.a, 'cam'), 1)
 
 
@@ -187,11 +201,12 @@ class RelayTest(ClusterBase):
         b = Rill({'rtmp': {'listen': ['127.0.0.1:%d' % target_port]}}, name='push-target')
         self.addCleanup(b.close)
         self.assertTrue(b.wait_for_log(r'publishing live/cam', 15), a.log_text()[-3000:])
-        m = self.players(b)
+        m = self.players(b, target_port)
         m.add_rtmp('live', 'cam', 1)
         m.start()
         self.assertTrue(wait_until(lambda: len(m.snapshot()[0].frames) >= 10, 15))
         self.assertIsNone(pub.poll(), 'the publisher noticed')
+        self.assertEqual(len(re.findall(r'publishing live/cam', a.log_text())), 1, 'the publisher reconnected')
 
     def test_push_pair_does_not_loop(self):
         a = self.start(origin_config(), 'pair-a')
@@ -210,6 +225,31 @@ class RelayTest(ClusterBase):
         # B's push back to A is refused (A has a publisher): no stream goes round.
         self.assertEqual(len(re.findall(r'publishing live/cam', a.log_text())), 1)
         self.assertEqual(len(re.findall(r'publishing live/cam', b.log_text())), 1)
+
+    def test_hop_limit_ends_a_chain(self):
+        # One server pushing app l0 to l1, l1 to l2, ... l9 to l10 (a loop seen from inside):
+        # the stream crosses at most 8 relays, so l8 has it and l9 never does.
+        port = rilltest.free_port()
+        apps = {'l%d' % i: {'push': [{'url': 'rtmp://127.0.0.1:%d/l%d' % (port, i + 1), 'reconnect': '300ms'}]}
+                for i in range(10)}
+        apps['l10'] = {}
+        r = self.start({'rtmp': {'listen': ['127.0.0.1:%d' % port]}, 'apps': apps}, 'chain')
+        p = ffmpeg_publish('rtmp://127.0.0.1:%d/l0/cam' % port, media=self.media)
+        self.addCleanup(stop_process, p)
+        self.assertTrue(r.wait_for_log(r'publishing l8/cam', 20), r.log_text()[-3000:])
+        self.assertTrue(r.wait_for_log(r'l8/cam not forwarded: it already crossed 8 servers', 10))
+        time.sleep(1)
+        self.assertNotIn('publishing l9/cam', r.log_text())
+
+    def test_edge_hls_ends_with_the_origin_stream(self):
+        o = self.start(origin_config(), 'end-origin')
+        pub = self.publish(o, 'cam')
+        e = self.start(edge_config([o], workers=1, hls=True), 'end-edge')
+        url = e.http_url('/live/cam.m3u8')
+        self.assertTrue(wait_until(lambda: rilltest.http_get(url, timeout=3)[0] == 200, 15, interval=0.3))
+        stop_process(pub)
+        ended = lambda: b'#EXT-X-ENDLIST' in rilltest.http_get(url, timeout=3)[2]
+        self.assertTrue(wait_until(ended, 10, interval=0.3), 'no #EXT-X-ENDLIST at the edge\n' + e.log_text()[-2000:])
 
     def test_static_pull(self):
         a = self.start(origin_config(), 'pull-origin')
