@@ -121,6 +121,7 @@ void StreamPull::round_failed() {
     answer_waiters(false);
     return stop("no origin has the stream");
   }
+  answer_waiters(false);  // new players: no origin has it now (the attached ones stay)
   backoff_ms_ = backoff_ms_ == 0 ? opts_.backoff_first_ms : std::min(backoff_ms_ * 2, opts_.backoff_max_ms);
   set_state(RelayState::Retrying);
   ctx_.log->warn("relay {}: {} {}: every source failed, next round in {} ms", opts_.id, to_string(info().kind),

@@ -2,13 +2,14 @@
 
 Topology (loopback, distinct ports): origin A and backup origin B, each fed by its own ffmpeg
 with the same file (hot backup); two edges with `workers: 2` whose app `live` lists A then B.
-Player counts are scaled to this shared 2-core machine (PLAYERS per edge instead of the issue's
-100); the figures measured are printed and go into docs/cluster.md.
+PLAYERS players per edge (100 by default); the figures measured are printed and go into
+docs/cluster.md.
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_DIR=... \
           python3 -m unittest -v test_cluster
 """
 
+import os
 import re
 import signal
 import time
@@ -19,7 +20,9 @@ from muxplayers import MuxPlayers
 from rilltest import HOST, Rill, ffmpeg_publish, stop_process, wait_until
 from test_worker_link import make_relay_media
 
-PLAYERS = 20          # per edge (the issue asks 100; this machine is shared by 5 engineers)
+# Per edge (RTMP players on edge 1, HTTP-FLV players on edge 2), as the issue asks; the players
+# are multiplexed in one Python thread. RILL_CLUSTER_PLAYERS=N scales it (e.g. on a slow machine).
+PLAYERS = int(os.environ.get('RILL_CLUSTER_PLAYERS', '100'))
 IDLE_CLOSE_S = 2
 
 
