@@ -25,6 +25,21 @@ const char* to_string(RelayState s) {
   return "?";
 }
 
+RelayInfo describe_relay(std::string id, RelayKind kind, const std::string& app, const std::string& name,
+                         std::string url, const RelayProgress& progress, uint64_t open_bytes) {
+  RelayInfo r;
+  r.id = std::move(id);
+  r.kind = kind;
+  r.app = app;
+  r.name = name;
+  r.url = std::move(url);
+  r.state = progress.state;
+  r.since_ms = progress.since_ms;
+  r.bytes = progress.bytes + open_bytes;
+  r.reconnects = progress.reconnects;
+  return r;
+}
+
 Cluster::Cluster(net::ServerContext& ctx) : ctx_(ctx) {}
 
 Cluster::~Cluster() { stop(); }

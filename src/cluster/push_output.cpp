@@ -30,21 +30,13 @@ PushOutput::~PushOutput() {
 std::string PushOutput::url_of(size_t i) const { return config::stream_url(opts_.targets[i], stream_.name()); }
 
 RelayInfo PushOutput::info() const {
-  RelayInfo r;
-  r.id = opts_.id;
-  r.kind = opts_.kind;
-  r.app = stream_.app();
-  r.name = stream_.name();
-  r.url = opts_.targets.empty() ? std::string() : url_of(current_);
-  r.state = state_;
-  r.since_ms = since_ms_;
-  r.bytes = bytes_ + (upstream_ ? upstream_->bytes_out() : 0);
-  r.reconnects = reconnects_;
-  return r;
+  return describe_relay(opts_.id, opts_.kind, stream_.app(), stream_.name(),
+                        opts_.targets.empty() ? std::string() : url_of(current_), progress_,
+                        upstream_ ? upstream_->bytes_out() : 0);
 }
 
 void PushOutput::on_start(const media::PublishSession&) {
-  since_ms_ = ctx_.timers->now_ms();
+  progress_.since_ms = ctx_.timers->now_ms();
   // Later, not now: the publisher's hop count is set once its publish is admitted.
   retry_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(0), [this] {
     retry_timer_.reset();
@@ -56,26 +48,17 @@ void PushOutput::connect() {
   if (stopped_ || opts_.targets.empty()) return;
   const uint32_t hops = stream_.relay_hops() + 1;
   if (hops > kMaxRelayHops) {
-    state_ = RelayState::Closed;
+    progress_.state = RelayState::Closed;
     ctx_.log->warn("relay {}: {} {} not forwarded: it already crossed {} servers (loop?)", opts_.id,
                    to_string(opts_.kind), stream_.key_text(), hops - 1);
     return;
   }
-  const config::RtmpUrl& dst = opts_.targets[current_];
-  UpstreamTarget t;
-  t.host = dst.host;
-  t.port = dst.port;
-  t.client.role = protocol::RtmpClientRole::Publish;
-  t.client.app = dst.app;
-  t.client.tc_url = "rtmp://" + dst.host + ":" + std::to_string(dst.port) + "/" + dst.app;
-  t.client.stream = dst.name.empty() ? stream_.name() : dst.name;
-  t.client.flash_ver = "FMLE/3.0 (compatible; rill relay)";
-  t.client.connect_timeout_ms = opts_.connect_timeout_ms;
-  t.client.connect_extra.push_back({"rill-hops", protocol::Amf0Value::number(hops)});
-  if (upstream_) bytes_ += upstream_->bytes_out();
+  UpstreamTarget t = relay_target(opts_.targets[current_], stream_.name(), protocol::RtmpClientRole::Publish,
+                                  opts_.connect_timeout_ms, hops);
+  if (upstream_) progress_.bytes += upstream_->bytes_out();
   RtmpUpstream::retire(*ctx_.timers, std::move(upstream_));
-  state_ = RelayState::Connecting;
-  since_ms_ = ctx_.timers->now_ms();
+  progress_.state = RelayState::Connecting;
+  progress_.since_ms = ctx_.timers->now_ms();
   synced_ = false;
   ctx_.log->info("relay {}: {} {} connecting to {}", opts_.id, to_string(opts_.kind), stream_.key_text(), url_of(current_));
   upstream_ = std::make_unique<RtmpUpstream>(ctx_, std::move(t), *this);
@@ -83,12 +66,12 @@ void PushOutput::connect() {
 }
 
 void PushOutput::on_upstream_up() {
-  if (ever_up_) ++reconnects_;
+  if (ever_up_) ++progress_.reconnects;
   ever_up_ = true;
   backoff_ms_ = 0;
   tried_in_round_ = 0;
-  state_ = RelayState::Up;
-  since_ms_ = ctx_.timers->now_ms();
+  progress_.state = RelayState::Up;
+  progress_.since_ms = ctx_.timers->now_ms();
   ctx_.log->info("relay {}: {} {} up to {}", opts_.id, to_string(opts_.kind), stream_.key_text(), url_of(current_));
   // Metadata, sequence headers and the GOP since the last keyframe: the target starts decodable.
   wait_key_ = false;
@@ -107,8 +90,8 @@ void PushOutput::on_upstream_down(const std::string& why) {
   tried_in_round_ = 0;
   current_ = 0;
   backoff_ms_ = backoff_ms_ == 0 ? opts_.reconnect_ms : std::min(backoff_ms_ * 2, opts_.reconnect_max_ms);
-  state_ = RelayState::Retrying;
-  since_ms_ = ctx_.timers->now_ms();
+  progress_.state = RelayState::Retrying;
+  progress_.since_ms = ctx_.timers->now_ms();
   ctx_.log->warn("relay {}: {} {}: retrying in {} ms", opts_.id, to_string(opts_.kind), stream_.key_text(), backoff_ms_);
   retry_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(backoff_ms_), [this] {
     retry_timer_.reset();
@@ -138,10 +121,10 @@ void PushOutput::on_stop(const media::PublishSession&) { cancel(); }
 void PushOutput::cancel() {
   if (stopped_) return;
   stopped_ = true;
-  state_ = RelayState::Closed;
+  progress_.state = RelayState::Closed;
   if (retry_timer_) ctx_.timers->cancel(*retry_timer_);
   retry_timer_.reset();
-  if (upstream_) bytes_ += upstream_->bytes_out();
+  if (upstream_) progress_.bytes += upstream_->bytes_out();
   RtmpUpstream::retire(*ctx_.timers, std::move(upstream_));
   ctx_.log->info("relay {}: {} {} closed", opts_.id, to_string(opts_.kind), stream_.key_text());
 }

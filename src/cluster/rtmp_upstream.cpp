@@ -11,6 +11,23 @@ namespace rill::cluster {
 
 using protocol::RtmpClientState;
 
+UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name, protocol::RtmpClientRole role,
+                            int64_t connect_timeout_ms, uint32_t hops) {
+  UpstreamTarget t;
+  t.host = url.host;
+  t.port = url.port;
+  const bool v6 = url.host.find(':') != std::string::npos;
+  t.client.role = role;
+  t.client.app = url.app;
+  t.client.tc_url = "rtmp://" + (v6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port) + "/" + url.app;
+  t.client.stream = url.name.empty() ? name : url.name;
+  if (role == protocol::RtmpClientRole::Publish) t.client.flash_ver = "FMLE/3.0 (compatible; rill relay)";
+  t.client.connect_timeout_ms = connect_timeout_ms;
+  t.client.play_buffer_ms = 0;
+  t.client.connect_extra.push_back({"rill-hops", protocol::Amf0Value::number(hops)});
+  return t;
+}
+
 RtmpUpstream::RtmpUpstream(net::ServerContext& ctx, UpstreamTarget target, RtmpUpstreamEvents& events)
     : ctx_(ctx), target_(std::move(target)), events_(events), session_(target_.client, *this) {}
 

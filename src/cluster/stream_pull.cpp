@@ -8,8 +8,6 @@ namespace rill::cluster {
 
 namespace {
 constexpr std::chrono::milliseconds kTick{200};
-// Relays carry the hop count in connect's command object (loop protection, docs/cluster.md).
-constexpr const char* kHopsField = "rill-hops";
 }  // namespace
 
 StreamPull::StreamPull(net::ServerContext& ctx, OriginHealth& health, PullOptions opts,
@@ -31,23 +29,15 @@ StreamPull::~StreamPull() {
 std::string StreamPull::url_of(size_t i) const { return config::stream_url(opts_.sources[i], opts_.key.name); }
 
 void StreamPull::set_state(RelayState s) {
-  if (s == state_ && since_ms_ != 0) return;
-  state_ = s;
-  since_ms_ = ctx_.timers->now_ms();
+  if (s == progress_.state && progress_.since_ms != 0) return;
+  progress_.state = s;
+  progress_.since_ms = ctx_.timers->now_ms();
 }
 
 RelayInfo StreamPull::info() const {
-  RelayInfo r;
-  r.id = opts_.id;
-  r.kind = opts_.on_demand ? RelayKind::EdgePull : RelayKind::Pull;
-  r.app = opts_.key.app;
-  r.name = opts_.key.name;
-  r.url = opts_.sources.empty() ? std::string() : url_of(current_);
-  r.state = state_;
-  r.since_ms = since_ms_;
-  r.bytes = bytes_ + (upstream_ ? upstream_->bytes_in() : 0);
-  r.reconnects = reconnects_;
-  return r;
+  return describe_relay(opts_.id, opts_.on_demand ? RelayKind::EdgePull : RelayKind::Pull, opts_.key.app,
+                        opts_.key.name, opts_.sources.empty() ? std::string() : url_of(current_), progress_,
+                        upstream_ ? upstream_->bytes_in() : 0);
 }
 
 void StreamPull::start() {
@@ -67,7 +57,7 @@ bool StreamPull::claim() {
     stream_->set_relay_hops(1);
     return true;
   }
-  if (state_ != RelayState::Standby) {
+  if (progress_.state != RelayState::Standby) {
     ctx_.log->info("relay {}: {} {} held elsewhere ({})", opts_.id, to_string(info().kind), opts_.key.str(), c.reason);
   }
   if (opts_.on_demand) {
@@ -96,18 +86,9 @@ void StreamPull::new_round() {
 void StreamPull::try_next() {
   if (next_ >= order_.size()) return round_failed();
   current_ = order_[next_++];
-  const config::RtmpUrl& src = opts_.sources[current_];
-  UpstreamTarget t;
-  t.host = src.host;
-  t.port = src.port;
-  t.client.role = protocol::RtmpClientRole::Play;
-  t.client.app = src.app;
-  t.client.tc_url = "rtmp://" + src.host + ":" + std::to_string(src.port) + "/" + src.app;
-  t.client.stream = src.name.empty() ? opts_.key.name : src.name;
-  t.client.connect_timeout_ms = opts_.connect_timeout_ms;
-  t.client.play_buffer_ms = 0;
-  t.client.connect_extra.push_back({kHopsField, protocol::Amf0Value::number(1)});
-  if (upstream_) bytes_ += upstream_->bytes_in();
+  UpstreamTarget t = relay_target(opts_.sources[current_], opts_.key.name, protocol::RtmpClientRole::Play,
+                                  opts_.connect_timeout_ms, 1);
+  if (upstream_) progress_.bytes += upstream_->bytes_in();
   RtmpUpstream::retire(*ctx_.timers, std::move(upstream_));
   set_state(RelayState::Connecting);
   ctx_.log->info("relay {}: {} {} connecting to {}", opts_.id, to_string(info().kind), opts_.key.str(), url_of(current_));
@@ -135,7 +116,7 @@ void StreamPull::round_failed() {
 void StreamPull::on_upstream_up() {
   const int64_t now = ctx_.timers->now_ms();
   health_.succeeded(url_of(current_));
-  if (ever_up_) ++reconnects_;
+  if (ever_up_) ++progress_.reconnects;
   ever_up_ = true;
   backoff_ms_ = 0;
   last_media_at_ = now;
@@ -176,7 +157,7 @@ void StreamPull::on_upstream_status(std::string_view code) {
 void StreamPull::on_upstream_down(const std::string& why) {
   if (finished_) return;
   health_.failed(url_of(current_), ctx_.timers->now_ms());
-  const bool was_up = state_ == RelayState::Up;
+  const bool was_up = progress_.state == RelayState::Up;
   ctx_.log->warn("relay {}: {} {}: {} failed ({}){}", opts_.id, to_string(info().kind), opts_.key.str(),
                  url_of(current_), why, was_up ? ": failover" : "");
   if (was_up) return new_round();
@@ -186,11 +167,11 @@ void StreamPull::on_upstream_down(const std::string& why) {
 void StreamPull::tick() {
   tick_timer_ = ctx_.timers->schedule(kTick, [this] { tick(); });
   const int64_t now = ctx_.timers->now_ms();
-  if (state_ == RelayState::Standby) {
+  if (progress_.state == RelayState::Standby) {
     if (claim()) new_round();
     return;
   }
-  if (state_ == RelayState::Up && now - last_media_at_ > opts_.connect_timeout_ms) {
+  if (progress_.state == RelayState::Up && now - last_media_at_ > opts_.connect_timeout_ms) {
     RtmpUpstream::retire(*ctx_.timers, std::move(upstream_));
     return on_upstream_down("no media for " + std::to_string(opts_.connect_timeout_ms) + " ms");
   }
@@ -203,7 +184,7 @@ void StreamPull::tick() {
 void StreamPull::touch() { last_active_at_ = ctx_.timers->now_ms(); }
 
 void StreamPull::add_waiter(Found f) {
-  if (state_ == RelayState::Up) return f(true);
+  if (progress_.state == RelayState::Up) return f(true);
   if (finished_) return f(false);
   waiters_.push_back(std::move(f));
 }
@@ -223,7 +204,7 @@ void StreamPull::stop(const std::string& why) {
   tick_timer_.reset();
   if (retry_timer_) ctx_.timers->cancel(*retry_timer_);
   retry_timer_.reset();
-  if (upstream_) bytes_ += upstream_->bytes_in();
+  if (upstream_) progress_.bytes += upstream_->bytes_in();
   RtmpUpstream::retire(*ctx_.timers, std::move(upstream_));
   answer_waiters(false);
   if (stream_) {

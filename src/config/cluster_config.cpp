@@ -92,12 +92,17 @@ std::vector<YamlField> map_list(const YamlReader& reader, const YamlField& f) {
   return out;
 }
 
+// The required `url` key of a push or pull entry.
+RtmpUrl required_url(const YamlReader& reader, const YamlMap& map) {
+  auto url = map.get("url");
+  if (!url) reader.fail(map.field(), "missing: url");
+  return read_url(reader, *url);
+}
+
 PushTarget read_push(const YamlReader& reader, const YamlField& f) {
   PushTarget t;
   const YamlMap map(reader, f, kPushKeys);
-  auto url = map.get("url");
-  if (!url) reader.fail(f, "missing: url");
-  t.url = read_url(reader, *url);
+  t.url = required_url(reader, map);
   map.read_duration("reconnect", t.reconnect, milliseconds(100), hours(1));
   return t;
 }
@@ -105,14 +110,12 @@ PushTarget read_push(const YamlReader& reader, const YamlField& f) {
 PullSource read_pull(const YamlReader& reader, const YamlField& f) {
   PullSource s;
   const YamlMap map(reader, f, kPullKeys);
-  auto url = map.get("url");
-  if (!url) reader.fail(f, "missing: url");
-  s.url = read_url(reader, *url);
+  s.url = required_url(reader, map);
   s.name = s.url.name;
   map.read_string("name", s.name, false);
   if (s.name.empty()) reader.fail(f, "missing: name (the URL names no stream)");
   if (auto why = core::name_error(s.name)) reader.fail(f, "invalid name '" + s.name + "': " + *why);
-  if (s.url.name.empty()) reader.fail(*url, "a pull URL names its stream: rtmp://HOST[:PORT]/APP/NAME");
+  if (s.url.name.empty()) reader.fail(*map.get("url"), "a pull URL names its stream: rtmp://HOST[:PORT]/APP/NAME");
   return s;
 }
 

@@ -77,10 +77,7 @@ class PushOutput final : public media::StreamOutput, public RtmpUpstreamEvents {
   bool ever_up_ = false;
   bool stopped_ = false;
   std::optional<TimerId> retry_timer_;
-  RelayState state_ = RelayState::Connecting;
-  int64_t since_ms_ = 0;
-  uint64_t bytes_ = 0;
-  uint32_t reconnects_ = 0;
+  RelayProgress progress_;
 };
 
 }  // namespace rill::cluster

@@ -30,4 +30,17 @@ struct RelayInfo {
   uint32_t reconnects = 0;
 };
 
+// What a relay keeps for its RelayInfo: its state since when, and its totals so far (the bytes
+// of connections already closed; the open one's are added when described).
+struct RelayProgress {
+  RelayState state = RelayState::Connecting;
+  int64_t since_ms = 0;
+  uint64_t bytes = 0;
+  uint32_t reconnects = 0;
+};
+
+// A relay described: its identity, the URL in use, its progress plus the open connection's bytes.
+RelayInfo describe_relay(std::string id, RelayKind kind, const std::string& app, const std::string& name,
+                         std::string url, const RelayProgress& progress, uint64_t open_bytes);
+
 }  // namespace rill::cluster

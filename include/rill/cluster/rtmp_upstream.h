@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "rill/config/config.h"
 #include "rill/core/timer_queue.h"
 #include "rill/net/connection.h"
 #include "rill/net/server_context.h"
@@ -40,6 +41,11 @@ struct UpstreamTarget {
   uint16_t port = 1935;
   protocol::RtmpClientOptions client;  // role, app, tcUrl, stream, connect_timeout_ms, rill-hops
 };
+
+// The target of a relay connection to `url` for stream `name` (the URL's own name when it ends in
+// /NAME): tcUrl, role, timeout, and the hop count in connect's "rill-hops" (loop protection).
+UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name, protocol::RtmpClientRole role,
+                            int64_t connect_timeout_ms, uint32_t hops);
 
 class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpClientEvents {
  public:

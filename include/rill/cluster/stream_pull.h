@@ -62,7 +62,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   // An HLS request for the stream: counts as a player for idle_close.
   void touch();
   bool finished() const { return finished_; }
-  bool up() const { return state_ == RelayState::Up; }
+  bool up() const { return progress_.state == RelayState::Up; }
   RelayInfo info() const;
   const media::StreamKey& key() const { return opts_.key; }
 
@@ -99,10 +99,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   std::vector<Found> waiters_;
   std::optional<TimerId> tick_timer_;
   std::optional<TimerId> retry_timer_;
-  RelayState state_ = RelayState::Connecting;
-  int64_t since_ms_ = 0;
-  uint64_t bytes_ = 0;
-  uint32_t reconnects_ = 0;
+  RelayProgress progress_;
 };
 
 }  // namespace rill::cluster
