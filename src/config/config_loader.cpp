@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/config/cluster_config.h"
 #include "rill/core/name_rule.h"
 #include "rill/config/default_config.h"
 #include "rill/config/security_config.h"
@@ -45,7 +46,8 @@ const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
                                                 "play_wait", "publisher_idle_timeout", "queue",
                                                 "hls",       "auth",                   "access",
-                                                "callbacks"};
+                                                "callbacks", "edge",                   "push",
+                                                "pull"};
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {"enabled", "fragment", "window", "max_fragment",
@@ -236,6 +238,7 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   if (auto queue = map.get("queue")) read_queue(reader, *queue, app);
   if (auto hls = map.get("hls")) app.hls = read_hls(reader, *hls);
   read_app_security(reader, map, app);
+  read_cluster_keys(reader, map, app);
   return app;
 }
 

@@ -99,6 +99,7 @@ bool Stream::attach_publisher(const void* owner, PublishOrigin origin) {
   publisher_ = owner;
   cancel_idle_and_waits();
   // Nothing stale survives a republish: the new publisher sends its own metadata and headers.
+  relay_hops_ = 0;
   gop_.clear();
   info_.has_audio = info_.has_video = false;
   info_.video_codec_id = 0;
@@ -196,6 +197,14 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
   gop_.add(frame);
   for (const auto& o : outputs_) o->on_frame(frame);
   fan_out(frame);
+}
+
+bool Stream::add_output(std::unique_ptr<StreamOutput> output) {
+  if (!publisher_ || !output) return false;
+  registry_.log().info("{}: output added: {}", key_text_, output->name());
+  output->on_start(PublishSession{*this, origin_});
+  outputs_.push_back(std::move(output));
+  return true;
 }
 
 void Stream::start_outputs(PublishOrigin origin) {

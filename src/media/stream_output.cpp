@@ -9,6 +9,8 @@ std::string_view to_string(PublishOrigin o) {
   switch (o) {
     case PublishOrigin::Ingest: return "ingest";
     case PublishOrigin::WorkerLink: return "worker link";
+    case PublishOrigin::EdgePull: return "edge pull";
+    case PublishOrigin::Pull: return "pull";
   }
   return "?";
 }

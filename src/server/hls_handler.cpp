@@ -2,7 +2,9 @@
 
 #include <event2/http.h>
 
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "rill/media/hls_store.h"
 #include "rill/protocol/hls_uri_query.h"
@@ -19,7 +21,14 @@ namespace {
 void reply_hls_playlist_text(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text) {
   evkeyvalq* h = evhttp_request_get_output_headers(req);
   evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
-  evhttp_add_header(h, "Cache-Control", "no-cache");  // a live playlist changes every segment
+  // A live playlist changes every segment: a cache may keep it at most half a target duration
+  // (RFC 8216 §6.2.1 reload rules), so a proxy such as nginx proxy_cache absorbs the reloads of
+  // many clients (docs/cluster.md). Under 2 s of target duration that rounds to no caching.
+  const std::string_view body(reinterpret_cast<const char*>(text.data()), text.size());
+  const size_t at = body.find("#EXT-X-TARGETDURATION:");
+  const int target = at == std::string_view::npos ? 0 : std::atoi(std::string(body.substr(at + 22, 8)).c_str());
+  const std::string playlist_cc = target >= 2 ? "max-age=" + std::to_string(target / 2) : std::string("no-cache");
+  evhttp_add_header(h, "Cache-Control", playlist_cc.c_str());
   http.add_cors_headers(req);
   http.log_access(info, 200, http.reply(req, 200, text));
 }
@@ -71,7 +80,7 @@ void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestI
   evhttp_add_header(h, "Content-Type", "video/mp2t");
   // The bytes behind a segment URI never change while the state lives (and the state outlives
   // any cache: see HlsStore::grace_ms), so clients and proxies may keep it.
-  const std::string cc = "max-age=" + std::to_string(max_age_s);
+  const std::string cc = "max-age=" + std::to_string(max_age_s) + ", immutable";
   evhttp_add_header(h, "Cache-Control", cc.c_str());
   http.add_cors_headers(req);
   http.log_access(info, 200, http.reply(req, 200, data));

@@ -66,6 +66,7 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
   if (auto tc = c.command_object.find_string("tcUrl")) tc_url_ = std::string(*tc);
   if (auto pu = c.command_object.find_string("pageUrl")) page_url_ = std::string(*pu);
   if (auto fv = c.command_object.find_string("flashVer")) flash_ver_ = std::string(*fv);
+  relay_hops_ = static_cast<uint32_t>(std::clamp(c.command_object.find_number("rill-hops").value_or(0), 0.0, 255.0));
   app_cfg_ = ctx_.config->find_app(app_);
   if (app_cfg_ == nullptr) {
     ctx_.log->warn("rtmp: {} connect to unknown app '{}' rejected", peer_, app_);
@@ -157,6 +158,7 @@ void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
   }
   if (!d.key.name.empty()) stream_name_ = d.key.name;  // a callback may rename the stream
   stream_ = d.stream;
+  stream_->set_relay_hops(relay_hops_);
   publishing_ = true;
   send_user_control(protocol::uc_event::StreamBegin, msid);
   send_status(msid, "status", "NetStream.Publish.Start", stream_name_ + " is now published.");

@@ -1,5 +1,8 @@
 #include "rill/server/stream_gate.h"
 
+#include "rill/cluster/cluster.h"
+#include "rill/media/hls_store.h"
+
 #include "rill/workers/stream_locator.h"
 
 namespace rill::server {
@@ -81,7 +84,7 @@ void StreamGate::run_checks(Ticket t) {
     auto it = pending_.find(t);
     if (it == pending_.end()) return;  // cancelled
     Pending& p = it->second;
-    if (p.next_check == checks_.size()) return finish(t, place(p));
+    if (p.next_check == checks_.size()) return place_or_pull(t);
     AdmissionCheck& check = *checks_[p.next_check++];
     running_ = t;
     answered_inline_ = false;
@@ -146,6 +149,41 @@ void StreamGate::finish(Ticket t, GateDecision d) {
   done(std::move(d));
 }
 
+// A play in an edge app of a stream nobody on this server has: the one upstream pull starts (or
+// is joined) first, and the request is placed once media flows — or told "not found" when no
+// origin has the stream (docs/cluster.md).
+void StreamGate::place_or_pull(Ticket t) {
+  const Pending& p = pending_.at(t);
+  const config::AppConfig* app = ctx_.config->find_app(p.req.key.app);
+  if (!needs_pull(p, app)) {
+    if (app && app->edge && ctx_.cluster && p.req.proto == GateProto::Hls) ctx_.cluster->touch(p.req.key);
+    return finish(t, place(p));
+  }
+  std::weak_ptr<bool> alive = alive_;
+  ctx_.cluster->edge_play(p.req.key, *app, [this, alive, t](bool found) {
+    if (auto a = alive.lock(); !a || !*a) return;
+    auto it = pending_.find(t);
+    if (it == pending_.end()) return;  // cancelled meanwhile
+    if (!found) {
+      return finish(t, GateDecision{Verdict::NotFound, nullptr, "no origin has stream " + it->second.req.key.str()});
+    }
+    finish(t, place(it->second));
+  });
+}
+
+bool StreamGate::needs_pull(const Pending& p, const config::AppConfig* app) const {
+  if (p.action != GateAction::Play || p.req.probe || !app || !app->edge || !ctx_.cluster) return false;
+  const media::Stream* local = ctx_.streams->find(p.req.key);
+  if (local && local->has_publisher()) return ctx_.cluster->pull_pending(p.req.key);  // join its wait
+  if (p.req.proto == GateProto::Hls) {
+    // The stream ended at the origin: its last playlist (with #EXT-X-ENDLIST) is served until
+    // the HLS grace drops it, rather than a new pull reopening it.
+    const media::HlsStreamState* hls = ctx_.streams->hls().find(p.req.key.app, p.req.key.name);
+    if (hls && !hls->live() && hls->has_segments()) return false;
+  }
+  return !ctx_.locator->remote_owner(p.req.key.str());
+}
+
 GateDecision StreamGate::place(const Pending& p) {
   const config::AppConfig* app = ctx_.config->find_app(p.req.key.app);
   if (!app) return decision(Verdict::NotFound, nullptr, "unknown app " + p.req.key.app);
@@ -154,6 +192,9 @@ GateDecision StreamGate::place(const Pending& p) {
 
 // Claimed across workers: a second publisher of the name is refused on any worker.
 GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig& app) {
+  if (app.edge && app.edge->publish == config::EdgePublish::Refuse) {
+    return GateDecision{Verdict::Refused, nullptr, "app " + app.name + " is an edge that takes no publish"};
+  }
   workers::PublishClaim claim = ctx_.locator->claim_for_publish(p.req.key, app, p.publisher);
   switch (claim.result) {
     case workers::ClaimResult::Ok: return decision(Verdict::Admitted, claim.stream, {});

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "rill/cluster/cluster.h"
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/hls_sequence_memo.h"
 #include "rill/workers/worker_endpoint.h"
@@ -54,6 +55,7 @@ struct Worker::Impl {
   std::unique_ptr<StreamGate> gate;
   std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
   std::unique_ptr<ApiServer> api;                   // api.listen (docs/api.md)
+  std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
   std::vector<event*> rtmp_accept_evs;
   bool accepting = false;
   std::function<void()> on_drained;
@@ -61,7 +63,7 @@ struct Worker::Impl {
   std::unique_ptr<WorkerRetirement> retirement;  // an old generation after a reload
 
   Impl(event_base* b, WorkerContext c)
-      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, media::default_outputs), sessions(timers) {
+      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) { return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o); }), sessions(timers) {
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;
@@ -86,6 +88,8 @@ struct Worker::Impl {
     ctx.gate = gate.get();
     install_admission_checks(*gate, ctx);
     relay = std::make_unique<workers::WorkerEndpoint>(ctx);
+    cluster = std::make_unique<rill::cluster::Cluster>(ctx);
+    ctx.cluster = cluster.get();
     if (locator->relaying()) {
       workers::HlsFetcherOptions fo;
       fo.runtime_dir = wctx.config->runtime_dir;
@@ -155,6 +159,7 @@ Worker::Worker(event_base* base, WorkerContext ctx) : impl_(std::make_unique<Imp
 Worker::~Worker() {
   impl_->retirement.reset();
   impl_->sessions.close_all("worker exiting");
+  impl_->cluster->stop();
   impl_->locator->close_all();
   impl_->relay->stop();
   impl_->api.reset();
@@ -175,6 +180,7 @@ void Worker::start() {
   impl_->monitor->start();
   impl_->relay->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
   impl_->accepting = true;
+  impl_->cluster->start();
   impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
                        impl_->wctx.rtmp_fds.size(), impl_->wctx.http_fds.size());
 }
@@ -196,6 +202,7 @@ void Worker::drain(std::function<void()> on_drained) {
   impl_->http->stop_accepting();
   impl_->api->stop_accepting();
   impl_->relay->stop();
+  impl_->cluster->stop();
   impl_->sessions.drain_all();
   impl_->on_drained = std::move(on_drained);
   // Sessions are destroyed after their callbacks; check until none is left.
@@ -221,6 +228,7 @@ void Worker::stop_now() {
   impl_->api->stop_accepting();
   impl_->relay->stop();
   impl_->sessions.close_all("worker stopping");
+  impl_->cluster->stop();
   impl_->locator->close_all();
 }
 

@@ -41,7 +41,7 @@ std::optional<OwnershipTable::Owner> StreamLocator::remote_owner(const std::stri
 }
 
 PublishClaim StreamLocator::claim_for_publish(const media::StreamKey& skey, const config::AppConfig& cfg,
-                                              const void* publisher) {
+                                              const void* publisher, media::PublishOrigin origin) {
   PublishClaim out;
   const std::string key = skey.str();
   if (owned_.count(key)) {
@@ -66,7 +66,7 @@ PublishClaim StreamLocator::claim_for_publish(const media::StreamKey& skey, cons
   // UnpublishNotify then PublishNotify, and stay.
   if (auto it = links_.find(key); it != links_.end()) retire(*it->second, "a local publisher took over");
   media::Stream& s = ctx_.streams->get_or_create(skey, cfg);
-  if (!s.attach_publisher(publisher, media::PublishOrigin::Ingest)) {
+  if (!s.attach_publisher(publisher, origin)) {
     if (opts_.table) opts_.table->release(key, opts_.pid);
     out.reason = "already publishing on this worker";
     return out;

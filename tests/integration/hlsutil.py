@@ -82,3 +82,12 @@ def get_playlist(port, path='/live/test.m3u8'):
     """The parsed playlist, or None when it does not answer 200."""
     status, _, body = request(port, 'GET', path)
     return Playlist(body.decode('utf-8', 'replace')) if status == 200 else None
+
+
+def playlist_cache_control(body):
+    """The Cache-Control Rill sends with a playlist: max-age of half its target duration (whole
+    seconds), no-cache below 2 s (docs/cluster.md)."""
+    text = body.decode() if isinstance(body, bytes) else body
+    m = re.search(r'#EXT-X-TARGETDURATION:(\d+)', text)
+    target = int(m.group(1)) if m else 0
+    return 'max-age=%d' % (target // 2) if target >= 2 else 'no-cache'

@@ -30,7 +30,7 @@ _C1 = struct.pack('>II', 0, 0) + bytes(1528)
 
 class PlayerState:
     """What one player saw (a copy: safe to read while the reader thread runs)."""
-    __slots__ = ('kind', 'local_port', 'frames', 'statuses', 'closed', 'error', 'audio', 'last_media', 'max_gap')
+    __slots__ = ('kind', 'local_port', 'frames', 'statuses', 'closed', 'error', 'audio', 'last_media', 'max_gap', 'video')
 
     def __init__(self, kind, local_port):
         self.kind = kind
@@ -42,6 +42,7 @@ class PlayerState:
         self.audio = 0
         self.last_media = None
         self.max_gap = 0.0     # longest time between two media messages (s)
+        self.video = []        # (monotonic arrival, timestamp ms) of video frames, headers excluded
 
     def copy(self):
         c = PlayerState(self.kind, self.local_port)
@@ -49,6 +50,7 @@ class PlayerState:
         c.statuses = list(self.statuses)
         c.closed, c.error, c.audio, c.last_media = self.closed, self.error, self.audio, self.last_media
         c.max_gap = self.max_gap
+        c.video = list(self.video)
         return c
 
 
@@ -61,7 +63,7 @@ class _Player:
         self.max_frames = max_frames
         self.out = bytearray()
 
-    def media(self, payload, video):
+    def media(self, payload, video, ts=None):
         st = self.state
         now = time.monotonic()
         if st.last_media is not None:
@@ -71,6 +73,7 @@ class _Player:
             st.audio += 1
         elif not is_video_seq_header(payload) and len(st.frames) < self.max_frames:
             st.frames.append((hashlib.sha1(payload).hexdigest(), is_video_keyframe(payload)))
+            st.video.append((st.last_media, ts))
 
     def avail(self):
         return len(self.buf) - self.pos
@@ -165,15 +168,15 @@ class _Rtmp(_Player):
         self.received += hl + take
         if len(st[4]) >= st[1]:
             body, st[4] = bytes(st[4]), None
-            self.message(st[2], body)
+            self.message(st[2], body, st[0])
         if self.window and self.received - self.acked >= self.window // 2:
             self.acked = self.received
             self.out += chunk_message(struct.pack('>I', self.received & 0xFFFFFFFF), MSG_ACK, 2)
         return True
 
-    def message(self, mtype, body):
+    def message(self, mtype, body, ts=None):
         if mtype == MSG_VIDEO or mtype == MSG_AUDIO:
-            self.media(body, mtype == MSG_VIDEO)
+            self.media(body, mtype == MSG_VIDEO, ts)
         elif mtype == MSG_SET_CHUNK_SIZE:
             self.chunk_size = struct.unpack('>I', body[:4])[0] & 0x7FFFFFFF
         elif mtype == MSG_WINDOW_ACK_SIZE:
@@ -221,7 +224,8 @@ class _Flv(_Player):
                 break
             t = b[p] & 0x1F
             if t in (8, 9):
-                self.media(bytes(b[p + 11:p + 11 + size]), t == 9)
+                ts = int.from_bytes(b[p + 4:p + 7], 'big') | (b[p + 7] << 24)
+                self.media(bytes(b[p + 11:p + 11 + size]), t == 9, ts)
             self.pos = p + 11 + size + 4
         self.compact()
 

@@ -16,6 +16,7 @@ import threading
 import time
 import unittest
 
+import hlsutil
 import rilltest
 from hlsutil import FRAGMENT_S, WINDOW, Playlist, get_playlist, hls_config, make_gop1_media, request, seq_of_uri
 from rilltest import Rill, wait_until
@@ -95,7 +96,7 @@ class HlsLiveTest(unittest.TestCase):
         status, h, body = request(self.port(), 'GET', '/live/test.m3u8')
         self.assertEqual(status, 200)
         self.assertEqual(h['content-type'], 'application/vnd.apple.mpegurl')
-        self.assertEqual(h['cache-control'], 'no-cache')
+        self.assertEqual(h['cache-control'], hlsutil.playlist_cache_control(body))
         self.assertEqual(h.get('access-control-allow-origin'), '*')
         self.assertEqual(int(h['content-length']), len(body))
         text = body.decode()

@@ -107,6 +107,35 @@ struct CallbacksConfig {
 };
 
 // Per-application options: apps.NAME in the YAML.
+// Cluster keys of an app (docs/cluster.md; parsed in cluster_config.cpp).
+// An RTMP URL of the cluster keys: rtmp://host[:port]/app[/name].
+struct RtmpUrl {
+  std::string host;
+  uint16_t port = 1935;
+  std::string app;
+  std::string name;  // empty: the stream's own name is appended
+  std::string text;  // as written
+  bool operator==(const RtmpUrl&) const = default;
+};
+enum class EdgePublish : uint8_t { Forward, Local, Refuse };
+struct EdgeConfig {
+  std::vector<RtmpUrl> origins;  // tried in this order
+  Duration connect_timeout{2000};
+  Duration idle_close{10000};
+  EdgePublish publish = EdgePublish::Forward;
+  bool operator==(const EdgeConfig&) const = default;
+};
+struct PushTarget {
+  RtmpUrl url;
+  Duration reconnect{2000};
+  bool operator==(const PushTarget&) const = default;
+};
+struct PullSource {
+  RtmpUrl url;
+  std::string name;  // the local stream name
+  bool operator==(const PullSource&) const = default;
+};
+
 struct AppConfig {
   std::string name;
   bool gop_cache = true;
@@ -127,6 +156,9 @@ struct AppConfig {
   AuthConfig auth;
   std::vector<core::AccessRule> access;  // first match wins; none matching: allowed
   CallbacksConfig callbacks;
+  std::optional<EdgeConfig> edge;  // present: this app is an edge of these origins
+  std::vector<PushTarget> push;    // every stream of the app is forwarded to each
+  std::vector<PullSource> pull;    // static ingest, kept pulled
   bool operator==(const AppConfig&) const = default;
 };
 

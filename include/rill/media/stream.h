@@ -61,6 +61,9 @@ class Stream {
   StreamRegistry& registry() const { return registry_; }
   // The current publisher's outputs (empty without a publisher).
   const StreamOutputs& outputs() const { return outputs_; }
+  // Adds an output to the current publisher's list and starts it (a relay created at run time).
+  // False, and nothing kept, without a publisher. Not from inside an output's on_frame.
+  bool add_output(std::unique_ptr<StreamOutput> output);
 
   // --- publishing ---
   bool has_publisher() const { return publisher_ != nullptr; }
@@ -78,6 +81,10 @@ class Stream {
   // publisher they get on_stream_end. May destroy the stream when nobody is left: do not touch
   // it after this call.
   void detach_publisher(const void* owner);
+  // How many servers the current publisher's media crossed (RTMP connect's "rill-hops"; 0: a
+  // local encoder). Pushes forward hops + 1 and stop at the cluster's limit (loop protection).
+  uint32_t relay_hops() const { return relay_hops_; }
+  void set_relay_hops(uint32_t hops) { relay_hops_ = hops; }
 
   // --- subscribing ---
   // Attaches and replays metadata, sequence headers and the GOP cache to the new subscriber
@@ -113,6 +120,7 @@ class Stream {
   GopCache gop_;
   const void* publisher_ = nullptr;
   PublishOrigin origin_ = PublishOrigin::Ingest;  // of the current publisher
+  uint32_t relay_hops_ = 0;                       // of the current publisher
   // Slots are nulled (not erased) while dispatching, so subscribers may leave during a callback;
   // compacted when the outermost dispatch ends.
   std::vector<Subscriber*> subscribers_;

@@ -27,8 +27,10 @@ class Stream;
 enum class PublishOrigin : uint8_t {
   Ingest,      // a client publishing to this worker (RTMP): the stream is this worker's own
   WorkerLink,  // a copy of a stream another worker of this server owns (its outputs run there)
-  // An edge pull or static pull of a remote origin (cluster) will come here; unlike WorkerLink
-  // it is this server's only copy, so it will get local outputs (HLS) like Ingest.
+  // Pulled from another server (cluster): unlike WorkerLink it is this server's only copy, so it
+  // gets local outputs (HLS) like Ingest; an edge's forward push never sends it back.
+  EdgePull,    // an edge's on-demand pull of its origin
+  Pull,        // a static pull (apps.X.pull)
 };
 std::string_view to_string(PublishOrigin o);
 

@@ -29,6 +29,9 @@ class WorkerMonitor;
 namespace rill::server {
 class StreamGate;
 }
+namespace rill::cluster {
+class Cluster;
+}
 
 namespace rill::net {
 
@@ -62,6 +65,8 @@ struct ServerContext {
   workers::WorkerMonitor* monitor = nullptr;
   // Every publish and play asks it (server/stream_gate.h).
   server::StreamGate* gate = nullptr;
+  // Edge pulls, static pulls and pushes (null: no cluster, e.g. unit tests).
+  cluster::Cluster* cluster = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

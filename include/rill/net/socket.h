@@ -44,6 +44,13 @@ using EventPtr = std::unique_ptr<event, EventFree>;
 // On failure: an empty fd, and *error (when given) says "connect to PATH: REASON".
 UniqueFd connect_unix(const std::string& path, std::string* error = nullptr);
 
+// A non-blocking, close-on-exec TCP socket (TCP_NODELAY) whose connect to host:port has started:
+// wait for writability, then connect_result() says how it ended. `host` is a numeric IPv4/IPv6
+// address or "localhost" (no DNS: a worker never blocks). On failure: an empty fd and *error.
+UniqueFd connect_tcp(const std::string& host, uint16_t port, std::string* error = nullptr);
+// 0 once a connect_tcp() socket is connected, else the errno it failed with (SO_ERROR).
+int connect_result(int fd);
+
 // "1.2.3.4:5678", "[::1]:5678", or "unix" for an accepted connection's address.
 std::string peer_name(const sockaddr_storage& ss);
 

@@ -103,6 +103,7 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   std::string tc_url_;
   std::string page_url_;
   std::string flash_ver_;
+  uint32_t relay_hops_ = 0;  // connect's "rill-hops": servers the media crossed (cluster loops)
   std::string connect_query_;  // "live?token=x": the query of the connect app, kept for the gate
   const config::AppConfig* app_cfg_ = nullptr;
 

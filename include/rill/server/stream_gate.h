@@ -141,6 +141,8 @@ class StreamGate {
   bool apply(Ticket t, const char* check, CheckAnswer answer);
   void refuse(Ticket t, const char* check, const std::string& why);
   void finish(Ticket t, GateDecision d);
+  void place_or_pull(Ticket t);
+  bool needs_pull(const Pending& p, const config::AppConfig* app) const;
   GateDecision place(const Pending& p);
   GateDecision place_publish(const Pending& p, const config::AppConfig& app);
   GateDecision place_play(const Pending& p, const config::AppConfig& app);

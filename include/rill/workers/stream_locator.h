@@ -53,7 +53,8 @@ class StreamLocator {
   StreamLocator& operator=(const StreamLocator&) = delete;
 
   PublishClaim claim_for_publish(const media::StreamKey& key, const config::AppConfig& cfg,
-                                 const void* publisher);
+                                 const void* publisher,
+                                 media::PublishOrigin origin = media::PublishOrigin::Ingest);
   // After the publisher detached from the stream (the stream may be gone already).
   void released(const media::StreamKey& key);
   media::Stream* find_for_play(const media::StreamKey& key, const config::AppConfig& cfg);

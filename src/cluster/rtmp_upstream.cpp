@@ -1,0 +1,168 @@
+#include "rill/cluster/rtmp_upstream.h"
+
+#include <event2/event.h>
+
+#include <cstring>
+#include <exception>
+
+#include "rill/protocol/rtmp_message.h"
+
+namespace rill::cluster {
+
+using protocol::RtmpClientState;
+
+UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name, protocol::RtmpClientRole role,
+                            int64_t connect_timeout_ms, uint32_t hops) {
+  UpstreamTarget t;
+  t.host = url.host;
+  t.port = url.port;
+  const bool v6 = url.host.find(':') != std::string::npos;
+  t.client.role = role;
+  t.client.app = url.app;
+  t.client.tc_url = "rtmp://" + (v6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port) + "/" + url.app;
+  t.client.stream = url.name.empty() ? name : url.name;
+  if (role == protocol::RtmpClientRole::Publish) t.client.flash_ver = "FMLE/3.0 (compatible; rill relay)";
+  t.client.connect_timeout_ms = connect_timeout_ms;
+  t.client.play_buffer_ms = 0;
+  t.client.connect_extra.push_back({"rill-hops", protocol::Amf0Value::number(hops)});
+  return t;
+}
+
+RtmpUpstream::RtmpUpstream(net::ServerContext& ctx, UpstreamTarget target, RtmpUpstreamEvents& events)
+    : ctx_(ctx), target_(std::move(target)), events_(events), session_(target_.client, *this) {}
+
+RtmpUpstream::~RtmpUpstream() {
+  closed_ = true;
+  if (poll_timer_) ctx_.timers->cancel(*poll_timer_);
+  if (down_timer_) ctx_.timers->cancel(*down_timer_);
+}
+
+void RtmpUpstream::start() {
+  std::string error;
+  connecting_fd_ = net::connect_tcp(target_.host, target_.port, &error);
+  if (!connecting_fd_) return down(error);
+  connect_ev_.reset(event_new(ctx_.base, connecting_fd_.get(), EV_WRITE, &RtmpUpstream::on_connect_event, this));
+  const int64_t ms = target_.client.connect_timeout_ms;
+  timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  event_add(connect_ev_.get(), &tv);
+}
+
+void RtmpUpstream::on_connect_event(int /*fd*/, short what, void* arg) {
+  auto* self = static_cast<RtmpUpstream*>(arg);
+  const std::string where = "connect to " + self->target_.host + ":" + std::to_string(self->target_.port);
+  if (what & EV_TIMEOUT) return self->down(where + ": timed out");
+  if (int err = net::connect_result(self->connecting_fd_.get()); err != 0) {
+    return self->down(where + ": " + std::strerror(err));
+  }
+  self->connected();
+}
+
+void RtmpUpstream::connected() {
+  connect_ev_.reset();
+  const std::string peer = target_.host + ":" + std::to_string(target_.port);
+  conn_ = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(connecting_fd_), peer);
+  // Handshake + connect + play must fit in connect_timeout, counted from the TCP connect.
+  session_.start(ctx_.timers->now_ms());
+  conn_->start(*this);
+  flush_session();
+  arm_poll();
+}
+
+void RtmpUpstream::on_data(std::span<const uint8_t> bytes) {
+  if (closed_) return;
+  try {
+    session_.feed(bytes);  // protocol errors become Failed, reported by on_state
+  } catch (const std::exception& e) {  // from our own owner's callbacks
+    return down(std::string("upstream: ") + e.what());
+  }
+  flush_session();
+  arm_poll();
+}
+
+void RtmpUpstream::on_close(const std::string& reason) {
+  session_.transport_closed();
+  down(reason);
+}
+
+void RtmpUpstream::on_state(RtmpClientState state) {
+  if (closed_) return;
+  if (state == RtmpClientState::Streaming) {
+    events_.on_upstream_up();
+  } else if (state == RtmpClientState::Failed) {
+    down(session_.failure().to_string());
+  }
+}
+
+void RtmpUpstream::on_status(std::string_view code, std::string_view /*description*/) {
+  if (!closed_) events_.on_upstream_status(code);
+}
+
+void RtmpUpstream::on_media(protocol::RtmpMessage&& m, uint32_t /*length*/) {
+  if (closed_) return;
+  if (m.type_id == protocol::msg_type::Aggregate) {
+    for (auto& sub : protocol::split_aggregate(m)) events_.on_upstream_media(std::move(sub));
+    return;
+  }
+  events_.on_upstream_media(std::move(m));
+}
+
+bool RtmpUpstream::send_media(uint8_t type, uint32_t timestamp, const BufferRef& body) {
+  if (!streaming() || !conn_) return false;
+  if (!session_.send_media(type, timestamp, body)) return false;
+  flush_session();
+  return true;
+}
+
+void RtmpUpstream::flush_session() {
+  if (!conn_ || !conn_->is_open() || !session_.has_output()) return;
+  for (BufferRef& b : session_.take_output()) conn_->send(std::move(b));
+}
+
+// The session fails itself with Timeout once its deadline passes; poll() is how it learns the time.
+void RtmpUpstream::arm_poll() {
+  if (poll_timer_ || closed_) return;
+  const auto deadline = session_.next_deadline_ms();
+  if (!deadline) return;
+  const int64_t in = std::max<int64_t>(0, *deadline - ctx_.timers->now_ms());
+  poll_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(in), [this] {
+    poll_timer_.reset();
+    session_.poll(ctx_.timers->now_ms());
+    arm_poll();
+  });
+}
+
+void RtmpUpstream::down(const std::string& why) {
+  if (closed_ || reported_) return;
+  reported_ = true;
+  connect_ev_.reset();
+  if (conn_) conn_->close(why);
+  down_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(0), [this, why] {
+    down_timer_.reset();
+    if (!closed_) events_.on_upstream_down(why);
+  });
+}
+
+void RtmpUpstream::close() {
+  if (closed_) return;
+  if (conn_ && conn_->is_open() && !reported_) {
+    session_.close();
+    flush_session();
+    conn_->close_after_flush("closed");
+  }
+  closed_ = true;
+  connect_ev_.reset();
+  if (poll_timer_) ctx_.timers->cancel(*poll_timer_);
+  poll_timer_.reset();
+  if (down_timer_) ctx_.timers->cancel(*down_timer_);
+  down_timer_.reset();
+}
+
+void RtmpUpstream::retire(TimerQueue& timers, std::unique_ptr<RtmpUpstream> u) {
+  if (!u) return;
+  u->close();
+  // Kept a moment so that the polite close (deleteStream) is written before the socket closes.
+  std::shared_ptr<RtmpUpstream> held(std::move(u));
+  timers.schedule(std::chrono::milliseconds(1000), [held] {});
+}
+
+}  // namespace rill::cluster
