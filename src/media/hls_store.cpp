@@ -30,6 +30,19 @@ const HlsSegment* HlsStreamState::segment(uint64_t sequence) const {
   return &segments_[static_cast<size_t>(sequence - first)];
 }
 
+const BufferRef* HlsStreamState::init(uint64_t id) const {
+  auto it = inits_.find(id);
+  return it == inits_.end() ? nullptr : &it->second;
+}
+
+const BufferRef* HlsStreamState::file(protocol::HlsSegmentForm form, uint64_t number) const {
+  using protocol::HlsSegmentForm;
+  if (form == HlsSegmentForm::Init) return fmp4() ? init(number) : nullptr;
+  if ((form == HlsSegmentForm::Fmp4) != fmp4()) return nullptr;
+  const HlsSegment* seg = segment(number);
+  return seg ? &seg->data : nullptr;
+}
+
 double HlsStreamState::playlist_duration_s() const {
   double total = 0;
   for (const auto& s : playlist_.state().segments) total += s.duration_s;
@@ -116,10 +129,16 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   HlsStreamState& st = *stp;
   const double listed_before = st.playlist_duration_s();
   const uint64_t seq = st.playlist_.next_sequence();
-  // Relative to the playlist at /APP/STREAM.m3u8, "STREAM/SEQ.ts" is /APP/STREAM/SEQ.ts (§4.1).
-  auto added =
-      st.playlist_.add_segment(duration_s, discontinuity, st.key_.name + "/" + std::to_string(seq) + ".ts");
+  // Relative to the playlist at /APP/STREAM.m3u8, "STREAM/SEQ.ts" is /APP/STREAM/SEQ.ts (§4.1);
+  // fMP4 segments are STREAM/SEQ.m4s, their init section STREAM/init-ID.mp4.
+  const std::string base = st.key_.name + "/";
+  std::string map_uri;
+  if (st.fmp4()) map_uri = base + protocol::hls_segment_file(protocol::HlsSegmentForm::Init, st.init_id_);
+  const auto form = st.fmp4() ? protocol::HlsSegmentForm::Fmp4 : protocol::HlsSegmentForm::Ts;
+  auto added = st.playlist_.add_segment(duration_s, discontinuity, base + protocol::hls_segment_file(form, seq),
+                                        std::move(map_uri));
   HlsSegment seg;
+  seg.init_id = st.init_id_;
   seg.sequence = added.sequence;
   seg.duration_s = st.playlist_.state().segments.back().duration_s;
   seg.data = std::move(data);
@@ -140,6 +159,12 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
     while (st.retired_ > max_retained(st)) pop_retired(st);
   }
   return added.sequence;
+}
+
+void HlsStore::set_init(const StreamKey& key, BufferRef init) {
+  HlsStreamState* st = find_mut(key);
+  if (!st || st->producers_ == 0) return;
+  st->inits_.emplace(++st->init_id_, std::move(init));
 }
 
 void HlsStore::retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms) {
@@ -181,6 +206,9 @@ void HlsStore::expire(const StreamKey& key) {
 void HlsStore::pop_retired(HlsStreamState& st) {
   st.bytes_ -= st.segments_.front().data.size();
   st.segments_.pop_front();  // a response still sending it holds its own reference
+  // An init section no held segment needs any more goes too (the current one stays).
+  const uint64_t oldest = st.segments_.empty() ? st.init_id_ : st.segments_.front().init_id;
+  while (!st.inits_.empty() && st.inits_.begin()->first < std::min(oldest, st.init_id_)) st.inits_.erase(st.inits_.begin());
   --st.retired_;
   ++st.expired_;
 }

@@ -271,10 +271,10 @@ std::string format_link_request(const LinkRequest& r) {
 
 std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
   if (object == kHlsPlaylistObject) return HlsObjectName{};
-  constexpr std::string_view ext = ".ts";
-  if (object.size() <= ext.size() || object.substr(object.size() - ext.size()) != ext) return std::nullopt;
-  const std::string_view digits = object.substr(0, object.size() - ext.size());
-  if (digits.size() > 20 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  const auto split = split_hls_segment_file(object);
+  if (!split) return std::nullopt;
+  const std::string_view digits = split->second;
+  if (digits.empty() || digits.size() > 20 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
   uint64_t v = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') return std::nullopt;
@@ -282,11 +282,11 @@ std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
     if (v > (UINT64_MAX - d) / 10) return std::nullopt;  // overflow
     v = v * 10 + d;
   }
-  return HlsObjectName{false, v};
+  return HlsObjectName{false, v, split->first};
 }
 
 std::string format_hls_object(const HlsObjectName& o) {
-  return o.playlist ? std::string(kHlsPlaylistObject) : std::to_string(o.sequence) + ".ts";
+  return o.playlist ? std::string(kHlsPlaylistObject) : hls_segment_file(o.form, o.sequence);
 }
 
 }  // namespace rill::protocol

@@ -39,9 +39,9 @@ void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequest
 }
 
 void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& data,
-                       uint32_t max_age_s) {
+                       uint32_t max_age_s, protocol::HlsSegmentForm form) {
   evkeyvalq* h = evhttp_request_get_output_headers(req);
-  evhttp_add_header(h, "Content-Type", "video/mp2t");
+  evhttp_add_header(h, "Content-Type", protocol::hls_content_type(form));
   // The bytes behind a segment URI never change while the state lives (and the state outlives
   // any cache: see HlsStore::grace_ms), so clients and proxies may keep it.
   const std::string cc = "max-age=" + std::to_string(max_age_s);
@@ -65,17 +65,17 @@ void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_reques
 
 void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
                        const StreamPath& route) {
-  if (serve_hls_from_owner(ctx, http, req, info, route.key, protocol::HlsObjectName{false, route.segment})) return;
+  if (serve_hls_from_owner(ctx, http, req, info, route.key, protocol::HlsObjectName{false, route.segment, route.form})) return;
   const media::HlsStreamState* st = find_or_404(ctx, http, req, info, route.key);
   if (!st) return;
-  const media::HlsSegment* seg = st->segment(route.segment);
-  if (!seg) {
+  const BufferRef* data = st->file(route.form, route.segment);
+  if (!data) {
     http.reply_error(req, info, 404,
-                     "segment " + std::to_string(route.segment) + " of " + route.key.str() +
-                         " is not available (expired or not produced)");
+                     protocol::hls_segment_file(route.form, route.segment) + " of " + route.key.str() +
+                         " is not available (expired, not produced, or not this stream's container)");
     return;
   }
-  reply_hls_segment(http, req, info, seg->data, st->segment_max_age_s());
+  reply_hls_segment(http, req, info, *data, st->segment_max_age_s(), route.form);
 }
 
 void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {

@@ -172,3 +172,33 @@ TEST(HlsPlaylist, RenderFromStateCopy) {
   HlsPlaylistState copy = p.state();
   EXPECT_EQ(render_media_playlist(copy), p.render());
 }
+
+TEST(HlsPlaylist, Fmp4SegmentsGetExtXMapWhereTheInitSectionChanges) {
+  // RFC 8216 §4.3.2.5: EXT-X-MAP applies to every segment after it until the next one; §7: a
+  // playlist with EXT-X-MAP (and no EXT-X-I-FRAMES-ONLY) is version 6.
+  HlsPlaylist p(5, 1.0);
+  p.add_segment(1.0, false, "cam/0.m4s", "cam/init-1.mp4");
+  p.add_segment(1.0, false, "cam/1.m4s", "cam/init-1.mp4");
+  p.add_segment(1.0, true, "cam/2.m4s", "cam/init-2.mp4");
+  EXPECT_EQ(p.render(),
+            "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n"
+            "#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n#EXTINF:1.000,\ncam/0.m4s\n#EXTINF:1.000,\ncam/1.m4s\n"
+            "#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"cam/init-2.mp4\"\n#EXTINF:1.000,\ncam/2.m4s\n");
+}
+
+TEST(HlsPlaylist, SegmentFileNames) {
+  EXPECT_EQ(hls_segment_file(HlsSegmentForm::Ts, 12), "12.ts");
+  EXPECT_EQ(hls_segment_file(HlsSegmentForm::Fmp4, 12), "12.m4s");
+  EXPECT_EQ(hls_segment_file(HlsSegmentForm::Init, 3), "init-3.mp4");
+  for (auto form : {HlsSegmentForm::Ts, HlsSegmentForm::Fmp4, HlsSegmentForm::Init}) {
+    const auto split = split_hls_segment_file(hls_segment_file(form, 77));
+    ASSERT_TRUE(split);
+    EXPECT_EQ(split->first, form);
+    EXPECT_EQ(split->second, "77");
+  }
+  for (const char* bad : {"12.mp4", "init12.mp4", "12", "x.m3u8", "init-.m4", ".m4", "ts"}) {
+    EXPECT_FALSE(split_hls_segment_file(bad)) << bad;
+  }
+  EXPECT_STREQ(hls_content_type(HlsSegmentForm::Ts), "video/mp2t");
+  EXPECT_STREQ(hls_content_type(HlsSegmentForm::Init), "video/mp4");
+}

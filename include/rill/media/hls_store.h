@@ -37,7 +37,9 @@ namespace rill::media {
 struct HlsSegment {
   uint64_t sequence = 0;
   double duration_s = 0;
-  BufferRef data;        // whole 188-byte TS packets, starting with PAT and PMT; never modified
+  BufferRef data;        // whole 188-byte TS packets, starting with PAT and PMT, or (fMP4) moof +
+                         // mdat; never modified
+  uint64_t init_id = 0;  // fMP4: the init section it needs (HlsStreamState::init)
   bool retired = false;  // slid out of the playlist; freed at expire_ms
   int64_t expire_ms = 0;
 };
@@ -74,6 +76,12 @@ class HlsStreamState {
   const protocol::HlsPlaylist& playlist() const { return playlist_; }
   // A segment that is listed or still retained, or nullptr (expired or never produced).
   const HlsSegment* segment(uint64_t sequence) const;
+  // fMP4: an init section still needed by a held segment (or the current one), or nullptr.
+  const BufferRef* init(uint64_t id) const;
+  bool fmp4() const { return cfg_.container == config::HlsContainer::Fmp4; }
+  // The bytes behind STREAM/<protocol::hls_segment_file(form, number)>: a held segment of this
+  // stream's container or an init section; nullptr for anything else.
+  const BufferRef* file(protocol::HlsSegmentForm form, uint64_t number) const;
   // Seconds a client or cache may keep a segment (Cache-Control: max-age): the playlist
   // duration plus one target duration, so at least as long as the segment stays fetchable
   // for a client that saw it listed.
@@ -98,6 +106,8 @@ class HlsStreamState {
   std::optional<TimerId> expiry_timer_;  // fires when segments_.front() (retired) expires
   std::optional<TimerId> grace_timer_;   // drops the state (no producer)
   mutable BufferRef playlist_cache_;
+  std::map<uint64_t, BufferRef> inits_;  // fMP4 init sections by id (init-ID.mp4)
+  uint64_t init_id_ = 0;                 // the current one (0: none yet)
 };
 
 class HlsStore {
@@ -115,6 +125,8 @@ class HlsStore {
   // (or nothing when the stream is not open). Segments that slide out are retained (§6.2.2).
   std::optional<uint64_t> add_segment(const StreamKey& key, BufferRef data, double duration_s,
                                       bool discontinuity);
+  // fMP4: the init section of the segments added from now on (a new one after a codec change).
+  void set_init(const StreamKey& key, BufferRef init);
   // The producer left: the playlist ends, the state is dropped after grace_ms().
   void close(const StreamKey& key);
 

@@ -6,16 +6,30 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rill::protocol {
+
+// The files a stream's playlist names (relative to STREAM/): MPEG-TS segments "SEQ.ts", fMP4
+// segments "SEQ.m4s" and fMP4 init sections "init-ID.mp4".
+enum class HlsSegmentForm : uint8_t { Ts, Fmp4, Init };
+std::string hls_segment_file(HlsSegmentForm form, uint64_t number);
+// Splits such a file name into its form and its number's text (not checked to be digits), or
+// nothing when the name has none of the three shapes.
+std::optional<std::pair<HlsSegmentForm, std::string_view>> split_hls_segment_file(std::string_view file);
+// The Content-Type of a form: video/mp2t, or video/mp4 for fMP4 (RFC 8216 §3.2, §3.3).
+const char* hls_content_type(HlsSegmentForm form);
 
 struct HlsSegmentEntry {
   uint64_t sequence = 0;      // Media Sequence Number (§3)
   double duration_s = 0;      // EXTINF
   bool discontinuity = false;  // preceded by EXT-X-DISCONTINUITY (§4.3.2.3)
   std::string uri;
+  std::string map_uri;  // fMP4: the init section (EXT-X-MAP, §4.3.2.5); empty for MPEG-TS
 };
 
 struct HlsPlaylistState {
@@ -54,7 +68,7 @@ class HlsPlaylist {
   // while more than `window` remain, except that the playlist never drops below three target
   // durations (§6.2.2); each removal advances EXT-X-MEDIA-SEQUENCE, and removing a tagged
   // segment advances EXT-X-DISCONTINUITY-SEQUENCE (§4.3.3.3).
-  Added add_segment(double duration_s, bool discontinuity, std::string uri);
+  Added add_segment(double duration_s, bool discontinuity, std::string uri, std::string map_uri = {});
 
   void mark_discontinuity() { state_.pending_discontinuity = true; }
   void end() { state_.ended = true; }                   // publisher left: EXT-X-ENDLIST
