@@ -39,7 +39,9 @@ HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConf
       max_fragment_ms_(cfg.max_fragment.count() > 0 ? std::max<int64_t>(cfg.max_fragment.count(), fragment_ms_)
                                                     : 3 * fragment_ms_),
       max_segment_size_(std::max<size_t>(cfg.max_segment_size, 4 * TsMuxer::kPacketSize)),
-      fmp4_(cfg.container == config::HlsContainer::Fmp4) {
+      fmp4_(cfg.container == config::HlsContainer::Fmp4 || cfg.low_latency),
+      low_latency_(cfg.low_latency),
+      part_ms_(std::max<int64_t>(1, cfg.part.count())) {
   store_.open(key_, cfg);
 }
 
@@ -388,14 +390,24 @@ void HlsSegmenter::new_fmp4_muxer(const protocol::TsStreams& d) {
   store_.set_init(key_, SharedBuffer::copy_of(std::span<const uint8_t>(fmux_->init_segment())));
 }
 
+void HlsSegmenter::flush_part(int64_t end_dts) {
+  if (!fmux_ || fmux_->empty()) return;
+  const bool independent = fmux_->independent();  // INDEPENDENT=YES (§4.4.4.9)
+  const size_t from = seg_.size();
+  fmux_->flush(std::max(end_dts, part_start_), seg_);
+  const double duration_s = static_cast<double>(std::max<int64_t>(0, end_dts - part_start_)) / 1000.0;
+  store_.add_part(key_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_).subspan(from)), duration_s, independent);
+}
+
 size_t HlsSegmenter::building_bytes() const {
-  if (fmux_) return protocol::Fmp4Muxer::fragment_overhead(seg_samples_) + fmux_->pending_bytes();
+  if (fmux_) return seg_.size() + protocol::Fmp4Muxer::fragment_overhead(seg_samples_) + fmux_->pending_bytes();
   return seg_.size();
 }
 
 void HlsSegmenter::close_segment(int64_t end_dts) {
   seg_open_ = false;
-  if (fmux_) fmux_->flush(end_dts, seg_);  // one moof + mdat per segment
+  if (fmux_ && low_latency_) flush_part(end_dts);  // the segment is its parts
+  else if (fmux_) fmux_->flush(end_dts, seg_);     // one moof + mdat per segment
   if (seg_samples_ == 0) {  // PSI only: nothing worth a segment (a pending discontinuity stays)
     seg_.clear();
     return;
@@ -421,6 +433,12 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
 void HlsSegmenter::write(const TsSample& s) {
   if (fmux_ || fmp4_) {
     protocol::Fmp4Sample m{s.kind == TsSample::Kind::Video, s.dts_ms, s.cts_ms, s.keyframe, s.data};
+    // LL-HLS: a part ends before the first sample that would take it (nearly) past the part
+    // target, on a sample boundary (RFC 8216bis §4.4.4.9: a part is at most PART-TARGET long).
+    if (low_latency_ && fmux_ && !fmux_->empty() && s.dts_ms - part_start_ >= part_ms_ - kPartSlackMs) {
+      flush_part(s.dts_ms);
+    }
+    if (fmux_ && fmux_->empty()) part_start_ = s.dts_ms;
     if (!fmux_ || !fmux_->add(m)) {
       ++stats_.samples_skipped;
       return;

@@ -67,9 +67,13 @@ Fmp4Muxer::Fmp4Muxer(Fmp4Tracks tracks) : tracks_(std::move(tracks)) {
     if (tracks_.video_codec == Fmp4VideoCodec::Avc) {
       const AvcConfig c = parse_avc_config(tracks_.video_record);
       if (tracks_.width == 0 || tracks_.height == 0) {
-        const AvcSpsInfo sps = parse_avc_sps(c.sps.front());
-        tracks_.width = sps.width;
-        tracks_.height = sps.height;
+        try {
+          const AvcSpsInfo sps = parse_avc_sps(c.sps.front());
+          tracks_.width = sps.width;
+          tracks_.height = sps.height;
+        } catch (const ProtocolError&) {
+          // tkhd/avc1 sizes stay 0: informative only, the decoder reads the SPS itself.
+        }
       }
     }
     video_.id = next_id++;
@@ -245,7 +249,7 @@ bool Fmp4Muxer::independent() const {
   return !video_.samples.empty() && video_.samples.front().keyframe;
 }
 
-size_t Fmp4Muxer::write_traf(Mp4BoxWriter& w, const Track& t, bool video, int64_t end_ms) const {
+size_t Fmp4Muxer::write_traf(Mp4BoxWriter& w, Track& t, bool video, int64_t end_ms) const {
   const size_t traf = w.begin("traf");
   const size_t tfhd = w.begin_full("tfhd", 0, kTfhdDefaultBaseIsMoof);  // §8.8.7
   w.u32(t.id);
@@ -263,7 +267,11 @@ size_t Fmp4Muxer::write_traf(Mp4BoxWriter& w, const Track& t, bool video, int64_
     const Pending& p = t.samples[i];
     const int64_t next_ms = i + 1 < t.samples.size() ? t.samples[i + 1].dts_ms : end_ms;
     const uint64_t a = fmp4_ticks(p.dts_ms, t.timescale), b = fmp4_ticks(next_ms, t.timescale);
-    w.u32(b > a ? static_cast<uint32_t>(std::min<uint64_t>(b - a, UINT32_MAX)) : 0);
+    const bool last = i + 1 == t.samples.size();
+    uint32_t duration = b > a ? static_cast<uint32_t>(std::min<uint64_t>(b - a, UINT32_MAX)) : 0;
+    if (last && duration == 0) duration = t.last_duration;
+    t.last_duration = duration;
+    w.u32(duration);
     w.u32(p.size);
     w.u32(p.keyframe ? kSyncSampleFlags : kNonSyncSampleFlags);
     if (video) w.u32(static_cast<uint32_t>(static_cast<int32_t>(p.cts_ms * static_cast<int64_t>(t.timescale / 1000))));

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "rill/media/hls_store.h"
+#include "rill/protocol/error.h"
+#include "rill/server/hls_blocking.h"
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_server.h"
@@ -30,10 +32,12 @@ const media::HlsStreamState* find_or_404(net::ServerContext& ctx, HttpServer& ht
 
 }  // namespace
 
-void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text) {
+void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text,
+                        const char* cache_control) {
   evkeyvalq* h = evhttp_request_get_output_headers(req);
   evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
-  evhttp_add_header(h, "Cache-Control", "no-cache");  // a live playlist changes every segment
+  // A live playlist changes every segment: no-cache, but for an LL-HLS blocking response.
+  evhttp_add_header(h, "Cache-Control", cache_control);
   http.add_cors_headers(req);
   http.log_access(info, 200, http.reply(req, 200, text));
 }
@@ -60,6 +64,17 @@ void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_reques
     http.reply_error(req, info, 404, "stream " + route.key.str() + " has no HLS segment yet");
     return;
   }
+  if (st->low_latency()) {
+    protocol::HlsDeliveryDirectives d;
+    try {
+      d = protocol::parse_hls_delivery_directives(info.query);
+    } catch (const protocol::ProtocolError& e) {
+      http.reply_error(req, info, 400, std::string("LL-HLS delivery directives: ") + e.what());
+      return;
+    }
+    serve_hls_directed_playlist(ctx, http, req, info, *st, d);
+    return;
+  }
   reply_hls_playlist(http, req, info, st->playlist_text());
 }
 
@@ -69,6 +84,10 @@ void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request
   const media::HlsStreamState* st = find_or_404(ctx, http, req, info, route.key);
   if (!st) return;
   const BufferRef* data = st->file(route.form, route.segment);
+  if (!data && route.form == protocol::HlsSegmentForm::Part &&
+      hold_hls_hinted_part(ctx, http, req, info, *st, route.segment)) {
+    return;  // answered when the part is complete
+  }
   if (!data) {
     http.reply_error(req, info, 404,
                      protocol::hls_segment_file(route.form, route.segment) + " of " + route.key.str() +

@@ -88,6 +88,9 @@ class HlsSegmenter : public StreamOutput {
   static constexpr int64_t kMaxBackwardJumpMs = 1000;
   static constexpr int64_t kMaxForwardJumpMs = 10000;
   static constexpr int64_t kAudioOnlyProbeMs = 1000;
+  // A part is cut at the first sample at least part - this after its start, so that parts stay
+  // within the part target with interleaved audio (AAC frames are ~21-23 ms).
+  static constexpr int64_t kPartSlackMs = 25;
 
  private:
   void on_video(const MediaFrame& f);
@@ -111,6 +114,7 @@ class HlsSegmenter : public StreamOutput {
   void new_ts_muxer(const protocol::TsStreams& d);
   void new_fmp4_muxer(const protocol::TsStreams& d);  // and hands its init section to the store
   size_t building_bytes() const;
+  void flush_part(int64_t end_dts);  // LL-HLS: the samples so far become a part (store.add_part)
   void write(const protocol::TsSample& s);
   // A track's codec or configuration changed: once a muxer runs, that kind is stale and the muxer
   // restarts at the next start point.
@@ -137,7 +141,10 @@ class HlsSegmenter : public StreamOutput {
   bool video_seen_ = false;  // an AVC header or frame arrived
   bool warned_video_ = false, warned_audio_ = false, warned_drop_ = false;
 
-  const bool fmp4_;  // hls.container: fmp4 (else MPEG-TS)
+  const bool fmp4_;         // hls.container: fmp4 (else MPEG-TS)
+  const bool low_latency_;  // hls.low_latency: parts of part_ms_
+  const int64_t part_ms_;
+  int64_t part_start_ = 0;  // dts of the first sample of the part being built
   std::optional<protocol::TsStreams> program_;  // the tracks of the current run
   std::unique_ptr<protocol::TsMuxer> mux_;  // the current run's muxer (recreated on restart), or
   std::unique_ptr<protocol::Fmp4Muxer> fmux_;  // with container fmp4 this one

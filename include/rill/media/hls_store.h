@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "rill/core/buffer.h"
 #include "rill/core/timer_queue.h"
 #include "rill/media/stream_key.h"
+#include "rill/protocol/hls_delivery.h"
 #include "rill/protocol/hls_playlist.h"
 
 namespace rill::media {
@@ -42,6 +44,13 @@ struct HlsSegment {
   uint64_t init_id = 0;  // fMP4: the init section it needs (HlsStreamState::init)
   bool retired = false;  // slid out of the playlist; freed at expire_ms
   int64_t expire_ms = 0;
+};
+
+// One LL-HLS part (RFC 8216bis §4.4.4.9): moof + mdat, also part of its segment's bytes.
+struct HlsPart {
+  uint64_t index = 0;  // part-INDEX.m4s: counts every part of the stream
+  uint64_t msn = 0;    // the segment it belongs to
+  BufferRef data;
 };
 
 struct HlsStreamStats {
@@ -79,6 +88,12 @@ class HlsStreamState {
   // fMP4: an init section still needed by a held segment (or the current one), or nullptr.
   const BufferRef* init(uint64_t id) const;
   bool fmp4() const { return cfg_.container == config::HlsContainer::Fmp4; }
+  bool low_latency() const { return cfg_.low_latency; }
+  // LL-HLS: a delta update (§6.2.5.1), rendered for each request.
+  std::string playlist_text_skipping() const { return playlist_.render(true); }
+  // How far the stream has got, for a blocking playlist reload (protocol/hls_delivery.h).
+  protocol::HlsProgress progress() const;
+  uint64_t next_part() const { return next_part_; }  // the preload-hinted part's index
   // The bytes behind STREAM/<protocol::hls_segment_file(form, number)>: a held segment of this
   // stream's container or an init section; nullptr for anything else.
   const BufferRef* file(protocol::HlsSegmentForm form, uint64_t number) const;
@@ -106,6 +121,8 @@ class HlsStreamState {
   std::optional<TimerId> expiry_timer_;  // fires when segments_.front() (retired) expires
   std::optional<TimerId> grace_timer_;   // drops the state (no producer)
   mutable BufferRef playlist_cache_;
+  std::deque<HlsPart> parts_;            // LL-HLS parts of the held segments and the open one
+  uint64_t next_part_ = 0;
   std::map<uint64_t, BufferRef> inits_;  // fMP4 init sections by id (init-ID.mp4)
   uint64_t init_id_ = 0;                 // the current one (0: none yet)
 };
@@ -127,6 +144,21 @@ class HlsStore {
                                       bool discontinuity);
   // fMP4: the init section of the segments added from now on (a new one after a codec change).
   void set_init(const StreamKey& key, BufferRef init);
+  // LL-HLS: a part of the segment being built (its bytes come again in add_segment's data).
+  void add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent);
+
+  // ---- held requests (LL-HLS blocking playlist reload and preload hints) ----
+  // Calls `done(true)` once `key` has got to what `target` names (at once is the caller's
+  // business: it asks first), or `done(false)` when the stream ends, is dropped, or
+  // `timeout_ms` passes. Returns an id for cancel_wait; no callback after a cancel.
+  struct WaitTarget {
+    bool part_file = false;         // wait for part-INDEX.m4s (index in msn), else the playlist
+    uint64_t msn = 0;               // _HLS_msn, or the part index
+    std::optional<uint64_t> part;   // _HLS_part
+  };
+  uint64_t wait(const StreamKey& key, WaitTarget target, int64_t timeout_ms, std::function<void(bool)> done);
+  void cancel_wait(uint64_t id);
+  size_t waiting() const { return waits_.size(); }
   // The producer left: the playlist ends, the state is dropped after grace_ms().
   void close(const StreamKey& key);
 
@@ -155,9 +187,23 @@ class HlsStore {
   void drop(const StreamKey& key);
   void cancel_timers(HlsStreamState& st);
 
+  // Answers the held requests of `key` that its progress now satisfies (all of them, `false`,
+  // when `gone`).
+  void wake(const StreamKey& key, bool gone = false);
+  bool satisfied(const HlsStreamState& st, const WaitTarget& t) const;
+
+  struct Wait {
+    StreamKey key;
+    WaitTarget target;
+    TimerId timer{};
+    std::function<void(bool)> done;
+  };
+
   TimerQueue& timers_;
   spdlog::logger& log_;
   std::map<StreamKey, std::unique_ptr<HlsStreamState>> streams_;
+  std::map<uint64_t, Wait> waits_;
+  uint64_t next_wait_ = 1;
 };
 
 }  // namespace rill::media

@@ -60,7 +60,8 @@ class Fmp4Muxer {
   // ignored (returns false). Samples of one track must come in decode order.
   bool add(const Fmp4Sample& s);
   // Appends moof + mdat for the buffered samples (nothing when none) and clears them.
-  // `end_ms` ends the last sample of each track (a sample ending before its start gets 0).
+  // `end_ms` ends the last sample of each track; a last sample that starts at or after it (audio
+  // a little ahead of the video the cut follows) lasts as long as the sample before it.
   void flush(int64_t end_ms, std::vector<uint8_t>& out);
 
   bool empty() const { return video_.samples.empty() && audio_.samples.empty(); }
@@ -84,12 +85,13 @@ class Fmp4Muxer {
     uint32_t timescale = 1000;
     std::vector<Pending> samples;
     std::vector<uint8_t> bytes;
+    uint32_t last_duration = 0;  // ticks of the last sample written (for a last one without an end)
   };
   void build_init();
   void write_trak(Mp4BoxWriter& w, const Track& t, bool video) const;
   void write_sample_entry(Mp4BoxWriter& w, bool video) const;
   // Writes the traf; returns the offset of trun's data_offset field (patched later).
-  size_t write_traf(Mp4BoxWriter& w, const Track& t, bool video, int64_t end_ms) const;
+  size_t write_traf(Mp4BoxWriter& w, Track& t, bool video, int64_t end_ms) const;
 
   Fmp4Tracks tracks_;
   uint32_t audio_timescale_ = 0;
