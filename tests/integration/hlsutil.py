@@ -82,3 +82,16 @@ def get_playlist(port, path='/live/test.m3u8'):
     """The parsed playlist, or None when it does not answer 200."""
     status, _, body = request(port, 'GET', path)
     return Playlist(body.decode('utf-8', 'replace')) if status == 200 else None
+
+
+def close_rill(test, rill):
+    """addCleanup helper: stops `rill`, printing its log tail when `test` failed."""
+    import sys
+    failed = not getattr(test._outcome, 'success', True)
+    try:
+        if rill.running():
+            rill.stop()
+    finally:
+        if failed:
+            sys.stderr.write('\n--- rill log ---\n%s\n' % rill.log_tail(80))
+        rill.close(failed=failed)

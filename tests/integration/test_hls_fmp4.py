@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 import rilltest
-from hlsutil import Playlist, hls_config, make_gop1_media, request
+from hlsutil import close_rill, Playlist, hls_config, make_gop1_media, request
 from rilltest import Rill, require_tool, run, wait_until
 from test_worker_link import owner_slot, stats
 
@@ -32,19 +32,10 @@ class HlsFmp4Test(unittest.TestCase):
         cfg = hls_config(container='fmp4')
         cfg['workers'] = WORKERS
         self.rill = Rill(cfg)
-        self.addCleanup(self._close_rill)
+        self.addCleanup(lambda: close_rill(self, self.rill))
         self.rill.wait_workers(WORKERS)
         self.tmp = tempfile.mkdtemp(prefix='rill-fmp4-')
 
-    def _close_rill(self):
-        failed = not getattr(self._outcome, 'success', True)
-        try:
-            if self.rill.running():
-                self.rill.stop()
-        finally:
-            if failed:
-                sys.stderr.write('\n--- rill log ---\n%s\n' % self.rill.log_tail(80))
-            self.rill.close(failed=failed)
 
     def publish(self, extra_args=()):
         pub = rilltest.ffmpeg_publish(self.rill.rtmp_url('test'), make_gop1_media(), extra_args=list(extra_args))

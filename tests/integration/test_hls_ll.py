@@ -17,7 +17,7 @@ import time
 import unittest
 
 import rilltest
-from hlsutil import hls_config, make_gop1_media, request
+from hlsutil import close_rill, hls_config, make_gop1_media, request
 from rilltest import Rill, require_tool, wait_until
 
 PLAYLIST = '/live/test.m3u8'
@@ -54,7 +54,7 @@ class LowLatencyHlsTest(unittest.TestCase):
         cfg = hls_config(low_latency=True, part='200ms')
         cfg['workers'] = 1
         self.rill = Rill(cfg)
-        self.addCleanup(self._close_rill)
+        self.addCleanup(lambda: close_rill(self, self.rill))
         self.pub = rilltest.ffmpeg_publish(self.rill.rtmp_url('test'), make_gop1_media())
         self.addCleanup(rilltest.stop_process, self.pub)
         self.text = None
@@ -67,15 +67,6 @@ class LowLatencyHlsTest(unittest.TestCase):
             return False
         self.assertTrue(wait_until(ready, 30, 0.2), 'no LL playlist\n%s' % self.rill.log_tail())
 
-    def _close_rill(self):
-        failed = not getattr(self._outcome, 'success', True)
-        try:
-            if self.rill.running():
-                self.rill.stop()
-        finally:
-            if failed:
-                sys.stderr.write('\n--- rill log ---\n%s\n' % self.rill.log_tail(80))
-            self.rill.close(failed=failed)
 
     def get(self, path, timeout=10):
         return request(self.rill.http_port, 'GET', path, timeout=timeout)

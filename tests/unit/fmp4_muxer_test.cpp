@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "codec_test_data.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/fmp4_muxer.h"
 #include "rill/protocol/mp4_box_writer.h"
 
 using namespace rill::protocol;
 using Bytes = std::vector<uint8_t>;
+using namespace rill::testdata;
 
 namespace {
 
@@ -59,23 +61,6 @@ std::vector<std::string> types(const std::vector<Box>& v) {
   return t;
 }
 
-Bytes hex(const char* s) {
-  Bytes b;
-  auto nib = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-  for (; s[0] && s[1]; s += 2) b.push_back(static_cast<uint8_t>(nib(s[0]) << 4 | nib(s[1])));
-  return b;
-}
-
-const Bytes kSps = hex("6742c01fd9005005bb011000000300100000030140f1832480");
-const Bytes kPps = hex("68cb83cb20");
-const Bytes kAvcRecord = [] {
-  Bytes r = {0x01, 0x42, 0xC0, 0x1F, 0xFF, 0xE1, 0x00, static_cast<uint8_t>(kSps.size())};
-  r.insert(r.end(), kSps.begin(), kSps.end());
-  r.insert(r.end(), {0x01, 0x00, static_cast<uint8_t>(kPps.size())});
-  r.insert(r.end(), kPps.begin(), kPps.end());
-  return r;
-}();
-const Bytes kAsc = {0x12, 0x10};  // AAC LC 44100 Hz stereo
 
 Fmp4Tracks av_tracks() {
   Fmp4Tracks t;
