@@ -51,7 +51,7 @@ const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_byte
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {"enabled", "fragment", "window", "max_fragment",
-                                                "max_segment_size"};
+                                                "max_segment_size", "container", "low_latency", "part"};
 
 bool contains(const std::vector<std::string_view>& list, std::string_view word) {
   for (const auto& w : list) {
@@ -205,6 +205,13 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   map.read_int("window", hls.window, 1, 1000);
   map.read_duration("max_fragment", hls.max_fragment, milliseconds(0), hours(24));
   map.read_size("max_segment_size", hls.max_segment_size, kKiB, 4 * kGiB);
+  std::string container = "ts";
+  map.read_string("container", container, /*allow_empty=*/false);
+  if (container != "ts" && container != "fmp4") reader.fail(*map.get("container"), "container must be ts or fmp4");
+  hls.container = container == "fmp4" ? HlsContainer::Fmp4 : HlsContainer::Ts;
+  map.read_bool("low_latency", hls.low_latency);
+  map.read_duration("part", hls.part, milliseconds(100), milliseconds(2000));
+  if (hls.low_latency) hls.container = HlsContainer::Fmp4;  // LL-HLS parts are fMP4 (RFC 8216bis §4.4.4.9)
   if (hls.max_fragment != Duration{0} && hls.max_fragment < hls.fragment) {
     const auto max_field = map.get("max_fragment");
     reader.fail(max_field ? *max_field : *map.get("fragment"),

@@ -7,6 +7,7 @@
 #include "rill/protocol/avc.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/flv_tag.h"
+#include "rill/protocol/fmp4_muxer.h"
 
 namespace rill::media {
 
@@ -37,7 +38,10 @@ HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConf
       fragment_ms_(std::max<int64_t>(1, cfg.fragment.count())),
       max_fragment_ms_(cfg.max_fragment.count() > 0 ? std::max<int64_t>(cfg.max_fragment.count(), fragment_ms_)
                                                     : 3 * fragment_ms_),
-      max_segment_size_(std::max<size_t>(cfg.max_segment_size, 4 * TsMuxer::kPacketSize)) {
+      max_segment_size_(std::max<size_t>(cfg.max_segment_size, 4 * TsMuxer::kPacketSize)),
+      fmp4_(cfg.container == config::HlsContainer::Fmp4 || cfg.low_latency),
+      low_latency_(cfg.low_latency),
+      part_ms_(std::max<int64_t>(1, cfg.part.count())) {
   store_.open(key_, cfg);
 }
 
@@ -154,6 +158,10 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
     ++stats_.samples_skipped;
     return;
   }
+  if (mp3_ && fmp4_) {
+    if (skip_codec(warned_audio_)) log_.warn("hls: {}: MP3 audio is not carried in fMP4 segments; segmenting without audio", key_text_);
+    return;
+  }
   if (!have_first_audio_) {
     have_first_audio_ = true;
     first_audio_dts_ = dts;
@@ -229,7 +237,7 @@ bool HlsSegmenter::skip_codec(bool& warned) {
 // timeline
 
 int64_t HlsSegmenter::frame_step() const {
-  if (mux_ && mux_->streams().has_video && have_video_dts_) return video_step_;
+  if (program_ && program_->has_video && have_video_dts_) return video_step_;
   return have_audio_dts_ ? audio_step_ : video_step_;
 }
 
@@ -279,13 +287,13 @@ int64_t HlsSegmenter::map_time(uint32_t ts) {
 protocol::TsStreams HlsSegmenter::desired() const {
   protocol::TsStreams s;
   s.has_video = avc_ok_;
-  s.has_audio = mp3_ || aac_ok_;
+  s.has_audio = fmp4_ ? aac_ok_ && !mp3_ : mp3_ || aac_ok_;
   s.audio = mp3_ ? protocol::AudioCodec::MP3 : protocol::AudioCodec::AAC;
   return s;
 }
 
 void HlsSegmenter::config_changed(bool video) {
-  if (!mux_) return;  // the first muxer is made with whatever is current
+  if (!program_) return;  // the first muxer is made with whatever is current
   (video ? video_stale_ : audio_stale_) = true;
   restart_pending_ = true;
 }
@@ -314,7 +322,7 @@ bool HlsSegmenter::place(int64_t dts, bool video, bool keyframe, size_t bound) {
       cut = true;
     } else if (age >= max_fragment_ms_) {
       cut = forced = true;  // no keyframe in time
-    } else if (seg_samples_ > 0 && seg_.size() + bound > max_segment_size_) {
+    } else if (seg_samples_ > 0 && building_bytes() + bound > max_segment_size_) {
       cut = forced = true;  // the segment would outgrow its cap
     }
     if (cut) {
@@ -334,31 +342,72 @@ bool HlsSegmenter::place(int64_t dts, bool video, bool keyframe, size_t bound) {
 
 void HlsSegmenter::start_segment(int64_t dts) {
   const protocol::TsStreams d = desired();
-  if (!mux_ || restart_pending_ || mux_->streams().has_video != d.has_video ||
-      mux_->streams().has_audio != d.has_audio || mux_->streams().audio != d.audio) {
+  if (!program_ || restart_pending_ || program_->has_video != d.has_video || program_->has_audio != d.has_audio ||
+      program_->audio != d.audio) {
     // A new program (tracks or codec configuration changed): new continuity counters and
-    // maybe a new PMT, so the segment is a discontinuity.
-    if (mux_) discontinuity_next_ = true;
-    mux_ = std::make_unique<TsMuxer>(d);
-    try {
-      if (d.has_video) mux_->set_avc_config(avc_record_);
-      if (d.has_audio && d.audio == protocol::AudioCodec::AAC) mux_->set_aac_config(aac_asc_);
-    } catch (const protocol::ProtocolError& e) {  // validated on arrival; kept for safety
-      log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_text_, e.what());
-    }
+    // maybe a new PMT (or a new fMP4 init section), so the segment is a discontinuity.
+    if (program_) discontinuity_next_ = true;
+    program_ = d;
+    if (fmp4_) new_fmp4_muxer(d);
+    else new_ts_muxer(d);
     restart_pending_ = video_stale_ = audio_stale_ = false;
     wait_keyframe_ = d.has_video;  // video resumes at a keyframe
   }
   seg_.clear();
-  mux_->begin_segment(seg_);  // PAT and PMT first (RFC 8216 §3.2)
+  if (mux_) mux_->begin_segment(seg_);  // PAT and PMT first (RFC 8216 §3.2)
   seg_start_ = dts;
   seg_samples_ = 0;
   seg_open_ = true;
   produced_any_ = true;
 }
 
+void HlsSegmenter::new_ts_muxer(const protocol::TsStreams& d) {
+  fmux_.reset();
+  mux_ = std::make_unique<TsMuxer>(d);
+  try {
+    if (d.has_video) mux_->set_avc_config(avc_record_);
+    if (d.has_audio && d.audio == protocol::AudioCodec::AAC) mux_->set_aac_config(aac_asc_);
+  } catch (const protocol::ProtocolError& e) {  // validated on arrival; kept for safety
+    log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_text_, e.what());
+  }
+}
+
+void HlsSegmenter::new_fmp4_muxer(const protocol::TsStreams& d) {
+  mux_.reset();
+  fmux_.reset();
+  protocol::Fmp4Tracks t;
+  t.has_video = d.has_video;
+  if (d.has_video) t.video_record = avc_record_;
+  t.has_audio = d.has_audio;
+  if (d.has_audio) t.audio_asc = aac_asc_;
+  try {
+    fmux_ = std::make_unique<protocol::Fmp4Muxer>(std::move(t));
+  } catch (const protocol::ProtocolError& e) {
+    log_.warn("hls: {}: codec configuration rejected by the fMP4 muxer: {}", key_text_, e.what());
+    return;
+  }
+  // The init section (EXT-X-MAP, RFC 8216 §4.3.2.5) of the segments that follow.
+  store_.set_init(key_, SharedBuffer::copy_of(std::span<const uint8_t>(fmux_->init_segment())));
+}
+
+void HlsSegmenter::flush_part(int64_t end_dts) {
+  if (!fmux_ || fmux_->empty()) return;
+  const bool independent = fmux_->independent();  // INDEPENDENT=YES (§4.4.4.9)
+  const size_t from = seg_.size();
+  fmux_->flush(std::max(end_dts, part_start_), seg_);
+  const double duration_s = static_cast<double>(std::max<int64_t>(0, end_dts - part_start_)) / 1000.0;
+  store_.add_part(key_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_).subspan(from)), duration_s, independent);
+}
+
+size_t HlsSegmenter::building_bytes() const {
+  if (fmux_) return seg_.size() + protocol::Fmp4Muxer::fragment_overhead(seg_samples_) + fmux_->pending_bytes();
+  return seg_.size();
+}
+
 void HlsSegmenter::close_segment(int64_t end_dts) {
   seg_open_ = false;
+  if (fmux_ && low_latency_) flush_part(end_dts);  // the segment is its parts
+  else if (fmux_) fmux_->flush(end_dts, seg_);     // one moof + mdat per segment
   if (seg_samples_ == 0) {  // PSI only: nothing worth a segment (a pending discontinuity stays)
     seg_.clear();
     return;
@@ -382,6 +431,22 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
 }
 
 void HlsSegmenter::write(const TsSample& s) {
+  if (fmux_ || fmp4_) {
+    protocol::Fmp4Sample m{s.kind == TsSample::Kind::Video, s.dts_ms, s.cts_ms, s.keyframe, s.data};
+    // LL-HLS: a part ends before the first sample that would take it (nearly) past the part
+    // target, on a sample boundary (RFC 8216bis §4.4.4.9: a part is at most PART-TARGET long).
+    if (low_latency_ && fmux_ && !fmux_->empty() && s.dts_ms - part_start_ >= part_ms_ - kPartSlackMs) {
+      flush_part(s.dts_ms);
+    }
+    if (fmux_ && fmux_->empty()) part_start_ = s.dts_ms;
+    if (!fmux_ || !fmux_->add(m)) {
+      ++stats_.samples_skipped;
+      return;
+    }
+    ++seg_samples_;
+    ++stats_.samples_written;
+    return;
+  }
   const uint64_t before = mux_->stats().samples_written();
   try {
     mux_->write(s, seg_);

@@ -16,7 +16,13 @@ double fragment_s(const config::HlsConfig& cfg) { return static_cast<double>(cfg
 // HlsStreamState
 
 HlsStreamState::HlsStreamState(StreamKey key, const config::HlsConfig& cfg)
-    : key_(std::move(key)), key_text_(key_.str()), cfg_(cfg), playlist_(cfg.window, fragment_s(cfg)) {}
+    : key_(std::move(key)), key_text_(key_.str()), cfg_(cfg), playlist_(cfg.window, fragment_s(cfg)) {
+  if (cfg.low_latency) playlist_.set_low_latency(static_cast<double>(cfg.part.count()) / 1000.0);
+}
+
+protocol::HlsProgress HlsStreamState::progress() const {
+  return protocol::HlsProgress{playlist_.next_sequence(), playlist_.state().open_parts.size(), playlist_.ended()};
+}
 
 BufferRef HlsStreamState::playlist_text() const {
   if (!playlist_cache_) playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
@@ -28,6 +34,23 @@ const HlsSegment* HlsStreamState::segment(uint64_t sequence) const {
   const uint64_t first = segments_.front().sequence;
   if (sequence < first || sequence - first >= segments_.size()) return nullptr;
   return &segments_[static_cast<size_t>(sequence - first)];
+}
+
+const BufferRef* HlsStreamState::init(uint64_t id) const {
+  auto it = inits_.find(id);
+  return it == inits_.end() ? nullptr : &it->second;
+}
+
+const BufferRef* HlsStreamState::file(protocol::HlsSegmentForm form, uint64_t number) const {
+  using protocol::HlsSegmentForm;
+  if (form == HlsSegmentForm::Init) return fmp4() ? init(number) : nullptr;
+  if (form == HlsSegmentForm::Part) {
+    if (parts_.empty() || number < parts_.front().index || number - parts_.front().index >= parts_.size()) return nullptr;
+    return &parts_[static_cast<size_t>(number - parts_.front().index)].data;
+  }
+  if ((form == HlsSegmentForm::Fmp4) != fmp4()) return nullptr;
+  const HlsSegment* seg = segment(number);
+  return seg ? &seg->data : nullptr;
 }
 
 double HlsStreamState::playlist_duration_s() const {
@@ -60,6 +83,7 @@ HlsStore::HlsStore(TimerQueue& timers, spdlog::logger& log) : timers_(timers), l
 
 HlsStore::~HlsStore() {
   for (auto& [k, st] : streams_) cancel_timers(*st);
+  for (auto& [id, w] : waits_) timers_.cancel(w.timer);  // their owners go with the worker
 }
 
 void HlsStore::cancel_timers(HlsStreamState& st) {
@@ -121,10 +145,16 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   HlsStreamState& st = *stp;
   const double listed_before = st.playlist_duration_s();
   const uint64_t seq = st.playlist_.next_sequence();
-  // Relative to the playlist at /APP/STREAM.m3u8, "STREAM/SEQ.ts" is /APP/STREAM/SEQ.ts (§4.1).
-  auto added =
-      st.playlist_.add_segment(duration_s, discontinuity, st.key_.name + "/" + std::to_string(seq) + ".ts");
+  // Relative to the playlist at /APP/STREAM.m3u8, "STREAM/SEQ.ts" is /APP/STREAM/SEQ.ts (§4.1);
+  // fMP4 segments are STREAM/SEQ.m4s, their init section STREAM/init-ID.mp4.
+  const std::string base = st.key_.name + "/";
+  std::string map_uri;
+  if (st.fmp4()) map_uri = base + protocol::hls_segment_file(protocol::HlsSegmentForm::Init, st.init_id_);
+  const auto form = st.fmp4() ? protocol::HlsSegmentForm::Fmp4 : protocol::HlsSegmentForm::Ts;
+  auto added = st.playlist_.add_segment(duration_s, discontinuity, base + protocol::hls_segment_file(form, seq),
+                                        std::move(map_uri));
   HlsSegment seg;
+  seg.init_id = st.init_id_;
   seg.sequence = added.sequence;
   seg.duration_s = st.playlist_.state().segments.back().duration_s;
   seg.data = std::move(data);
@@ -145,7 +175,30 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
     log_.debug("hls: {}: segments arrive faster than real time; freeing retained ones early", st.key_text_);
     while (st.retired_ > max_retained(st)) pop_retired(st);
   }
+  wake(key);
   return added.sequence;
+}
+
+void HlsStore::set_init(const StreamKey& key, BufferRef init) {
+  HlsStreamState* st = find_mut(key);
+  if (!st || st->producers_ == 0) return;
+  st->inits_.emplace(++st->init_id_, std::move(init));
+}
+
+void HlsStore::add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent) {
+  HlsStreamState* st = find_mut(key);
+  if (!st || st->producers_ == 0) return;
+  const std::string base = st->key_.name + "/";
+  const uint64_t index = st->next_part_++;
+  std::string map_uri;
+  if (st->init_id_) map_uri = base + protocol::hls_segment_file(protocol::HlsSegmentForm::Init, st->init_id_);
+  st->playlist_.add_part(duration_s, independent, base + protocol::hls_segment_file(protocol::HlsSegmentForm::Part, index),
+                         std::move(map_uri));
+  st->playlist_.set_preload_hint(base + protocol::hls_segment_file(protocol::HlsSegmentForm::Part, st->next_part_));
+  st->bytes_ += data.size();
+  st->parts_.push_back(HlsPart{index, st->playlist_.next_sequence(), std::move(data)});
+  st->playlist_cache_.reset();
+  wake(key);
 }
 
 void HlsStore::retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms) {
@@ -187,6 +240,15 @@ void HlsStore::expire(const StreamKey& key) {
 void HlsStore::pop_retired(HlsStreamState& st) {
   st.bytes_ -= st.segments_.front().data.size();
   st.segments_.pop_front();  // a response still sending it holds its own reference
+  // An init section no held segment needs any more goes too (the current one stays).
+  const uint64_t oldest = st.segments_.empty() ? st.init_id_ : st.segments_.front().init_id;
+  while (!st.inits_.empty() && st.inits_.begin()->first < std::min(oldest, st.init_id_)) st.inits_.erase(st.inits_.begin());
+  // So do the parts of segments no longer held.
+  const uint64_t oldest_msn = st.segments_.empty() ? st.playlist_.next_sequence() : st.segments_.front().sequence;
+  while (!st.parts_.empty() && st.parts_.front().msn < oldest_msn) {
+    st.bytes_ -= st.parts_.front().data.size();
+    st.parts_.pop_front();
+  }
   --st.retired_;
   ++st.expired_;
 }
@@ -197,7 +259,9 @@ void HlsStore::close(const StreamKey& key) {
   HlsStreamState& st = *stp;
   if (--st.producers_ > 0) return;
   st.playlist_.end();  // §4.3.3.4: no more segments will be added (until a republish)
+  st.playlist_.set_preload_hint({});
   st.playlist_cache_.reset();
+  wake(key);  // held requests get the ended playlist (or give up on a part that will not come)
   const int64_t grace = grace_ms(st);
   st.grace_timer_ = timers_.schedule(std::chrono::milliseconds(grace), [this, key] { drop(key); });
   log_.debug("hls: {} ended at media sequence {}; state kept {} ms for a republish", st.key_text_,
@@ -211,6 +275,7 @@ void HlsStore::drop(const StreamKey& key) {
   st.grace_timer_.reset();
   if (st.producers_ > 0) return;
   cancel_timers(st);
+  wake(key, /*gone=*/true);
   log_.debug("hls: {} dropped ({} segments, {} bytes freed)", st.key_text_, st.segments_.size(), st.bytes_);
   streams_.erase(it);
 }

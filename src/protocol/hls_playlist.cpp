@@ -5,6 +5,31 @@
 
 namespace rill::protocol {
 
+std::string hls_segment_file(HlsSegmentForm form, uint64_t number) {
+  switch (form) {
+    case HlsSegmentForm::Ts: return std::to_string(number) + ".ts";
+    case HlsSegmentForm::Fmp4: return std::to_string(number) + ".m4s";
+    case HlsSegmentForm::Init: return "init-" + std::to_string(number) + ".mp4";
+    case HlsSegmentForm::Part: return "part-" + std::to_string(number) + ".m4s";
+  }
+  return {};
+}
+
+std::optional<std::pair<HlsSegmentForm, std::string_view>> split_hls_segment_file(std::string_view file) {
+  auto strip = [&file](std::string_view prefix, std::string_view suffix) {
+    if (file.size() < prefix.size() + suffix.size() || !file.starts_with(prefix) || !file.ends_with(suffix)) return false;
+    file = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+    return true;
+  };
+  if (strip("", ".ts")) return std::pair{HlsSegmentForm::Ts, file};
+  if (strip("part-", ".m4s")) return std::pair{HlsSegmentForm::Part, file};
+  if (strip("", ".m4s")) return std::pair{HlsSegmentForm::Fmp4, file};
+  if (strip("init-", ".mp4")) return std::pair{HlsSegmentForm::Init, file};
+  return std::nullopt;
+}
+
+const char* hls_content_type(HlsSegmentForm form) { return form == HlsSegmentForm::Ts ? "video/mp2t" : "video/mp4"; }
+
 uint32_t hls_rounded_duration(double d) {
   if (!(d > 0)) return 0;  // also NaN
   if (d > 1e9) d = 1e9;
@@ -35,7 +60,8 @@ uint64_t HlsPlaylist::discontinuities_so_far() const {
   return n;
 }
 
-HlsPlaylist::Added HlsPlaylist::add_segment(double duration_s, bool discontinuity, std::string uri) {
+HlsPlaylist::Added HlsPlaylist::add_segment(double duration_s, bool discontinuity, std::string uri,
+                                            std::string map_uri) {
   if (state_.ended) restart();
   if (!(duration_s >= 0) || duration_s > 1e9) duration_s = 0;  // NaN, negative, absurd
   Added r{next_sequence(), {}};
@@ -44,6 +70,9 @@ HlsPlaylist::Added HlsPlaylist::add_segment(double duration_s, bool discontinuit
   e.duration_s = duration_s;
   e.discontinuity = discontinuity || state_.pending_discontinuity;
   e.uri = std::move(uri);
+  e.map_uri = std::move(map_uri);
+  e.parts = std::move(state_.open_parts);
+  state_.open_parts.clear();
   state_.pending_discontinuity = false;
   // §4.3.3.1 and §6.2.1: each rounded EXTINF <= target duration, which must not change; so it
   // only ever grows (a late increase is better than a segment the client rejects).
@@ -67,12 +96,64 @@ HlsPlaylist::Added HlsPlaylist::add_segment(double duration_s, bool discontinuit
   return r;
 }
 
-std::string render_media_playlist(const HlsPlaylistState& st) {
+void HlsPlaylist::add_part(double duration_s, bool independent, std::string uri, std::string map_uri) {
+  if (!(duration_s >= 0) || duration_s > 1e9) duration_s = 0;
+  state_.open_parts.push_back(HlsPartEntry{duration_s, independent, std::move(uri)});
+  state_.open_map_uri = std::move(map_uri);
+}
+
+namespace {
+
+void append_parts(std::string& out, const std::vector<HlsPartEntry>& parts) {
+  char line[64];
+  for (const auto& p : parts) {
+    // RFC 8216bis §4.4.4.9
+    std::snprintf(line, sizeof line, "#EXT-X-PART:DURATION=%.3f,URI=\"", p.duration_s);
+    out += line;
+    out += p.uri;
+    out += p.independent ? "\",INDEPENDENT=YES\n" : "\"\n";
+  }
+}
+
+// LL-HLS header tags (RFC 8216bis §4.4.3.7, §4.4.3.8).
+void append_low_latency_header(std::string& out, const HlsPlaylistState& st) {
+  char line[160];
+  // PART-HOLD-BACK "MUST be at least twice the Part Target Duration" and "SHOULD be at least
+  // three times" (§4.4.3.8): three.
+  std::snprintf(line, sizeof line,
+                "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=%.1f,PART-HOLD-BACK=%.3f\n"
+                "#EXT-X-PART-INF:PART-TARGET=%.3f\n",
+                hls_can_skip_until_s(st), 3 * st.part_target_s, st.part_target_s);
+  out += line;
+}
+
+// How many of the oldest segments a delta update leaves out: those that end more than
+// CAN-SKIP-UNTIL before the end of the playlist (§6.2.5.1).
+size_t skippable_segments(const HlsPlaylistState& st) {
+  double remaining = 0;
+  for (const auto& s : st.segments) remaining += s.duration_s;
+  size_t n = 0;
+  for (const auto& s : st.segments) {
+    remaining -= s.duration_s;
+    if (remaining <= hls_can_skip_until_s(st)) break;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string render_media_playlist(const HlsPlaylistState& st, bool skip) {
   std::string out;
   out.reserve(128 + st.segments.size() * (40 + (st.segments.empty() ? 0 : st.segments.front().uri.size())));
   char line[96];
-  // §4.3.1.1 EXTM3U first; §4.3.1.2 version 3 allows decimal-floating-point EXTINF (§7).
-  out += "#EXTM3U\n#EXT-X-VERSION:3\n";
+  // §4.3.1.1 EXTM3U first; §4.3.1.2 version 3 allows decimal-floating-point EXTINF; EXT-X-MAP
+  // in a playlist without EXT-X-I-FRAMES-ONLY needs version 6 (§7).
+  bool fmp4 = false;
+  for (const auto& s : st.segments) fmp4 = fmp4 || !s.map_uri.empty();
+  const bool ll = st.part_target_s > 0;
+  // RFC 8216bis §7: EXT-X-SKIP (Playlist Delta Updates) needs version 9.
+  out += ll ? "#EXTM3U\n#EXT-X-VERSION:9\n" : fmp4 ? "#EXTM3U\n#EXT-X-VERSION:6\n" : "#EXTM3U\n#EXT-X-VERSION:3\n";
   uint32_t target = st.target_duration;
   for (const auto& s : st.segments) {
     uint32_t r = hls_rounded_duration(s.duration_s);
@@ -80,6 +161,7 @@ std::string render_media_playlist(const HlsPlaylistState& st) {
   }
   std::snprintf(line, sizeof line, "#EXT-X-TARGETDURATION:%u\n", target);
   out += line;
+  if (ll) append_low_latency_header(out, st);
   std::snprintf(line, sizeof line, "#EXT-X-MEDIA-SEQUENCE:%llu\n",
                 static_cast<unsigned long long>(st.media_sequence));  // §4.3.3.2
   out += line;
@@ -88,12 +170,39 @@ std::string render_media_playlist(const HlsPlaylistState& st) {
                   static_cast<unsigned long long>(st.discontinuity_sequence));  // §4.3.3.3
     out += line;
   }
+  const size_t skipped = ll && skip ? skippable_segments(st) : 0;
+  if (skipped > 0) {
+    std::snprintf(line, sizeof line, "#EXT-X-SKIP:SKIPPED-SEGMENTS=%zu\n", skipped);  // RFC 8216bis §4.4.5.2
+    out += line;
+  }
+  // RFC 8216bis §4.4.4.9: parts of segments more than three target durations from the end of
+  // the playlist are left out.
+  double from_end = 0;
+  for (const auto& s : st.segments) from_end += s.duration_s;
+  const std::string* map = nullptr;
+  size_t index = 0;
   for (const auto& s : st.segments) {
+    from_end -= s.duration_s;
+    if (index++ < skipped) continue;
     if (s.discontinuity) out += "#EXT-X-DISCONTINUITY\n";  // §4.3.2.3
+    if (!s.map_uri.empty() && (!map || *map != s.map_uri)) {
+      // §4.3.2.5: applies to every Media Segment after it until the next EXT-X-MAP.
+      out += "#EXT-X-MAP:URI=\"" + s.map_uri + "\"\n";
+      map = &s.map_uri;
+    }
+    if (ll && from_end + s.duration_s <= 3.0 * target) append_parts(out, s.parts);
     std::snprintf(line, sizeof line, "#EXTINF:%.3f,\n", s.duration_s);  // §4.3.2.1
     out += line;
     out += s.uri;
     out += '\n';
+  }
+  if (ll && !st.ended) {
+    if (!st.open_parts.empty() && !st.open_map_uri.empty() && (!map || *map != st.open_map_uri)) {
+      out += "#EXT-X-MAP:URI=\"" + st.open_map_uri + "\"\n";
+    }
+    append_parts(out, st.open_parts);
+    // RFC 8216bis §4.4.5.3: the part the server is producing now; a request for it is held.
+    if (!st.preload_hint_uri.empty()) out += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"" + st.preload_hint_uri + "\"\n";
   }
   if (st.ended) out += "#EXT-X-ENDLIST\n";  // §4.3.3.4
   return out;

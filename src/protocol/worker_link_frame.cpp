@@ -291,15 +291,15 @@ std::optional<uint64_t> parse_decimal_u64(std::string_view digits) {
 
 std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
   if (object == kHlsPlaylistObject) return HlsObjectName{};
-  constexpr std::string_view ext = ".ts";
-  if (object.size() <= ext.size() || object.substr(object.size() - ext.size()) != ext) return std::nullopt;
-  const auto v = parse_decimal_u64(object.substr(0, object.size() - ext.size()));
+  const auto split = split_hls_segment_file(object);
+  if (!split) return std::nullopt;
+  const auto v = parse_decimal_u64(split->second);
   if (!v) return std::nullopt;
-  return HlsObjectName{false, *v};
+  return HlsObjectName{false, *v, split->first};
 }
 
 std::string format_hls_object(const HlsObjectName& o) {
-  return o.playlist ? std::string(kHlsPlaylistObject) : std::to_string(o.sequence) + ".ts";
+  return o.playlist ? std::string(kHlsPlaylistObject) : hls_segment_file(o.form, o.sequence);
 }
 
 }  // namespace rill::protocol

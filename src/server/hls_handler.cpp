@@ -7,8 +7,10 @@
 #include <string_view>
 
 #include "rill/media/hls_store.h"
+#include "rill/protocol/error.h"
 #include "rill/protocol/hls_uri_query.h"
 #include "rill/protocol/stream_token.h"
+#include "rill/server/hls_blocking.h"
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_server.h"
@@ -18,17 +20,23 @@ namespace rill::server {
 
 namespace {
 
-void reply_hls_playlist_text(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text) {
-  evkeyvalq* h = evhttp_request_get_output_headers(req);
-  evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
-  // A live playlist changes every segment: a cache may keep it at most half a target duration
-  // (RFC 8216 §6.2.1 reload rules), so a proxy such as nginx proxy_cache absorbs the reloads of
-  // many clients (docs/cluster.md). Under 2 s of target duration that rounds to no caching.
+// A live playlist changes every segment: a cache may keep it at most half a target duration
+// (RFC 8216 §6.2.1 reload rules), so a proxy such as nginx proxy_cache absorbs the reloads of
+// many clients (docs/cluster.md). Under 2 s of target duration that rounds to no caching.
+std::string live_playlist_cache_control(const BufferRef& text) {
   const std::string_view body(reinterpret_cast<const char*>(text.data()), text.size());
   const size_t at = body.find("#EXT-X-TARGETDURATION:");
   const int target = at == std::string_view::npos ? 0 : std::atoi(std::string(body.substr(at + 22, 8)).c_str());
-  const std::string playlist_cc = target >= 2 ? "max-age=" + std::to_string(target / 2) : std::string("no-cache");
-  evhttp_add_header(h, "Cache-Control", playlist_cc.c_str());
+  return target >= 2 ? "max-age=" + std::to_string(target / 2) : std::string("no-cache");
+}
+
+// cache_control null: the live-playlist rule above; LL-HLS passes its own (hls_blocking.cpp).
+void reply_hls_playlist_text(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text,
+                             const char* cache_control) {
+  evkeyvalq* h = evhttp_request_get_output_headers(req);
+  evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
+  const std::string cc = cache_control ? std::string(cache_control) : live_playlist_cache_control(text);
+  evhttp_add_header(h, "Cache-Control", cc.c_str());
   http.add_cors_headers(req);
   http.log_access(info, 200, http.reply(req, 200, text));
 }
@@ -63,21 +71,23 @@ void note_hls_viewer(net::ServerContext& ctx, evhttp_request* req, const HttpReq
 
 }  // namespace
 
-void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text) {
+void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text,
+                        const char* cache_control) {
   // A token the playlist was fetched with goes on to its segment URIs (docs/security.md), so the
   // player's segment requests pass the same check. Without one, the shared text goes out as is.
   const std::string token = protocol::token_part_of(info.query);
   if (!token.empty()) {
     const std::string_view plain(reinterpret_cast<const char*>(text.data()), text.size());
-    return reply_hls_playlist_text(http, req, info, SharedBuffer::copy_of(protocol::playlist_with_uri_query(plain, token)));
+    return reply_hls_playlist_text(http, req, info, SharedBuffer::copy_of(protocol::playlist_with_uri_query(plain, token)),
+                                   cache_control);
   }
-  reply_hls_playlist_text(http, req, info, text);
+  reply_hls_playlist_text(http, req, info, text, cache_control);
 }
 
 void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& data,
-                       uint32_t max_age_s) {
+                       uint32_t max_age_s, protocol::HlsSegmentForm form) {
   evkeyvalq* h = evhttp_request_get_output_headers(req);
-  evhttp_add_header(h, "Content-Type", "video/mp2t");
+  evhttp_add_header(h, "Content-Type", protocol::hls_content_type(form));
   // The bytes behind a segment URI never change while the state lives (and the state outlives
   // any cache: see HlsStore::grace_ms), so clients and proxies may keep it.
   const std::string cc = "max-age=" + std::to_string(max_age_s) + ", immutable";
@@ -96,22 +106,37 @@ void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_reques
     http.reply_error(req, info, 404, "stream " + route.key.str() + " has no HLS segment yet");
     return;
   }
+  if (st->low_latency()) {
+    protocol::HlsDeliveryDirectives d;
+    try {
+      d = protocol::parse_hls_delivery_directives(info.query);
+    } catch (const protocol::ProtocolError& e) {
+      http.reply_error(req, info, 400, std::string("LL-HLS delivery directives: ") + e.what());
+      return;
+    }
+    serve_hls_directed_playlist(ctx, http, req, info, *st, d);
+    return;
+  }
   reply_hls_playlist(http, req, info, st->playlist_text());
 }
 
 void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
                        const StreamPath& route) {
-  if (serve_hls_from_owner(ctx, http, req, info, route.key, protocol::HlsObjectName{false, route.segment})) return;
+  if (serve_hls_from_owner(ctx, http, req, info, route.key, protocol::HlsObjectName{false, route.segment, route.form})) return;
   const media::HlsStreamState* st = find_or_404(ctx, http, req, info, route.key);
   if (!st) return;
-  const media::HlsSegment* seg = st->segment(route.segment);
-  if (!seg) {
+  const BufferRef* data = st->file(route.form, route.segment);
+  if (!data && route.form == protocol::HlsSegmentForm::Part &&
+      hold_hls_hinted_part(ctx, http, req, info, *st, route.segment)) {
+    return;  // answered when the part is complete
+  }
+  if (!data) {
     http.reply_error(req, info, 404,
-                     "segment " + std::to_string(route.segment) + " of " + route.key.str() +
-                         " is not available (expired or not produced)");
+                     protocol::hls_segment_file(route.form, route.segment) + " of " + route.key.str() +
+                         " is not available (expired, not produced, or not this stream's container)");
     return;
   }
-  reply_hls_segment(http, req, info, seg->data, st->segment_max_age_s());
+  reply_hls_segment(http, req, info, *data, st->segment_max_age_s(), route.form);
 }
 
 void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {

@@ -36,7 +36,7 @@ void answer(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, cons
   switch (r.status) {
     case Status::Ok:
       if (object.playlist) return reply_hls_playlist(http, req, info, r.body);
-      return reply_hls_segment(http, req, info, r.body, r.max_age_s);
+      return reply_hls_segment(http, req, info, r.body, r.max_age_s, object.form);
     case Status::NotFound:
       return http.reply_error(req, info, 404, r.reason);
     case Status::Unavailable:
@@ -72,9 +72,9 @@ bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_requ
   const std::string what = name + " " + protocol::format_hls_object(object);
 
   if (!object.playlist) {
-    if (const auto* hit = ctx.hls_fetcher->cached(*owner, name, object.sequence)) {
+    if (const auto* hit = ctx.hls_fetcher->cached(*owner, name, object)) {
       add_owner_header(req, owner->slot);
-      reply_hls_segment(http, req, info, hit->data, hit->max_age_s);
+      reply_hls_segment(http, req, info, hit->data, hit->max_age_s, object.form);
       return true;
     }
   }

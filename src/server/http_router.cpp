@@ -161,11 +161,13 @@ StreamPath parse_stream_path(std::string_view path) {
     if (strip_suffix(file, ".m3u8")) return stream_path(StreamRoute::HlsPlaylist, seg[0], file, 0);
     return {};
   }
-  if (n == 3) {  // /APP/STREAM/SEQ.ts
-    std::string_view file = seg[2];
-    if (!strip_suffix(file, ".ts")) return {};
+  if (n == 3) {  // /APP/STREAM/SEQ.ts, /APP/STREAM/SEQ.m4s, /APP/STREAM/init-ID.mp4
+    const auto split = protocol::split_hls_segment_file(seg[2]);
+    if (!split) return {};
+    const std::string_view file = split->second;
     StreamPath r = stream_path(StreamRoute::HlsSegment, seg[0], seg[1], 0);
     if (r.kind == StreamRoute::None) return r;  // a name breaks the rule
+    r.form = split->first;
     auto [p, ec] = std::from_chars(file.data(), file.data() + file.size(), r.segment);
     if (file.empty() || ec != std::errc() || p != file.data() + file.size()) return {};
     return r;

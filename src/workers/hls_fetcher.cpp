@@ -10,8 +10,8 @@ namespace rill::workers {
 namespace {
 constexpr std::chrono::milliseconds kSweepInterval{5000};
 
-std::string cache_key(pid_t pid, const std::string& key, uint64_t sequence) {
-  return std::to_string(pid) + " " + key + " " + std::to_string(sequence);
+std::string cache_key(pid_t pid, const std::string& key, const protocol::HlsObjectName& object) {
+  return std::to_string(pid) + " " + key + " " + protocol::format_hls_object(object);
 }
 
 // The owner's answer (or its absence) as a fetch result.
@@ -53,8 +53,8 @@ HlsFetcher::~HlsFetcher() {
 }
 
 const HlsSegmentCache::Entry* HlsFetcher::cached(const OwnershipTable::Owner& owner, const std::string& key,
-                                                 uint64_t sequence) {
-  const HlsSegmentCache::Entry* e = cache_.find(cache_key(owner.pid, key, sequence), ctx_.timers->now_ms());
+                                                 const protocol::HlsObjectName& object) {
+  const HlsSegmentCache::Entry* e = cache_.find(cache_key(owner.pid, key, object), ctx_.timers->now_ms());
   if (e) ++cache_hits_;
   return e;
 }
@@ -104,7 +104,7 @@ void HlsFetcher::complete(Fetch& f, HlsFetchResult&& r) {
   } else if (r.status == HlsFetchResult::Status::NotFound) {
     ctx_.log->debug("hls: {}: not found: {}", f.what, r.reason);
   } else if (!f.object.playlist) {
-    if (cache_.put(cache_key(f.owner_pid, f.key, f.object.sequence), r.body, r.max_age_s, ctx_.timers->now_ms())) {
+    if (cache_.put(cache_key(f.owner_pid, f.key, f.object), r.body, r.max_age_s, ctx_.timers->now_ms())) {
       schedule_sweep();
     }
   }

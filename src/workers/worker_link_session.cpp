@@ -162,12 +162,12 @@ void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {
     if (!st->has_segments()) return refuse("stream " + what + " has no HLS segment yet");
     body = st->playlist_text();
   } else {
-    const media::HlsSegment* seg = st->segment(r.object.sequence);
-    if (!seg) {
-      return refuse("segment " + std::to_string(r.object.sequence) + " of " + what +
-                    " is not available (expired or not produced)");
+    const BufferRef* data = st->file(r.object.form, r.object.sequence);
+    if (!data) {
+      return refuse(protocol::format_hls_object(r.object) + " of " + what +
+                    " is not available (expired, not produced, or not this stream's container)");
     }
-    body = seg->data;
+    body = *data;
     max_age = st->segment_max_age_s();
   }
   ctx_.log->debug("relay: HLS {} {} to another worker ({} bytes)", what, protocol::format_hls_object(r.object),

@@ -91,3 +91,16 @@ def playlist_cache_control(body):
     m = re.search(r'#EXT-X-TARGETDURATION:(\d+)', text)
     target = int(m.group(1)) if m else 0
     return 'max-age=%d' % (target // 2) if target >= 2 else 'no-cache'
+
+
+def close_rill(test, rill):
+    """addCleanup helper: stops `rill`, printing its log tail when `test` failed."""
+    import sys
+    failed = not getattr(test._outcome, 'success', True)
+    try:
+        if rill.running():
+            rill.stop()
+    finally:
+        if failed:
+            sys.stderr.write('\n--- rill log ---\n%s\n' % rill.log_tail(80))
+        rill.close(failed=failed)

@@ -18,7 +18,7 @@ import unittest
 
 import hlsutil
 import rilltest
-from hlsutil import Playlist, hls_config, make_gop1_media, request
+from hlsutil import close_rill, Playlist, hls_config, make_gop1_media, request
 from rilltest import Rill, require_tool, wait_until
 from test_worker_link import owner_slot, stats, worker
 
@@ -35,22 +35,13 @@ class HlsAcrossWorkersTest(unittest.TestCase):
         cfg = hls_config()
         cfg['workers'] = WORKERS
         self.rill = Rill(cfg)
-        self.addCleanup(self._close_rill)
+        self.addCleanup(lambda: close_rill(self, self.rill))
         self.rill.wait_workers(WORKERS)
         self.pub = rilltest.ffmpeg_publish(self.rill.rtmp_url('test'), self.media)
         self.addCleanup(rilltest.stop_process, self.pub)
         self.owner = wait_until(lambda: owner_slot(stats(self.rill), KEY), 15, 0.2)
         self.assertIsNotNone(self.owner, 'nobody owns %s\n%s' % (KEY, self.rill.log_tail()))
 
-    def _close_rill(self):
-        failed = not getattr(self._outcome, 'success', True)
-        try:
-            if self.rill.running():
-                self.rill.stop()
-        finally:
-            if failed:
-                sys.stderr.write('\n--- rill log ---\n%s\n' % self.rill.log_tail(80))
-            self.rill.close(failed=failed)
 
     def get(self, path, timeout=10):
         """(status, headers, body, worker slot) of one request on a fresh TCP connection."""

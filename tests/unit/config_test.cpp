@@ -274,7 +274,7 @@ TEST(Config, EmbeddedDefaultDocumentsEveryKey) {
     worker_link idle_grace
     apps gop_cache gop_cache_max_bytes gop_cache_max_frames play_wait publisher_idle_timeout
          queue soft_bytes hard_bytes soft_duration hard_duration
-         hls enabled fragment window max_fragment max_segment_size)");
+         hls enabled fragment window max_fragment max_segment_size container low_latency part)");
   for (std::string key; keys >> key;) EXPECT_CONTAINS(text, key + ":");
 }
 
@@ -503,6 +503,23 @@ TEST(ConfigErrors, Apps) {
   EXPECT_CONTAINS(error_of("apps:\n  \"my app\": {}\n"), "t.yaml:2:3: apps.my app: invalid app name");
   EXPECT_CONTAINS(error_of("apps:\n  \"..\": {}\n"), "apps...: invalid app name");
   EXPECT_CONTAINS(error_of("apps: [live]\n"), "t.yaml:1:7: apps: expected a map, got a list");
+}
+
+TEST(Config, HlsContainerAndLowLatency) {
+  const auto hls = [](const std::string& body) {
+    return load("apps:\n  live:\n    hls: { enabled: true" + body + " }\n").find_app("live")->hls;
+  };
+  EXPECT_EQ(hls("").container, HlsContainer::Ts);
+  EXPECT_FALSE(hls("").low_latency);
+  EXPECT_EQ(hls("").part, milliseconds(200));
+  EXPECT_EQ(hls(", container: fmp4").container, HlsContainer::Fmp4);
+  const HlsConfig ll = hls(", low_latency: true, part: 300ms");
+  EXPECT_TRUE(ll.low_latency);
+  EXPECT_EQ(ll.container, HlsContainer::Fmp4);  // implied
+  EXPECT_EQ(ll.part, milliseconds(300));
+  EXPECT_CONTAINS(error_of("apps:\n  live:\n    hls: { container: mp4 }\n"), "container must be ts or fmp4");
+  EXPECT_CONTAINS(error_of("apps:\n  live:\n    hls: { part: 50ms }\n"), "part");
+  EXPECT_CONTAINS(error_of("apps:\n  live:\n    hls: { part: 3s }\n"), "part");
 }
 
 TEST(ConfigErrors, DuplicateKey) {

@@ -172,3 +172,108 @@ TEST(HlsPlaylist, RenderFromStateCopy) {
   HlsPlaylistState copy = p.state();
   EXPECT_EQ(render_media_playlist(copy), p.render());
 }
+
+TEST(HlsPlaylist, Fmp4SegmentsGetExtXMapWhereTheInitSectionChanges) {
+  // RFC 8216 §4.3.2.5: EXT-X-MAP applies to every segment after it until the next one; §7: a
+  // playlist with EXT-X-MAP (and no EXT-X-I-FRAMES-ONLY) is version 6.
+  HlsPlaylist p(5, 1.0);
+  p.add_segment(1.0, false, "cam/0.m4s", "cam/init-1.mp4");
+  p.add_segment(1.0, false, "cam/1.m4s", "cam/init-1.mp4");
+  p.add_segment(1.0, true, "cam/2.m4s", "cam/init-2.mp4");
+  EXPECT_EQ(p.render(),
+            "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n"
+            "#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n#EXTINF:1.000,\ncam/0.m4s\n#EXTINF:1.000,\ncam/1.m4s\n"
+            "#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"cam/init-2.mp4\"\n#EXTINF:1.000,\ncam/2.m4s\n");
+}
+
+TEST(HlsPlaylist, SegmentFileNames) {
+  EXPECT_EQ(hls_segment_file(HlsSegmentForm::Ts, 12), "12.ts");
+  EXPECT_EQ(hls_segment_file(HlsSegmentForm::Fmp4, 12), "12.m4s");
+  EXPECT_EQ(hls_segment_file(HlsSegmentForm::Init, 3), "init-3.mp4");
+  for (auto form : {HlsSegmentForm::Ts, HlsSegmentForm::Fmp4, HlsSegmentForm::Init}) {
+    const auto split = split_hls_segment_file(hls_segment_file(form, 77));
+    ASSERT_TRUE(split);
+    EXPECT_EQ(split->first, form);
+    EXPECT_EQ(split->second, "77");
+  }
+  for (const char* bad : {"12.mp4", "init12.mp4", "12", "x.m3u8", "init-.m4", ".m4", "ts"}) {
+    EXPECT_FALSE(split_hls_segment_file(bad)) << bad;
+  }
+  EXPECT_STREQ(hls_content_type(HlsSegmentForm::Ts), "video/mp2t");
+  EXPECT_STREQ(hls_content_type(HlsSegmentForm::Init), "video/mp4");
+}
+
+// "a" + n + "b", appended (GCC 12's -Wrestrict misfires on operator+ chains of to_string).
+std::string join(const char* a, int n, const char* b) {
+  std::string s(a);
+  s += std::to_string(n);
+  s += b;
+  return s;
+}
+
+TEST(HlsPlaylist, LowLatencyPartsServerControlAndPreloadHint) {
+  // Laid out as RFC 8216bis Appendix B.1 (Low-Latency HLS Playlist): parts of the last segments
+  // before their EXTINF, the open segment's parts after the last one, then the preload hint.
+  HlsPlaylist p(5, 1.0);
+  p.set_low_latency(0.2);
+  for (int seg = 0; seg < 2; ++seg) {
+    for (int i = 0; i < 5; ++i) {
+      const int n = seg * 5 + i;
+      p.add_part(0.2, i == 0, join("cam/part-", n, ".m4s"), "cam/init-1.mp4");
+    }
+    p.add_segment(1.0, false, join("cam/", seg, ".m4s"), "cam/init-1.mp4");
+  }
+  p.add_part(0.2, true, "cam/part-10.m4s", "cam/init-1.mp4");
+  p.set_preload_hint("cam/part-11.m4s");
+  const std::string text = p.render();
+  EXPECT_EQ(text,
+            "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:1\n"
+            "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=6.0,PART-HOLD-BACK=0.600\n"
+            "#EXT-X-PART-INF:PART-TARGET=0.200\n#EXT-X-MEDIA-SEQUENCE:0\n"
+            "#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-0.m4s\",INDEPENDENT=YES\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-1.m4s\"\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-2.m4s\"\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-3.m4s\"\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-4.m4s\"\n"
+            "#EXTINF:1.000,\ncam/0.m4s\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-5.m4s\",INDEPENDENT=YES\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-6.m4s\"\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-7.m4s\"\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-8.m4s\"\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-9.m4s\"\n"
+            "#EXTINF:1.000,\ncam/1.m4s\n"
+            "#EXT-X-PART:DURATION=0.200,URI=\"cam/part-10.m4s\",INDEPENDENT=YES\n"
+            "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"cam/part-11.m4s\"\n");
+  p.end();
+  const std::string ended = p.render();
+  EXPECT_EQ(ended.find("PRELOAD-HINT"), std::string::npos);
+  EXPECT_NE(ended.find("#EXT-X-ENDLIST\n"), std::string::npos);
+}
+
+TEST(HlsPlaylist, PartsOlderThanThreeTargetDurationsAreLeftOut) {
+  HlsPlaylist p(10, 1.0);
+  p.set_low_latency(0.5);
+  for (int seg = 0; seg < 6; ++seg) {
+    p.add_part(0.5, true, join("p", seg, "a"));
+    p.add_part(0.5, false, join("p", seg, "b"));
+    p.add_segment(1.0, false, join("", seg, ".m4s"));
+  }
+  const std::string text = p.render();
+  // RFC 8216bis §4.4.4.9: only the last three target durations keep their parts.
+  for (int seg = 0; seg < 3; ++seg) EXPECT_EQ(text.find(join("\"p", seg, "a\"")), std::string::npos) << seg;
+  for (int seg = 3; seg < 6; ++seg) EXPECT_NE(text.find(join("\"p", seg, "a\"")), std::string::npos) << seg;
+}
+
+TEST(HlsPlaylist, DeltaUpdateSkipsSegmentsOlderThanCanSkipUntil) {
+  // §6.2.5.1: EXT-X-SKIP replaces the segments that end more than CAN-SKIP-UNTIL (6 x target)
+  // before the end of the playlist.
+  HlsPlaylist p(12, 1.0);
+  p.set_low_latency(0.2);
+  for (int seg = 0; seg < 10; ++seg) p.add_segment(1.0, false, join("", seg, ".m4s"));
+  const std::string full = p.render(false), delta = p.render(true);
+  EXPECT_EQ(full.find("EXT-X-SKIP"), std::string::npos);
+  EXPECT_NE(delta.find("#EXT-X-SKIP:SKIPPED-SEGMENTS=3\n#EXTINF:1.000,\n3.m4s\n"), std::string::npos) << delta;
+  EXPECT_EQ(delta.find("\n2.m4s\n"), std::string::npos);
+  EXPECT_NE(delta.find("#EXT-X-MEDIA-SEQUENCE:0\n"), std::string::npos);  // of the full playlist
+}

@@ -192,6 +192,31 @@ TEST_F(HlsSegmenterTest, PlaylistRenderedWithRelativeUris) {
   EXPECT_NE(ended.find("cam/3.ts\n#EXT-X-ENDLIST\n"), std::string::npos) << ended;
 }
 
+TEST_F(HlsSegmenterTest, Fmp4ContainerMakesInitSectionAndMoofMdatSegments) {
+  cfg_.container = config::HlsContainer::Fmp4;
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 6040);
+  const std::string text(state()->playlist_text()->view());
+  EXPECT_NE(text.find("#EXT-X-VERSION:6\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n#EXTINF:2.000,\ncam/0.m4s\n#EXTINF:2.000,\ncam/1.m4s\n"),
+            std::string::npos)
+      << text;
+  const BufferRef* init = state()->file(protocol::HlsSegmentForm::Init, 1);
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(std::string((*init)->view().substr(4, 4)), "ftyp");
+  const BufferRef* seg = state()->file(protocol::HlsSegmentForm::Fmp4, 1);
+  ASSERT_NE(seg, nullptr);
+  const std::string_view bytes = (*seg)->view();
+  EXPECT_EQ(bytes.substr(4, 4), "moof");
+  const size_t moof = static_cast<uint8_t>(bytes[0]) << 24 | static_cast<uint8_t>(bytes[1]) << 16 |
+                      static_cast<uint8_t>(bytes[2]) << 8 | static_cast<uint8_t>(bytes[3]);
+  EXPECT_EQ(bytes.substr(moof + 4, 4), "mdat");
+  // The other container's names do not exist.
+  EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Ts, 1), nullptr);
+  EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Init, 2), nullptr);
+}
+
 TEST_F(HlsSegmenterTest, AudioOnlyCutsOnTime) {
   auto s = make();
   feed(*s, MediaType::Audio, 0, aac_seq_header());

@@ -181,6 +181,16 @@ TEST(HttpRouter, HlsSegment) {
   EXPECT_TRUE(r.why.empty());
   EXPECT_EQ(route("/live/test/0.ts").segment, 0u);
   EXPECT_EQ(route("/live/test/007.ts").segment, 7u);
+  // fMP4 segments and init sections (hls.container: fmp4).
+  for (const char* uri : {"/live/test/42.m4s", "/live/test/init-42.mp4"}) {
+    const Routed f = route(uri);
+    EXPECT_EQ(f.kind, Kind::HlsSegment) << uri;
+    EXPECT_EQ(f.segment, 42u) << uri;
+  }
+  EXPECT_EQ(parse_stream_path("/live/test/3.m4s").form, rill::protocol::HlsSegmentForm::Fmp4);
+  EXPECT_EQ(parse_stream_path("/live/test/init-3.mp4").form, rill::protocol::HlsSegmentForm::Init);
+  EXPECT_EQ(route("/live/test/init-.mp4").kind, Kind::NotFound);
+  EXPECT_EQ(route("/live/test/3.mp4").kind, Kind::NotFound);
 }
 
 TEST(HttpRouter, NotAStreamPath) {

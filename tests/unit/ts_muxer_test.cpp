@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "rill/protocol/crc32_mpeg.h"
+#include "codec_test_data.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/ts_muxer.h"
 
 using namespace rill::protocol;
 using Bytes = std::vector<uint8_t>;
+using namespace rill::testdata;
 
 namespace {
 
@@ -63,33 +65,12 @@ std::vector<Bytes> pes_of(const std::vector<Packet>& pkts, uint16_t pid) {
   return out;
 }
 
-Bytes hex(const char* s) {
-  Bytes b;
-  auto nib = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-  while (*s) {
-    if (*s == ' ') { ++s; continue; }
-    b.push_back(static_cast<uint8_t>(nib(s[0]) << 4 | nib(s[1])));
-    s += 2;
-  }
-  return b;
-}
-
 Bytes packet_with_ff(const Bytes& head) {
   Bytes p = head;
   p.resize(188, 0xFF);
   return p;
 }
 
-const Bytes kSps = hex("6742c01fd9005005bb011000000300100000030140f1832480");
-const Bytes kPps = hex("68cb83cb20");
-const Bytes kAvcRecord = [] {
-  Bytes r = {0x01, 0x42, 0xC0, 0x1F, 0xFF, 0xE1, 0x00, static_cast<uint8_t>(kSps.size())};
-  r.insert(r.end(), kSps.begin(), kSps.end());
-  r.insert(r.end(), {0x01, 0x00, static_cast<uint8_t>(kPps.size())});
-  r.insert(r.end(), kPps.begin(), kPps.end());
-  return r;
-}();
-const Bytes kAsc = {0x12, 0x10};  // AAC LC 44100 Hz stereo
 
 Bytes avcc(std::initializer_list<Bytes> nals) {
   Bytes out;

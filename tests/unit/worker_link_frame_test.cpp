@@ -140,6 +140,11 @@ TEST(RelayHls, ObjectNames) {
   EXPECT_EQ(parse_hls_object("0.ts"), (HlsObjectName{false, 0}));
   EXPECT_EQ(parse_hls_object("42.ts"), (HlsObjectName{false, 42}));
   EXPECT_EQ(parse_hls_object("18446744073709551615.ts"), (HlsObjectName{false, UINT64_MAX}));
+  EXPECT_EQ(parse_hls_object("42.m4s"), (HlsObjectName{false, 42, HlsSegmentForm::Fmp4}));
+  EXPECT_EQ(parse_hls_object("init-3.mp4"), (HlsObjectName{false, 3, HlsSegmentForm::Init}));
+  EXPECT_FALSE(parse_hls_object("init-.mp4"));
+  EXPECT_FALSE(parse_hls_object("init-03.mp4"));
+  EXPECT_EQ(format_hls_object(HlsObjectName{false, 5, HlsSegmentForm::Init}), "init-5.mp4");
   for (const char* bad : {"", "index", "x.m3u8", "INDEX.M3U8", ".ts", "1.TS", "01.ts", "-1.ts", "1a.ts", "1.ts.ts",
                           "18446744073709551616.ts", "99999999999999999999.ts", "1 .ts"}) {
     EXPECT_FALSE(parse_hls_object(bad)) << bad;

@@ -60,12 +60,17 @@ struct HttpConfig {
   bool operator==(const HttpConfig&) const = default;
 };
 
+enum class HlsContainer : uint8_t { Ts, Fmp4 };
+
 struct HlsConfig {
   bool enabled = false;
   Duration fragment{2000};   // target segment duration: cut at the first keyframe after it
   uint32_t window = 5;       // segments in the playlist
   Duration max_fragment{0};  // forced cut without keyframe; 0 = 3 x fragment
   size_t max_segment_size = 64 * 1024 * 1024;
+  HlsContainer container = HlsContainer::Ts;  // segment format (docs/hls.md)
+  bool low_latency = false;                   // LL-HLS parts (implies fmp4)
+  Duration part{200};                         // LL-HLS part target duration
   bool operator==(const HlsConfig&) const = default;
 };
 

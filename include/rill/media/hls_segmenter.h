@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@
 
 namespace rill::protocol {
 struct AudioTagInfo;
+class Fmp4Muxer;
 }
 
 namespace rill::media {
@@ -80,12 +82,15 @@ class HlsSegmenter : public StreamOutput {
   void finish();
 
   const HlsSegmenterStats& stats() const { return stats_; }
-  size_t pending_bytes() const { return seg_.size(); }         // the segment being built
+  size_t pending_bytes() const { return building_bytes(); }    // the segment being built
   size_t buffer_capacity() const { return seg_.capacity(); }  // memory its builder holds
 
   static constexpr int64_t kMaxBackwardJumpMs = 1000;
   static constexpr int64_t kMaxForwardJumpMs = 10000;
   static constexpr int64_t kAudioOnlyProbeMs = 1000;
+  // A part is cut at the first sample at least part - this after its start, so that parts stay
+  // within the part target with interleaved audio (AAC frames are ~21-23 ms).
+  static constexpr int64_t kPartSlackMs = 25;
 
  private:
   void on_video(const MediaFrame& f);
@@ -106,6 +111,10 @@ class HlsSegmenter : public StreamOutput {
   bool can_start(bool video, bool keyframe, int64_t dts) const;
   void start_segment(int64_t dts);
   void close_segment(int64_t end_dts);
+  void new_ts_muxer(const protocol::TsStreams& d);
+  void new_fmp4_muxer(const protocol::TsStreams& d);  // and hands its init section to the store
+  size_t building_bytes() const;
+  void flush_part(int64_t end_dts);  // LL-HLS: the samples so far become a part (store.add_part)
   void write(const protocol::TsSample& s);
   // A track's codec or configuration changed: once a muxer runs, that kind is stale and the muxer
   // restarts at the next start point.
@@ -132,7 +141,13 @@ class HlsSegmenter : public StreamOutput {
   bool video_seen_ = false;  // an AVC header or frame arrived
   bool warned_video_ = false, warned_audio_ = false, warned_drop_ = false;
 
-  std::unique_ptr<protocol::TsMuxer> mux_;  // the current run (recreated on restart)
+  const bool fmp4_;         // hls.container: fmp4 (else MPEG-TS)
+  const bool low_latency_;  // hls.low_latency: parts of part_ms_
+  const int64_t part_ms_;
+  int64_t part_start_ = 0;  // dts of the first sample of the part being built
+  std::optional<protocol::TsStreams> program_;  // the tracks of the current run
+  std::unique_ptr<protocol::TsMuxer> mux_;  // the current run's muxer (recreated on restart), or
+  std::unique_ptr<protocol::Fmp4Muxer> fmux_;  // with container fmp4 this one
   bool restart_pending_ = false;            // configuration changed: new muxer at the next start
   bool video_stale_ = false, audio_stale_ = false;  // mux_ has an outdated config for that kind
   bool wait_keyframe_ = false;              // a video sample was lost: skip video to a keyframe

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "rill/core/buffer.h"
 #include "rill/core/timer_queue.h"
 #include "rill/media/stream_key.h"
+#include "rill/protocol/hls_delivery.h"
 #include "rill/protocol/hls_playlist.h"
 
 namespace rill::media {
@@ -37,9 +39,18 @@ namespace rill::media {
 struct HlsSegment {
   uint64_t sequence = 0;
   double duration_s = 0;
-  BufferRef data;        // whole 188-byte TS packets, starting with PAT and PMT; never modified
+  BufferRef data;        // whole 188-byte TS packets, starting with PAT and PMT, or (fMP4) moof +
+                         // mdat; never modified
+  uint64_t init_id = 0;  // fMP4: the init section it needs (HlsStreamState::init)
   bool retired = false;  // slid out of the playlist; freed at expire_ms
   int64_t expire_ms = 0;
+};
+
+// One LL-HLS part (RFC 8216bis §4.4.4.9): moof + mdat, also part of its segment's bytes.
+struct HlsPart {
+  uint64_t index = 0;  // part-INDEX.m4s: counts every part of the stream
+  uint64_t msn = 0;    // the segment it belongs to
+  BufferRef data;
 };
 
 struct HlsStreamStats {
@@ -74,6 +85,18 @@ class HlsStreamState {
   const protocol::HlsPlaylist& playlist() const { return playlist_; }
   // A segment that is listed or still retained, or nullptr (expired or never produced).
   const HlsSegment* segment(uint64_t sequence) const;
+  // fMP4: an init section still needed by a held segment (or the current one), or nullptr.
+  const BufferRef* init(uint64_t id) const;
+  bool fmp4() const { return cfg_.container == config::HlsContainer::Fmp4; }
+  bool low_latency() const { return cfg_.low_latency; }
+  // LL-HLS: a delta update (§6.2.5.1), rendered for each request.
+  std::string playlist_text_skipping() const { return playlist_.render(true); }
+  // How far the stream has got, for a blocking playlist reload (protocol/hls_delivery.h).
+  protocol::HlsProgress progress() const;
+  uint64_t next_part() const { return next_part_; }  // the preload-hinted part's index
+  // The bytes behind STREAM/<protocol::hls_segment_file(form, number)>: a held segment of this
+  // stream's container or an init section; nullptr for anything else.
+  const BufferRef* file(protocol::HlsSegmentForm form, uint64_t number) const;
   // Seconds a client or cache may keep a segment (Cache-Control: max-age): the playlist
   // duration plus one target duration, so at least as long as the segment stays fetchable
   // for a client that saw it listed.
@@ -98,6 +121,10 @@ class HlsStreamState {
   std::optional<TimerId> expiry_timer_;  // fires when segments_.front() (retired) expires
   std::optional<TimerId> grace_timer_;   // drops the state (no producer)
   mutable BufferRef playlist_cache_;
+  std::deque<HlsPart> parts_;            // LL-HLS parts of the held segments and the open one
+  uint64_t next_part_ = 0;
+  std::map<uint64_t, BufferRef> inits_;  // fMP4 init sections by id (init-ID.mp4)
+  uint64_t init_id_ = 0;                 // the current one (0: none yet)
 };
 
 // Where a stream's HLS sequence numbers continue from when it is published again on another
@@ -132,6 +159,23 @@ class HlsStore {
   // (or nothing when the stream is not open). Segments that slide out are retained (§6.2.2).
   std::optional<uint64_t> add_segment(const StreamKey& key, BufferRef data, double duration_s,
                                       bool discontinuity);
+  // fMP4: the init section of the segments added from now on (a new one after a codec change).
+  void set_init(const StreamKey& key, BufferRef init);
+  // LL-HLS: a part of the segment being built (its bytes come again in add_segment's data).
+  void add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent);
+
+  // ---- held requests (LL-HLS blocking playlist reload and preload hints) ----
+  // Calls `done(true)` once `key` has got to what `target` names (at once is the caller's
+  // business: it asks first), or `done(false)` when the stream ends, is dropped, or
+  // `timeout_ms` passes. Returns an id for cancel_wait; no callback after a cancel.
+  struct WaitTarget {
+    bool part_file = false;         // wait for part-INDEX.m4s (index in msn), else the playlist
+    uint64_t msn = 0;               // _HLS_msn, or the part index
+    std::optional<uint64_t> part;   // _HLS_part
+  };
+  uint64_t wait(const StreamKey& key, WaitTarget target, int64_t timeout_ms, std::function<void(bool)> done);
+  void cancel_wait(uint64_t id);
+  size_t waiting() const { return waits_.size(); }
   // The producer left: the playlist ends, the state is dropped after grace_ms().
   void close(const StreamKey& key);
 
@@ -161,9 +205,23 @@ class HlsStore {
   void drop(const StreamKey& key);
   void cancel_timers(HlsStreamState& st);
 
+  // Answers the held requests of `key` that its progress now satisfies (all of them, `false`,
+  // when `gone`).
+  void wake(const StreamKey& key, bool gone = false);
+  bool satisfied(const HlsStreamState& st, const WaitTarget& t) const;
+
+  struct Wait {
+    StreamKey key;
+    WaitTarget target;
+    TimerId timer{};
+    std::function<void(bool)> done;
+  };
+
   TimerQueue& timers_;
   spdlog::logger& log_;
   std::map<StreamKey, std::unique_ptr<HlsStreamState>> streams_;
+  std::map<uint64_t, Wait> waits_;
+  uint64_t next_wait_ = 1;
 };
 
 }  // namespace rill::media

@@ -6,16 +6,39 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rill::protocol {
+
+// The files a stream's playlist names (relative to STREAM/): MPEG-TS segments "SEQ.ts", fMP4
+// segments "SEQ.m4s", fMP4 init sections "init-ID.mp4" and LL-HLS parts "part-N.m4s" (N counts
+// every part of the stream).
+enum class HlsSegmentForm : uint8_t { Ts, Fmp4, Init, Part };
+std::string hls_segment_file(HlsSegmentForm form, uint64_t number);
+// Splits such a file name into its form and its number's text (not checked to be digits), or
+// nothing when the name has none of the three shapes.
+std::optional<std::pair<HlsSegmentForm, std::string_view>> split_hls_segment_file(std::string_view file);
+// The Content-Type of a form: video/mp2t, or video/mp4 for fMP4 (RFC 8216 §3.2, §3.3).
+const char* hls_content_type(HlsSegmentForm form);
+
+// An LL-HLS Partial Segment (RFC 8216bis §4.4.4.9).
+struct HlsPartEntry {
+  double duration_s = 0;
+  bool independent = false;  // starts with a sync sample: INDEPENDENT=YES
+  std::string uri;
+};
 
 struct HlsSegmentEntry {
   uint64_t sequence = 0;      // Media Sequence Number (§3)
   double duration_s = 0;      // EXTINF
   bool discontinuity = false;  // preceded by EXT-X-DISCONTINUITY (§4.3.2.3)
   std::string uri;
+  std::string map_uri;  // fMP4: the init section (EXT-X-MAP, §4.3.2.5); empty for MPEG-TS
+  std::vector<HlsPartEntry> parts;  // LL-HLS: the parts it was made of
 };
 
 struct HlsPlaylistState {
@@ -25,10 +48,19 @@ struct HlsPlaylistState {
   bool ended = false;                   // EXT-X-ENDLIST (§4.3.3.4)
   uint32_t target_duration = 1;         // EXT-X-TARGETDURATION, the largest ever rendered
   bool pending_discontinuity = false;   // the next added segment gets EXT-X-DISCONTINUITY
+  // LL-HLS (RFC 8216bis): off while part_target_s is 0.
+  double part_target_s = 0;               // EXT-X-PART-INF:PART-TARGET
+  std::vector<HlsPartEntry> open_parts;   // parts of the segment being built (next sequence)
+  std::string preload_hint_uri;           // EXT-X-PRELOAD-HINT:TYPE=PART (the next part)
+  std::string open_map_uri;               // the init section of the open parts
 };
 
 // Renders a media playlist from a state (any worker holding a copy of the state can serve it).
-std::string render_media_playlist(const HlsPlaylistState& state);
+// `skip`: an LL-HLS Playlist Delta Update (§6.2.5.1): segments older than CAN-SKIP-UNTIL are
+// replaced by EXT-X-SKIP.
+std::string render_media_playlist(const HlsPlaylistState& state, bool skip = false);
+// CAN-SKIP-UNTIL: six target durations (§4.4.3.8: "at least six times the Target Duration").
+inline double hls_can_skip_until_s(const HlsPlaylistState& st) { return 6.0 * st.target_duration; }
 
 // EXTINF value rounded to the nearest integer as a client reads it: from the 3-decimal text
 // written, half away from zero (§4.3.3.1).
@@ -54,7 +86,14 @@ class HlsPlaylist {
   // while more than `window` remain, except that the playlist never drops below three target
   // durations (§6.2.2); each removal advances EXT-X-MEDIA-SEQUENCE, and removing a tagged
   // segment advances EXT-X-DISCONTINUITY-SEQUENCE (§4.3.3.3).
-  Added add_segment(double duration_s, bool discontinuity, std::string uri);
+  Added add_segment(double duration_s, bool discontinuity, std::string uri, std::string map_uri = {});
+
+  // LL-HLS: parts of `part_target_s` (> 0) are listed (RFC 8216bis).
+  void set_low_latency(double part_target_s) { state_.part_target_s = part_target_s; }
+  // A part of the segment being built (its media sequence is next_sequence()). `map_uri` as for
+  // add_segment.
+  void add_part(double duration_s, bool independent, std::string uri, std::string map_uri = {});
+  void set_preload_hint(std::string uri) { state_.preload_hint_uri = std::move(uri); }
 
   void mark_discontinuity() { state_.pending_discontinuity = true; }
   void end() { state_.ended = true; }                   // publisher left: EXT-X-ENDLIST
@@ -68,7 +107,7 @@ class HlsPlaylist {
   uint64_t discontinuities_so_far() const;
   bool ended() const { return state_.ended; }
 
-  std::string render() const { return render_media_playlist(state_); }
+  std::string render(bool skip = false) const { return render_media_playlist(state_, skip); }
   const HlsPlaylistState& state() const { return state_; }
   size_t window() const { return window_; }
 

@@ -47,6 +47,7 @@
 #include <variant>
 
 #include "rill/core/buffer.h"
+#include "rill/protocol/hls_playlist.h"
 
 namespace rill::protocol {
 
@@ -152,7 +153,8 @@ class LinkFrameReader {
 // zero, fits in 64 bits).
 struct HlsObjectName {
   bool playlist = true;
-  uint64_t sequence = 0;  // segment
+  uint64_t sequence = 0;  // segment (or init section) number
+  HlsSegmentForm form = HlsSegmentForm::Ts;  // "<seq>.ts", "<seq>.m4s" or "init-<id>.mp4"
   bool operator==(const HlsObjectName&) const = default;
 };
 inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";

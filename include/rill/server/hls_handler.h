@@ -34,8 +34,9 @@ void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request
                        const StreamPath& route);
 
 // The 200 replies, shared by the local and the cross-worker path (a 404 is HttpServer::reply_error).
-void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text);
+void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text,
+                        const char* cache_control = nullptr);  // null: live playlist max-age
 void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& data,
-                       uint32_t max_age_s);
+                       uint32_t max_age_s, protocol::HlsSegmentForm form);
 
 }  // namespace rill::server

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "rill/media/stream_key.h"
+#include "rill/protocol/hls_playlist.h"
 
 struct evhttp_request;
 
@@ -99,7 +100,8 @@ enum class StreamRoute : uint8_t { None, Flv, HlsPlaylist, HlsSegment };
 struct StreamPath {
   StreamRoute kind = StreamRoute::None;
   media::StreamKey key;
-  uint64_t segment = 0;       // HlsSegment
+  uint64_t segment = 0;       // HlsSegment: its number
+  protocol::HlsSegmentForm form = protocol::HlsSegmentForm::Ts;  // HlsSegment: .ts, .m4s or init-N.mp4
   bool invalid_name = false;  // kind None: the shape of a stream path with a name that breaks the
                               // rule (400); otherwise not a stream path at all (404)
   std::string why;            // invalid_name: why

@@ -57,7 +57,8 @@ class HlsFetcher {
   HlsFetcher& operator=(const HlsFetcher&) = delete;
 
   // A cached segment of `key` ("app/name") from this owner, or nullptr.
-  const HlsSegmentCache::Entry* cached(const OwnershipTable::Owner& owner, const std::string& key, uint64_t sequence);
+  const HlsSegmentCache::Entry* cached(const OwnershipTable::Owner& owner, const std::string& key,
+                                       const protocol::HlsObjectName& object);
   // Asks the owner for the object. `cb` runs once, later, from the event loop (never inside
   // fetch()), unless cancel(ticket) ran first.
   Ticket fetch(const OwnershipTable::Owner& owner, const std::string& app, const std::string& name,

@@ -1,0 +1,109 @@
+#pragma once
+// Fragmented MP4 (CMAF-style) muxer for HLS (RFC 8216 §3.3: fragmented MPEG-4 segments; the
+// init section is what EXT-X-MAP names, §4.3.2.5). Pure bytes, no clock.
+//
+//   init_segment(): ftyp + moov (mvhd, one trak per track with an empty sample table, mvex/trex),
+//     the video sample entry avc1 + avcC (or hvc1 + hvcC) and the audio sample entry mp4a + esds
+//     (ISO/IEC 14496-12 §8, 14496-15 §5.4 / §8.4, 14496-14 §5.6);
+//   add() then flush(): one moof (mfhd; per track a traf with tfhd default-base-is-moof, tfdt
+//     version 1 and trun version 1 with per-sample duration, size, flags and composition offset)
+//     and one mdat holding the samples, video first (14496-12 §8.8).
+//
+// Track 1 is video when the stream has video, the next one audio. Timescales: video 90 kHz,
+// audio the AAC sampling frequency. Input timestamps are milliseconds on the caller's timeline
+// (never negative); a sample's duration is the distance to the next sample of its track, the
+// last one's to the end time given to flush(). Video samples are length-prefixed NAL units
+// exactly as the configuration record declares them (FLV's AVCC/HVCC form), audio samples raw
+// AAC access units: both are copied unchanged into mdat.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace rill::protocol {
+
+class Mp4BoxWriter;
+
+enum class Fmp4VideoCodec : uint8_t { Avc, Hevc };
+
+struct Fmp4Tracks {
+  bool has_video = false;
+  Fmp4VideoCodec video_codec = Fmp4VideoCodec::Avc;
+  std::vector<uint8_t> video_record;  // AVCDecoderConfigurationRecord / HEVCDecoderConfigurationRecord
+  uint32_t width = 0, height = 0;     // for tkhd and the sample entry (0: taken from an AVC SPS)
+  bool has_audio = false;
+  std::vector<uint8_t> audio_asc;     // AAC AudioSpecificConfig
+};
+
+struct Fmp4Sample {
+  bool video = true;
+  int64_t dts_ms = 0;
+  int32_t cts_ms = 0;  // PTS = DTS + cts
+  bool keyframe = false;
+  std::span<const uint8_t> data;
+};
+
+class Fmp4Muxer {
+ public:
+  static constexpr uint32_t kVideoTimescale = 90000;
+  static constexpr uint32_t kMovieTimescale = 1000;
+
+  // Validates the configuration (an AVC record or an ASC that does not parse throws
+  // ProtocolError; so does a stream with neither track).
+  explicit Fmp4Muxer(Fmp4Tracks tracks);
+
+  const std::vector<uint8_t>& init_segment() const { return init_; }
+  const Fmp4Tracks& tracks() const { return tracks_; }
+  uint32_t audio_timescale() const { return audio_timescale_; }
+
+  // Buffers a copy of a sample for the next fragment. A sample of a track the muxer lacks is
+  // ignored (returns false). Samples of one track must come in decode order.
+  bool add(const Fmp4Sample& s);
+  // Appends moof + mdat for the buffered samples (nothing when none) and clears them.
+  // `end_ms` ends the last sample of each track; a last sample that starts at or after it (audio
+  // a little ahead of the video the cut follows) lasts as long as the sample before it.
+  void flush(int64_t end_ms, std::vector<uint8_t>& out);
+
+  bool empty() const { return video_.samples.empty() && audio_.samples.empty(); }
+  size_t pending_bytes() const { return video_.bytes.size() + audio_.bytes.size(); }
+  // Starts with a video sync sample (or is audio only): a fragment that decodes on its own.
+  bool independent() const;
+  uint32_t sequence_number() const { return sequence_; }  // mfhd of the last fragment
+
+  // The moof + mdat bytes flush() adds for `n` samples of `payload` bytes at most (two trafs).
+  static size_t fragment_overhead(size_t n) { return 256 + 16 * n; }
+
+ private:
+  struct Pending {
+    int64_t dts_ms;
+    int32_t cts_ms;
+    bool keyframe;
+    uint32_t size;
+  };
+  struct Track {
+    uint32_t id = 0;
+    uint32_t timescale = 1000;
+    std::vector<Pending> samples;
+    std::vector<uint8_t> bytes;
+    uint32_t last_duration = 0;  // ticks of the last sample written (for a last one without an end)
+  };
+  void build_init();
+  void write_trak(Mp4BoxWriter& w, const Track& t, bool video) const;
+  void write_sample_entry(Mp4BoxWriter& w, bool video) const;
+  // Writes the traf; returns the offset of trun's data_offset field (patched later).
+  size_t write_traf(Mp4BoxWriter& w, Track& t, bool video, int64_t end_ms) const;
+
+  Fmp4Tracks tracks_;
+  uint32_t audio_timescale_ = 0;
+  uint16_t channels_ = 2;
+  Track video_, audio_;
+  uint32_t sequence_ = 0;
+  std::vector<uint8_t> init_;
+};
+
+// The timescale units of `ms` milliseconds (floor; ms >= 0).
+inline uint64_t fmp4_ticks(int64_t ms, uint32_t timescale) {
+  return ms <= 0 ? 0 : static_cast<uint64_t>(ms) * timescale / 1000;
+}
+
+}  // namespace rill::protocol

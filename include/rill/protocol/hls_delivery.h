@@ -1,0 +1,40 @@
+#pragma once
+// LL-HLS Playlist Delivery Directives (RFC 8216bis §6.2.5): the query parameters a client adds
+// to a Media Playlist request, and the rule that decides whether a blocking reload is answered
+// now, held, or refused. Pure: the caller supplies how far the stream has got.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace rill::protocol {
+
+struct HlsDeliveryDirectives {
+  std::optional<uint64_t> msn;   // _HLS_msn=<M>: hold until Media Segment M (or later) is listed
+  std::optional<uint64_t> part;  // _HLS_part=<N>: ... Partial Segment N of it (needs _HLS_msn)
+  bool skip = false;             // _HLS_skip=YES|v2: a Playlist Delta Update is wanted (§6.2.5.1)
+  bool blocking() const { return msn.has_value(); }
+};
+
+// Reads the directives from a raw query ("a=b&_HLS_msn=12&_HLS_part=3"); other parameters are
+// ignored. Throws ProtocolError for what §6.2.5.2 calls a bad request: _HLS_part without
+// _HLS_msn, or a value that is not a decimal integer.
+HlsDeliveryDirectives parse_hls_delivery_directives(std::string_view query);
+
+// How far a live stream has got: segments before `next_msn` are complete and listed;
+// `open_parts` Partial Segments of segment `next_msn` exist.
+struct HlsProgress {
+  uint64_t next_msn = 0;
+  uint64_t open_parts = 0;
+  bool ended = false;  // EXT-X-ENDLIST: nothing more will come
+};
+
+enum class HlsBlockVerdict {
+  Ready,     // the playlist already holds what was asked for: answer now
+  Wait,      // hold the request until it does
+  TooFar,    // "_HLS_msn is greater than the Media Sequence Number of the last Media Segment in
+             // the current Playlist plus two": answer 400 (§6.2.5.2)
+};
+
+HlsBlockVerdict hls_block_verdict(const HlsProgress& p, uint64_t msn, std::optional<uint64_t> part);
+
+}  // namespace rill::protocol
