@@ -165,7 +165,7 @@ void StreamGate::place_or_pull(Ticket t) {
     auto it = pending_.find(t);
     if (it == pending_.end()) return;  // cancelled meanwhile
     if (!found) {
-      return finish(t, GateDecision{Verdict::NotFound, nullptr, "no origin has stream " + it->second.req.key.str()});
+      return finish(t, decision(Verdict::NotFound, nullptr, "no origin has stream " + it->second.req.key.str()));
     }
     finish(t, place(it->second));
   });
@@ -193,7 +193,7 @@ GateDecision StreamGate::place(const Pending& p) {
 // Claimed across workers: a second publisher of the name is refused on any worker.
 GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig& app) {
   if (app.edge && app.edge->publish == config::EdgePublish::Refuse) {
-    return GateDecision{Verdict::Refused, nullptr, "app " + app.name + " is an edge that takes no publish"};
+    return decision(Verdict::Refused, nullptr, "app " + app.name + " is an edge that takes no publish");
   }
   workers::PublishClaim claim = ctx_.locator->claim_for_publish(p.req.key, app, p.publisher);
   switch (claim.result) {

@@ -76,4 +76,14 @@ TEST(HlsUriQuery, AppendsToEveryUri) {
             "cam/2.ts?x=1&expires=5&sign=ab\n");
   EXPECT_EQ(playlist_with_uri_query("#A\r\nx.ts\r\n\r\n", "q=1"), "#A\r\nx.ts?q=1\r\n\r\n");
   EXPECT_EQ(playlist_with_uri_query(playlist, ""), playlist);
+  // fMP4 / LL-HLS: the init section, parts and hinted parts are fetched by URI attribute.
+  EXPECT_EQ(playlist_with_uri_query("#EXT-X-MAP:URI=\"init.mp4\"\n"
+                                    "#EXT-X-PART:DURATION=0.2,URI=\"5.0.m4s\",INDEPENDENT=YES\n"
+                                    "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"5.1.m4s?x=1\"\n"
+                                    "#EXT-X-KEY:METHOD=NONE,XURI=\"no\"\n5.m4s\n",
+                                    "q=1"),
+            "#EXT-X-MAP:URI=\"init.mp4?q=1\"\n"
+            "#EXT-X-PART:DURATION=0.2,URI=\"5.0.m4s?q=1\",INDEPENDENT=YES\n"
+            "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"5.1.m4s?x=1&q=1\"\n"
+            "#EXT-X-KEY:METHOD=NONE,XURI=\"no\"\n5.m4s?q=1\n");
 }

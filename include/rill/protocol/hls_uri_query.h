@@ -8,8 +8,9 @@
 
 namespace rill::protocol {
 
-// `playlist` with "?query" (or "&query" where a URI has one) after every URI line: every line
-// that is neither empty nor a tag/comment (starting with '#'). `query` must be URL-safe.
+// `playlist` with "?query" (or "&query" where a URI has one) after every URI line (every line
+// that is neither empty nor a tag/comment starting with '#') and inside every tag's URI="..."
+// attribute (EXT-X-MAP, EXT-X-PART, EXT-X-PRELOAD-HINT). `query` must be URL-safe.
 std::string playlist_with_uri_query(std::string_view playlist, std::string_view query);
 
 }  // namespace rill::protocol
