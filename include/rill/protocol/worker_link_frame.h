@@ -151,6 +151,9 @@ struct HlsObjectName {
   bool playlist = true;
   uint64_t sequence = 0;  // segment (or init section) number
   HlsSegmentForm form = HlsSegmentForm::Ts;  // "<seq>.ts", "<seq>.m4s" or "init-<id>.mp4"
+  // Playlist: LL-HLS delivery directives in canonical form ("index.m3u8?_HLS_msn=5&_HLS_part=2"),
+  // "" for none (hls_delivery.h). The owner may hold such a request until it can answer it.
+  std::string directives = {};
   bool operator==(const HlsObjectName&) const = default;
 };
 inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";
