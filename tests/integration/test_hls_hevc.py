@@ -1,5 +1,5 @@
 """HEVC in HLS (docs/hls.md "HEVC"): H.265 published over Enhanced RTMP (`hvc1`, by the test's own
-publisher, tests/integration/ertmp.py, from a libx265 file) is carried in MPEG-TS segments
+publisher, tests/integration/ertmp.py, and by rill-bench's E-RTMP mode, from a libx265 file) is carried in MPEG-TS segments
 (stream_type 0x24) and in fMP4 segments (hvc1 + hvcC), with and without AAC audio: ffprobe finds
 `hevc` in the segments and ffmpeg decodes them without an error.
 
@@ -10,15 +10,18 @@ Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_D
 import json
 import os
 import re
+import subprocess
 import threading
 import unittest
 
 import ertmp
 import rilltest
+import test_bench
 from hlsutil import Playlist, close_rill, request
 from rilltest import Rill, require_tool, run, wait_until
 
 CASES = [('ts', True), ('ts', False), ('fmp4', True), ('fmp4', False)]  # (app, audio)
+BENCH_CASES = ['ts', 'fmp4']  # rill-bench's E-RTMP publish mode (video only)
 
 
 class HlsHevcTest(unittest.TestCase):
@@ -35,7 +38,12 @@ class HlsHevcTest(unittest.TestCase):
 
     def test_hevc_segments_probe_and_decode(self):
         video, aac = ertmp.make_hevc_media(seconds=4, audio=True)
-        threads = []
+        threads, benches = [], []
+        bench = test_bench.bench_binary()
+        for app in BENCH_CASES:
+            benches.append(subprocess.Popen([bench, 'rtmp-publish', 'rtmp://%s:%d/%s/bench' % (
+                rilltest.HOST, self.rill.rtmp_port, app), '-c', '1', '-i', video, '-d', '4', '--quiet'],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         for app, audio in CASES:
             name = 'a' if audio else 'v'
             t = threading.Thread(target=ertmp.publish_hevc, args=(rilltest.HOST, self.rill.rtmp_port, app, name,
@@ -44,9 +52,15 @@ class HlsHevcTest(unittest.TestCase):
             threads.append(t)
         for t in threads:
             t.join(60)
+        for b in benches:
+            _, err = b.communicate(timeout=60)
+            self.assertEqual(b.returncode, 0, err)
         for app, audio in CASES:
             with self.subTest(container=app, audio=audio):
                 self.check(app, 'a' if audio else 'v', audio)
+        for app in BENCH_CASES:
+            with self.subTest(container=app, publisher='rill-bench'):
+                self.check(app, 'bench', False)
 
     def check(self, app, name, audio):
         path = '/%s/%s.m3u8' % (app, name)
