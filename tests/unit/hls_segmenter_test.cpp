@@ -217,6 +217,26 @@ TEST_F(HlsSegmenterTest, Fmp4ContainerMakesInitSectionAndMoofMdatSegments) {
   EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Init, 2), nullptr);
 }
 
+TEST_F(HlsSegmenterTest, RepublishAfterAContainerChangeKeepsOldSegmentsFetchable) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 4040);
+  s->finish();
+  s.reset();
+  cfg_.container = config::HlsContainer::Fmp4;  // a reload between the two publishers
+  s = make();
+  headers(*s);
+  av(*s, 5000, 9040);
+  const std::string text(state()->playlist_text()->view());
+  EXPECT_NE(text.find("cam/0.ts\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n"), std::string::npos) << text;
+  EXPECT_NE(state()->file(protocol::HlsSegmentForm::Ts, 0), nullptr);
+  EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Fmp4, 0), nullptr);
+  const uint64_t last = listed().back().sequence;
+  EXPECT_NE(state()->file(protocol::HlsSegmentForm::Fmp4, last), nullptr);
+  EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Ts, last), nullptr);
+}
+
 TEST_F(HlsSegmenterTest, AudioOnlyCutsOnTime) {
   auto s = make();
   feed(*s, MediaType::Audio, 0, aac_seq_header());
