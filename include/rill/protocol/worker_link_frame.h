@@ -8,8 +8,11 @@
 //   PLAY <app>/<name>           LinkPlayRequest   stream this live stream to me (frames)
 //   STATS                       LinkStatsRequest  this worker's statistics: one Stats frame
 //   STATS ALL                   LinkStatsRequest  every worker's, gathered by the answering one
-//   HLS <app>/<name> <object>   LinkHlsRequest    <object>: index.m3u8 or <seq>.ts; one HlsObject
-//                                                 frame, or one Error frame (not found)
+//   HLS <app>/<name> <object>   LinkHlsRequest    <object>: index.m3u8[?directives], <seq>.ts,
+//                                                 <seq>.m4s, init-<id>.mp4 or part-<n>.m4s; one
+//                                                 HlsObject frame, or one Error frame (not found;
+//                                                 "bad request: ..." / "unavailable: ..." for an
+//                                                 LL-HLS request the owner refused or held in vain)
 //
 // This layer only bounds the line and splits its words: app and stream names are checked by the
 // one name rule (media::StreamKey) in workers/, which refuses a bad one with an Error frame.
@@ -145,8 +148,9 @@ class LinkFrameReader {
 
 // ---- requests --------------------------------------------------------------------------------
 
-// The <object> of an HLS request: "index.m3u8" (the playlist) or "<seq>.ts" (decimal, no leading
-// zero, fits in 64 bits).
+// The <object> of an HLS request: "index.m3u8" (the playlist, with LL-HLS directives after a '?'
+// in canonical form) or a file of the stream (hls_segment_file: "<seq>.ts", "<seq>.m4s",
+// "init-<id>.mp4", "part-<n>.m4s"; decimal, no leading zero, fits in 64 bits).
 struct HlsObjectName {
   bool playlist = true;
   uint64_t sequence = 0;  // segment (or init section) number
