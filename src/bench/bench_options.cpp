@@ -37,7 +37,8 @@ modes:
 options:
   -c N               connections (default 1)
   -d SECONDS         run length; bounds every run (default 10)
-  -i FILE.flv        media to publish (looped, timestamps keep increasing)
+  -i FILE.flv        media to publish (looped, timestamps keep increasing); FILE.h265 (.265,
+                     .hevc): an H.265 Annex B stream, published as Enhanced RTMP hvc1 at 25 fps
   --ramp R           new connections per second (default 200)
   --threads T        event-loop threads (default 1)
   --http10           HTTP/1.0 requests (flv-play, hls-play)

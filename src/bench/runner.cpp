@@ -14,6 +14,7 @@
 #include "client.h"
 #include "context.h"
 #include "flv_source.h"
+#include "hevc_source.h"
 #include "hls_client.h"
 #include "http_flv_client.h"
 #include "rtmp_client.h"
@@ -288,7 +289,7 @@ nlohmann::json make_report(const Options& opt, Workers& workers, const RunResult
 nlohmann::json run_bench(const Options& opt) {
   const bool fanout = opt.mode == Mode::Fanout;
   std::shared_ptr<const FlvSource> source;
-  if (!opt.input.empty()) source = FlvSource::load(opt.input);
+  if (!opt.input.empty()) source = is_hevc_annexb_path(opt.input) ? load_hevc_annexb(opt.input) : FlvSource::load(opt.input);
 
   std::string err;
   auto ep = resolve(opt.url.host, opt.url.port, &err);

@@ -8,6 +8,7 @@
 #include "rill/protocol/error.h"
 #include "rill/protocol/flv_tag.h"
 #include "rill/protocol/fmp4_muxer.h"
+#include "rill/protocol/hevc.h"
 
 namespace rill::media {
 
@@ -78,19 +79,24 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
     return;
   }
   if (vi.is_command_frame || vi.is_multitrack) return;
-  if (vi.codec != protocol::FlvVideoCodec::H264) {
+  const bool hevc = vi.codec == protocol::FlvVideoCodec::HEVC;
+  if (vi.codec != protocol::FlvVideoCodec::H264 && !hevc) {
     if ((vi.is_coded_frame || vi.is_sequence_header) && skip_codec(warned_video_)) {
-      log_.warn("hls: {}: {} video is not supported in MPEG-TS segments here; segmenting without video", key_text_,
+      log_.warn("hls: {}: {} video is not supported in HLS segments here; segmenting without video", key_text_,
                 vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
     }
     return;
   }
   const std::span<const uint8_t> data = body.subspan(std::min(vi.payload_offset, body.size()));
   if (vi.is_sequence_header) {
-    on_avc_config(data);
+    on_video_config(data, hevc);
     return;
   }
   if (!vi.is_coded_frame) return;  // end of sequence
+  if (avc_ok_ && hevc != hevc_) {  // coded frames of another codec than the configuration's
+    ++stats_.samples_skipped;
+    return;
+  }
   video_seen_ = true;
   const int64_t dts = map_time(f.timestamp);
   note_step(true, dts);
@@ -122,20 +128,31 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   write(s);
 }
 
-void HlsSegmenter::on_avc_config(std::span<const uint8_t> record) {
+void HlsSegmenter::on_video_config(std::span<const uint8_t> record, bool hevc) {
   video_seen_ = true;
-  if (avc_ok_ && same_bytes(record, avc_record_)) return;  // repeated, nothing changed
+  if (avc_ok_ && hevc == hevc_ && same_bytes(record, avc_record_)) return;  // repeated, nothing changed
   avc_record_.assign(record.begin(), record.end());
+  hevc_ = hevc;
+  auto ps_bytes = [](const auto&... lists) {
+    size_t n = 0;
+    (..., [&] { for (const auto& p : lists) n += 4 + p.size(); }());
+    return n;
+  };
   try {
-    const protocol::AvcConfig c = protocol::parse_avc_config(record);
+    if (hevc) {
+      const protocol::HevcConfig c = protocol::parse_hevc_config(record);
+      avc_length_size_ = c.nalu_length_size;
+      avc_ps_bytes_ = ps_bytes(c.vps, c.sps, c.pps);
+    } else {
+      const protocol::AvcConfig c = protocol::parse_avc_config(record);
+      avc_length_size_ = c.nalu_length_size;
+      avc_ps_bytes_ = ps_bytes(c.sps, c.pps);
+    }
     avc_ok_ = true;
-    avc_length_size_ = c.nalu_length_size;
-    avc_ps_bytes_ = 0;
-    for (const auto& p : c.sps) avc_ps_bytes_ += 4 + p.size();
-    for (const auto& p : c.pps) avc_ps_bytes_ += 4 + p.size();
   } catch (const protocol::ProtocolError& e) {
     avc_ok_ = false;
-    log_.warn("hls: {}: unusable AVC sequence header ({}); video skipped until a valid one", key_text_, e.what());
+    log_.warn("hls: {}: unusable {} sequence header ({}); video skipped until a valid one", key_text_,
+              hevc ? "HEVC" : "AVC", e.what());
   }
   config_changed(true);
 }
@@ -289,6 +306,7 @@ protocol::TsStreams HlsSegmenter::desired() const {
   s.has_video = avc_ok_;
   s.has_audio = fmp4_ ? aac_ok_ && !mp3_ : mp3_ || aac_ok_;
   s.audio = mp3_ ? protocol::AudioCodec::MP3 : protocol::AudioCodec::AAC;
+  s.video = hevc_ ? protocol::VideoCodec::HEVC : protocol::VideoCodec::H264;
   return s;
 }
 
@@ -342,8 +360,7 @@ bool HlsSegmenter::place(int64_t dts, bool video, bool keyframe, size_t bound) {
 
 void HlsSegmenter::start_segment(int64_t dts) {
   const protocol::TsStreams d = desired();
-  if (!program_ || restart_pending_ || program_->has_video != d.has_video || program_->has_audio != d.has_audio ||
-      program_->audio != d.audio) {
+  if (!program_ || restart_pending_ || *program_ != d) {
     // A new program (tracks or codec configuration changed): new continuity counters and
     // maybe a new PMT (or a new fMP4 init section), so the segment is a discontinuity.
     if (program_) discontinuity_next_ = true;
@@ -365,7 +382,8 @@ void HlsSegmenter::new_ts_muxer(const protocol::TsStreams& d) {
   fmux_.reset();
   mux_ = std::make_unique<TsMuxer>(d);
   try {
-    if (d.has_video) mux_->set_avc_config(avc_record_);
+    if (d.has_video && hevc_) mux_->set_hevc_config(avc_record_);
+    else if (d.has_video) mux_->set_avc_config(avc_record_);
     if (d.has_audio && d.audio == protocol::AudioCodec::AAC) mux_->set_aac_config(aac_asc_);
   } catch (const protocol::ProtocolError& e) {  // validated on arrival; kept for safety
     log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_text_, e.what());
@@ -378,6 +396,7 @@ void HlsSegmenter::new_fmp4_muxer(const protocol::TsStreams& d) {
   protocol::Fmp4Tracks t;
   t.has_video = d.has_video;
   if (d.has_video) t.video_record = avc_record_;
+  t.video_codec = hevc_ ? protocol::Fmp4VideoCodec::Hevc : protocol::Fmp4VideoCodec::Avc;
   t.has_audio = d.has_audio;
   if (d.has_audio) t.audio_asc = aac_asc_;
   try {
@@ -470,7 +489,7 @@ size_t HlsSegmenter::bound_video(size_t n) const {
   // Annex B start codes replace the length fields; with 1- or 2-byte length fields a NAL unit
   // may grow up to 2.5x (1 + 1 bytes -> 4 + 1). AUD (6) and SPS/PPS are added before an IDR.
   const size_t payload = avc_length_size_ >= 4 ? n : n / 2 * 5 + 5;
-  return ts_bytes_for(kPesHeaderMax + 6 + avc_ps_bytes_ + payload);
+  return ts_bytes_for(kPesHeaderMax + 7 + avc_ps_bytes_ + payload);
 }
 
 size_t HlsSegmenter::bound_audio(size_t n) { return ts_bytes_for(kPesHeaderMax + protocol::kAdtsHeaderSize + n); }

@@ -43,14 +43,13 @@ const BufferRef* HlsStreamState::init(uint64_t id) const {
 
 const BufferRef* HlsStreamState::file(protocol::HlsSegmentForm form, uint64_t number) const {
   using protocol::HlsSegmentForm;
-  if (form == HlsSegmentForm::Init) return fmp4() ? init(number) : nullptr;
+  if (form == HlsSegmentForm::Init) return init(number);
   if (form == HlsSegmentForm::Part) {
     if (parts_.empty() || number < parts_.front().index || number - parts_.front().index >= parts_.size()) return nullptr;
     return &parts_[static_cast<size_t>(number - parts_.front().index)].data;
   }
-  if ((form == HlsSegmentForm::Fmp4) != fmp4()) return nullptr;
   const HlsSegment* seg = segment(number);
-  return seg ? &seg->data : nullptr;
+  return seg && seg->form == form ? &seg->data : nullptr;
 }
 
 double HlsStreamState::playlist_duration_s() const {
@@ -131,6 +130,12 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
     if (st.producers_ > 0) log_.warn("hls: {} opened by a second producer", st.key_text_);
     // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
     st.playlist_.restart();
+    // A reload may have changed the container: the new segments follow it (older ones keep
+    // the names they were listed with until they expire).
+    st.cfg_.container = cfg.container;
+    st.cfg_.low_latency = cfg.low_latency;
+    st.cfg_.part = cfg.part;
+    st.playlist_.set_low_latency(cfg.low_latency ? static_cast<double>(cfg.part.count()) / 1000.0 : 0.0);
     st.playlist_cache_.reset();
     log_.info("hls: {} resumed at media sequence {} (discontinuity)", st.key_text_,
               st.playlist_.next_sequence());
@@ -155,6 +160,7 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
                                         std::move(map_uri));
   HlsSegment seg;
   seg.init_id = st.init_id_;
+  seg.form = form;
   seg.sequence = added.sequence;
   seg.duration_s = st.playlist_.state().segments.back().duration_s;
   seg.data = std::move(data);

@@ -38,6 +38,14 @@ HlsDeliveryDirectives parse_hls_delivery_directives(std::string_view query) {
   return d;
 }
 
+std::string format_hls_delivery_directives(const HlsDeliveryDirectives& d) {
+  std::string q;
+  if (d.msn) q += "_HLS_msn=" + std::to_string(*d.msn);
+  if (d.part) q += "&_HLS_part=" + std::to_string(*d.part);
+  if (d.skip) q += std::string(q.empty() ? "" : "&") + "_HLS_skip=YES";
+  return q;
+}
+
 HlsBlockVerdict hls_block_verdict(const HlsProgress& p, uint64_t msn, std::optional<uint64_t> part) {
   const bool have = part ? msn < p.next_msn || (msn == p.next_msn && *part < p.open_parts) : msn < p.next_msn;
   if (have || p.ended) return HlsBlockVerdict::Ready;  // an ended playlist gets no more: answer it

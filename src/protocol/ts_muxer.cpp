@@ -16,6 +16,7 @@ constexpr uint16_t kNoPcrPid = 0x1FFF;  // 2.4.4.9: no PCR in this program
 
 // Table 2-34 stream_type.
 constexpr uint8_t kStreamTypeH264 = 0x1B;
+constexpr uint8_t kStreamTypeHevc = 0x24;
 constexpr uint8_t kStreamTypeAacAdts = 0x0F;
 constexpr uint8_t kStreamTypeMpeg1Audio = 0x03;
 
@@ -51,6 +52,12 @@ inline uint8_t* put_pcr(uint8_t* p, uint64_t base) {
 }  // namespace
 
 TsMuxer::TsMuxer(TsStreams streams) : streams_(streams) { pes_.reserve(64 * 1024); }
+
+void TsMuxer::set_hevc_config(std::span<const uint8_t> hvcc_record) {
+  have_avc_ = false;  // "the video configuration" whichever the codec
+  hevc_ = parse_hevc_config(hvcc_record);
+  have_avc_ = true;
+}
 
 void TsMuxer::set_avc_config(std::span<const uint8_t> avcc_record) {
   have_avc_ = false;
@@ -129,7 +136,7 @@ void TsMuxer::begin_segment(std::vector<uint8_t>& out) {
     pmt[n++] = 0xF0;  // reserved '1111', ES_info_length 0
     pmt[n++] = 0x00;
   };
-  if (streams_.has_video) add_es(kStreamTypeH264, kVideoPid);
+  if (streams_.has_video) add_es(streams_.video == VideoCodec::HEVC ? kStreamTypeHevc : kStreamTypeH264, kVideoPid);
   if (streams_.has_audio)
     add_es(streams_.audio == AudioCodec::AAC ? kStreamTypeAacAdts : kStreamTypeMpeg1Audio, kAudioPid);
   pmt[2] = static_cast<uint8_t>(n + 4 - 3);  // section_length: bytes after it, CRC included
@@ -173,7 +180,8 @@ void TsMuxer::write(const TsSample& s, std::vector<uint8_t>& out) {
   if (with_dts) put_timestamp(t, 0x1, dts);
 
   if (video) {
-    avcc_to_annexb_access_unit(s.data, avc_, s.keyframe, pes_);
+    if (streams_.video == VideoCodec::HEVC) hevc_to_annexb_access_unit(s.data, hevc_, s.keyframe, pes_);
+    else avcc_to_annexb_access_unit(s.data, avc_, s.keyframe, pes_);
   } else {
     if (aac) {
       auto adts = make_adts_header(aac_, s.data.size());

@@ -5,6 +5,7 @@
 
 #include "rill/core/byte_order.h"
 #include "rill/protocol/error.h"
+#include "rill/protocol/hls_delivery.h"
 
 namespace rill::protocol {
 
@@ -291,6 +292,17 @@ std::optional<uint64_t> parse_decimal_u64(std::string_view digits) {
 
 std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
   if (object == kHlsPlaylistObject) return HlsObjectName{};
+  if (object.starts_with(std::string(kHlsPlaylistObject) + "?")) {
+    const std::string_view query = object.substr(kHlsPlaylistObject.size() + 1);
+    HlsObjectName o;
+    try {
+      o.directives = format_hls_delivery_directives(parse_hls_delivery_directives(query));
+    } catch (const ProtocolError&) {
+      return std::nullopt;
+    }
+    if (o.directives.empty() || o.directives != query) return std::nullopt;  // canonical only
+    return o;
+  }
   const auto split = split_hls_segment_file(object);
   if (!split) return std::nullopt;
   const auto v = parse_decimal_u64(split->second);
@@ -299,7 +311,8 @@ std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
 }
 
 std::string format_hls_object(const HlsObjectName& o) {
-  return o.playlist ? std::string(kHlsPlaylistObject) : hls_segment_file(o.form, o.sequence);
+  if (o.playlist) return o.directives.empty() ? std::string(kHlsPlaylistObject) : std::string(kHlsPlaylistObject) + "?" + o.directives;
+  return hls_segment_file(o.form, o.sequence);
 }
 
 }  // namespace rill::protocol

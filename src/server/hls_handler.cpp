@@ -98,7 +98,20 @@ void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestI
 
 void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
                         const StreamPath& route) {
-  if (serve_hls_from_owner(ctx, http, req, info, route.key, protocol::HlsObjectName{true, 0})) return;
+  // LL-HLS delivery directives (RFC 8216bis §6.2.5) of a low-latency app; a malformed one is 400.
+  protocol::HlsDeliveryDirectives d;
+  const config::AppConfig* app = ctx.config->find_app(route.key.app);
+  if (app && app->hls.low_latency) {
+    try {
+      d = protocol::parse_hls_delivery_directives(info.query);
+    } catch (const protocol::ProtocolError& e) {
+      http.reply_error(req, info, 400, std::string("LL-HLS delivery directives: ") + e.what());
+      return;
+    }
+  }
+  protocol::HlsObjectName object;
+  object.directives = protocol::format_hls_delivery_directives(d);
+  if (serve_hls_from_owner(ctx, http, req, info, route.key, object)) return;
   const media::HlsStreamState* st = find_or_404(ctx, http, req, info, route.key);
   if (!st) return;
   if (!st->has_segments()) {
@@ -107,13 +120,6 @@ void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_reques
     return;
   }
   if (st->low_latency()) {
-    protocol::HlsDeliveryDirectives d;
-    try {
-      d = protocol::parse_hls_delivery_directives(info.query);
-    } catch (const protocol::ProtocolError& e) {
-      http.reply_error(req, info, 400, std::string("LL-HLS delivery directives: ") + e.what());
-      return;
-    }
     serve_hls_directed_playlist(ctx, http, req, info, *st, d);
     return;
   }

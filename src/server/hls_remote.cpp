@@ -35,9 +35,19 @@ void answer(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, cons
   add_owner_header(req, owner_slot);
   switch (r.status) {
     case Status::Ok:
-      if (object.playlist) return reply_hls_playlist(http, req, info, r.body);
+      if (object.playlist) {
+        // An LL-HLS blocking response comes with the max-age the owner gave it (hls_blocking.h).
+        const std::string cc = r.max_age_s ? "max-age=" + std::to_string(r.max_age_s) : "no-cache";
+        return reply_hls_playlist(http, req, info, r.body, cc.c_str());
+      }
       return reply_hls_segment(http, req, info, r.body, r.max_age_s, object.form);
     case Status::NotFound:
+      // The owner's LL-HLS refusals: a position too far ahead, or one that did not come in time.
+      if (r.reason.starts_with("bad request: ")) return http.reply_error(req, info, 400, r.reason);
+      if (r.reason.starts_with("unavailable: ")) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+        return http.reply_error(req, info, 503, r.reason);
+      }
       return http.reply_error(req, info, 404, r.reason);
     case Status::Unavailable:
       ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer, owner_slot, what,

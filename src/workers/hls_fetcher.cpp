@@ -9,6 +9,7 @@ namespace rill::workers {
 
 namespace {
 constexpr std::chrono::milliseconds kSweepInterval{5000};
+constexpr std::chrono::milliseconds kHeldObjectGrace{60000};
 
 std::string cache_key(pid_t pid, const std::string& key, const protocol::HlsObjectName& object) {
   return std::to_string(pid) + " " + key + " " + protocol::format_hls_object(object);
@@ -88,8 +89,12 @@ void HlsFetcher::start(Fetch& f, const OwnershipTable::Owner& owner, const std::
   ++(f.object.playlist ? playlist_requests_ : segment_requests_);
   protocol::LinkReaderLimits lim;
   lim.max_body = opts_.max_object;
+  // An LL-HLS blocking reload or hinted part may be held by the owner (up to three target
+  // durations, then it answers itself): wait for it longer than for a plain object.
+  const bool held = (f.object.playlist && !f.object.directives.empty()) || f.object.form == protocol::HlsSegmentForm::Part;
+  const auto timeout = held ? opts_.timeout + kHeldObjectGrace : opts_.timeout;
   f.query = std::make_unique<LinkQuery>(ctx_, worker_process_socket_path(opts_.runtime_dir, owner.slot, owner.pid),
-                                        protocol::LinkHlsRequest{app, name, f.object}, lim, opts_.timeout,
+                                        protocol::LinkHlsRequest{app, name, f.object}, lim, timeout,
                                         [this, &f](LinkQuery::Result&& q) { complete(f, fetch_result(std::move(q))); });
   f.query->start();
 }

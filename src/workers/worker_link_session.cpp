@@ -3,6 +3,7 @@
 #include "rill/media/hls_store.h"
 #include "rill/media/stream_key.h"
 #include "rill/protocol/error.h"
+#include "rill/protocol/hls_delivery.h"
 #include "rill/workers/stream_locator.h"
 #include "rill/workers/worker_details.h"
 #include "rill/workers/worker_stats.h"
@@ -41,6 +42,8 @@ void WorkerLinkSession::start() {
 void WorkerLinkSession::close(const char* reason) {
   if (closed_) return;
   closed_ = true;
+  if (hls_wait_) ctx_.streams->hls().cancel_wait(hls_wait_);  // a held LL-HLS request
+  hls_wait_ = 0;
   if (stream_) {
     ctx_.log->info("relay: sending {} to another worker ended ({}): {} frames, {} bytes, {} dropped", key_, reason,
                    frames_out_, conn_->bytes_out(), conn_->queue().frames_dropped());
@@ -153,24 +156,72 @@ void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {
   std::string why;
   const auto key = media::StreamKey::make(r.app, r.name, &why);
   if (!key) return refuse("bad HLS request: " + why);
-  const std::string what = key->str();
   const media::HlsStreamState* st = ctx_.streams->hls().find(key->app, key->name);
-  if (!st) return refuse("stream " + what + " has no HLS playlist");
+  if (!st) return refuse("stream " + key->str() + " has no HLS playlist");
+  if (r.object.playlist && !st->has_segments()) return refuse("stream " + key->str() + " has no HLS segment yet");
+  // LL-HLS: a blocking reload or the hinted part is held here, by the owner (the asking worker
+  // sends one request per distinct position, whatever number of its clients wait on it).
+  media::HlsStore::WaitTarget target;
+  switch (hls_hold(*st, r.object, target)) {
+    case HlsHold::Now: return send_hls(*st, r.object);
+    case HlsHold::TooFar:
+      return refuse("bad request: _HLS_msn more than two segments ahead of " + key->str());
+    case HlsHold::Wait: break;
+  }
+  const int64_t limit = 3 * 1000 * static_cast<int64_t>(st->playlist().state().target_duration);
+  hls_wait_ = ctx_.streams->hls().wait(*key, target, limit, [this, k = *key, object = r.object](bool ok) {
+    hls_wait_ = 0;
+    const media::HlsStreamState* now = ctx_.streams->hls().find(k);
+    if (now && ok) return send_hls(*now, object);
+    if (now && object.playlist) return refuse("unavailable: the position did not come within 3 target durations");
+    refuse(protocol::format_hls_object(object) + " of " + k.str() + " was not produced");
+  });
+}
+
+WorkerLinkSession::HlsHold WorkerLinkSession::hls_hold(const media::HlsStreamState& st,
+                                                       const protocol::HlsObjectName& o,
+                                                       media::HlsStore::WaitTarget& target) const {
+  if (!st.low_latency()) return HlsHold::Now;
+  if (o.playlist) {
+    if (o.directives.empty()) return HlsHold::Now;
+    const protocol::HlsDeliveryDirectives d = protocol::parse_hls_delivery_directives(o.directives);  // checked
+    if (!d.msn) return HlsHold::Now;
+    switch (protocol::hls_block_verdict(st.progress(), *d.msn, d.part)) {
+      case protocol::HlsBlockVerdict::Ready: return HlsHold::Now;
+      case protocol::HlsBlockVerdict::TooFar: return HlsHold::TooFar;
+      case protocol::HlsBlockVerdict::Wait: break;
+    }
+    target = media::HlsStore::WaitTarget{false, *d.msn, d.part};
+    return HlsHold::Wait;
+  }
+  if (o.form != protocol::HlsSegmentForm::Part || st.file(o.form, o.sequence) || !st.live() ||
+      o.sequence != st.next_part()) {
+    return HlsHold::Now;
+  }
+  target = media::HlsStore::WaitTarget{true, o.sequence, std::nullopt};
+  return HlsHold::Wait;
+}
+
+void WorkerLinkSession::send_hls(const media::HlsStreamState& st, const protocol::HlsObjectName& object) {
+  const std::string what = st.key().str();
   BufferRef body;
   uint32_t max_age = 0;
-  if (r.object.playlist) {
-    if (!st->has_segments()) return refuse("stream " + what + " has no HLS segment yet");
-    body = st->playlist_text();
+  if (object.playlist) {
+    const bool skip = !object.directives.empty() && protocol::parse_hls_delivery_directives(object.directives).skip;
+    body = skip && st.low_latency() ? SharedBuffer::copy_of(std::string_view(st.playlist_text_skipping()))
+                                    : st.playlist_text();
+    // A blocking response is cacheable (hls_blocking.h): its max-age travels with it.
+    if (object.directives.find("_HLS_msn") != std::string::npos) max_age = st.playlist().state().target_duration;
   } else {
-    const BufferRef* data = st->file(r.object.form, r.object.sequence);
+    const BufferRef* data = st.file(object.form, object.sequence);
     if (!data) {
-      return refuse(protocol::format_hls_object(r.object) + " of " + what +
+      return refuse(protocol::format_hls_object(object) + " of " + what +
                     " is not available (expired, not produced, or not this stream's container)");
     }
     body = *data;
-    max_age = st->segment_max_age_s();
+    max_age = st.segment_max_age_s();
   }
-  ctx_.log->debug("relay: HLS {} {} to another worker ({} bytes)", what, protocol::format_hls_object(r.object),
+  ctx_.log->debug("relay: HLS {} {} to another worker ({} bytes)", what, protocol::format_hls_object(object),
                   body.size());
   // Header and the store's shared buffer as two entries: the segment is not copied.
   conn_->send(protocol::link_hls_object_header(max_age, static_cast<uint32_t>(body.size())));

@@ -1,8 +1,10 @@
 // Fuzzes TsMuxer with a sequence of records; checks that every output is whole 188-byte packets
 // with sync bytes, and that continuity counters advance by one per PID.
 //
-// Input: byte 0 = streams (bit0 has_video, bit1 has_audio, bit2 MP3 instead of AAC), then records:
-//   op(1): bits 0-1 0 video, 1 audio, 2 AVC config, 3 AAC config; bit 2 begin_segment first;
+// Input: byte 0 = streams (bit0 has_video, bit1 has_audio, bit2 MP3 instead of AAC, bit3 HEVC
+// instead of H.264), then records:
+//   op(1): bits 0-1 0 video, 1 audio, 2 video config (AVC or HEVC record), 3 AAC config; bit 2
+//          begin_segment first;
 //          bit 3 keyframe
 //   dts_delta(2, signed BE, ms)  cts(2, signed BE, ms)  length(2, BE)  data(length, clamped)
 #include <cstdint>
@@ -42,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   streams.has_video = data[0] & 1;
   streams.has_audio = data[0] & 2;
   streams.audio = (data[0] & 4) ? AudioCodec::MP3 : AudioCodec::AAC;
+  streams.video = (data[0] & 8) ? rill::protocol::VideoCodec::HEVC : rill::protocol::VideoCodec::H264;
   TsMuxer mux(streams);
   int last_cc[0x2000];
   for (int& c : last_cc) c = -1;
@@ -70,7 +73,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           mux.write(s, out);
           break;
         }
-        case 2: mux.set_avc_config(payload); break;
+        case 2:
+          if (streams.video == rill::protocol::VideoCodec::HEVC) mux.set_hevc_config(payload);
+          else mux.set_avc_config(payload);
+          break;
         case 3: mux.set_aac_config(payload); break;
       }
     } catch (const ProtocolError&) {

@@ -99,9 +99,10 @@ class BrowserHlsTest(unittest.TestCase):
         self.play(hls_config(container='fmp4'))
 
     def test_chromium_plays_low_latency_hls(self):
-        # 1 s GOP, 200 ms parts, one worker (a blocking reload is held by the owner).
+        # 1 s GOP, 200 ms parts, 2 workers (the page's requests may reach either; the one that
+        # does not own the stream waits on the owner through the worker link).
         cfg = hls_config(low_latency=True, part='200ms')
-        cfg['workers'] = 1
+        cfg['workers'] = 2
         out = self.play(cfg, {'lowLatencyMode': True})
         latencies = [float(l.split()[1]) for l in out['log'] if l.startswith('latency ')]
         self.assertTrue(latencies, 'hls.js reported no latency: %s' % out['log'][-20:])

@@ -10,6 +10,7 @@
 #include "../../src/bench/bench_options.cpp"
 #include "../../src/bench/flv_scanner.cpp"
 #include "../../src/bench/flv_source.cpp"
+#include "../../src/bench/hevc_source.cpp"
 #include "../../src/bench/http_response.cpp"
 #include "../../src/bench/m3u8.cpp"
 #include "../../src/bench/stats.cpp"
@@ -633,3 +634,49 @@ TEST(BenchHls, TsChecker) {
 
 }  // namespace
 }  // namespace rill::bench
+
+// ---- E-RTMP publish mode (hevc_source) ---------------------------------------------------------
+
+TEST(BenchHevc, AnnexBBecomesSequenceStartAndCodedFramesX) {
+  using rill::bench::hevc_tags_from_annexb;
+  // AUD, VPS, SPS (with a 12-byte profile_tier_level), PPS, IDR; then AUD, TRAIL_R; then AUD, TRAIL_R.
+  const std::vector<uint8_t> sps = {0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x00, 0x90,
+                                    0x00, 0x00, 0x00, 0x00, 0x00, 0x5D, 0xA0};
+  std::vector<uint8_t> es;
+  auto nal = [&es](std::initializer_list<uint8_t> b) {
+    es.insert(es.end(), {0, 0, 0, 1});
+    es.insert(es.end(), b);
+  };
+  nal({0x46, 0x01, 0x50});
+  nal({0x40, 0x01, 0x0C});
+  es.insert(es.end(), {0, 0, 1});
+  es.insert(es.end(), sps.begin(), sps.end());
+  nal({0x44, 0x01, 0xC1});
+  nal({0x26, 0x01, 0xAF, 0x00});  // IDR_W_RADL, first slice; a trailing zero byte is dropped
+  nal({0x46, 0x01, 0x50});
+  nal({0x02, 0x01, 0xD0});
+  nal({0x46, 0x01, 0x50});
+  nal({0x02, 0x01, 0xD1});
+  const auto tags = hevc_tags_from_annexb(es, 25);
+  ASSERT_EQ(tags.size(), 4u);
+  const auto seq = rill::protocol::parse_video_tag(tags[0].body.span());
+  EXPECT_TRUE(seq.is_enhanced);
+  EXPECT_EQ(seq.fourcc, rill::protocol::kFourccHevc);
+  EXPECT_TRUE(seq.is_sequence_header);
+  const auto rec = tags[0].body.span().subspan(seq.payload_offset);
+  EXPECT_EQ(rec[0], 1);     // configurationVersion
+  EXPECT_EQ(rec[1], 0x01);  // general_profile_idc 1 (Main), from the SPS
+  EXPECT_EQ(rec[12], 0x5D);  // general_level_idc
+  const auto idr = rill::protocol::parse_video_tag(tags[1].body.span());
+  EXPECT_TRUE(idr.is_keyframe);
+  EXPECT_EQ(idr.packet_type, 3);  // CodedFramesX
+  EXPECT_EQ(std::vector<uint8_t>(tags[1].body.span().begin() + static_cast<ptrdiff_t>(idr.payload_offset),
+                                 tags[1].body.span().end()),
+            (std::vector<uint8_t>{0, 0, 0, 3, 0x26, 0x01, 0xAF}));
+  EXPECT_FALSE(rill::protocol::parse_video_tag(tags[2].body.span()).is_keyframe);
+  EXPECT_EQ(tags[2].timestamp, 40u);
+  EXPECT_EQ(tags[3].timestamp, 80u);
+  EXPECT_TRUE(rill::bench::is_hevc_annexb_path("a/b.h265"));
+  EXPECT_FALSE(rill::bench::is_hevc_annexb_path("a/b.flv"));
+  EXPECT_THROW(hevc_tags_from_annexb(std::vector<uint8_t>{0, 0, 1, 0x26, 0x01, 0xAF}, 25), std::runtime_error);
+}

@@ -217,6 +217,26 @@ TEST_F(HlsSegmenterTest, Fmp4ContainerMakesInitSectionAndMoofMdatSegments) {
   EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Init, 2), nullptr);
 }
 
+TEST_F(HlsSegmenterTest, RepublishAfterAContainerChangeKeepsOldSegmentsFetchable) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 4040);
+  s->finish();
+  s.reset();
+  cfg_.container = config::HlsContainer::Fmp4;  // a reload between the two publishers
+  s = make();
+  headers(*s);
+  av(*s, 5000, 9040);
+  const std::string text(state()->playlist_text()->view());
+  EXPECT_NE(text.find("cam/0.ts\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n"), std::string::npos) << text;
+  EXPECT_NE(state()->file(protocol::HlsSegmentForm::Ts, 0), nullptr);
+  EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Fmp4, 0), nullptr);
+  const uint64_t last = listed().back().sequence;
+  EXPECT_NE(state()->file(protocol::HlsSegmentForm::Fmp4, last), nullptr);
+  EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Ts, last), nullptr);
+}
+
 TEST_F(HlsSegmenterTest, AudioOnlyCutsOnTime) {
   auto s = make();
   feed(*s, MediaType::Audio, 0, aac_seq_header());
@@ -368,7 +388,7 @@ TEST_F(HlsSegmenterTest, CodecChangeRestartsAtNextKeyframeWithDiscontinuity) {
   expect_segments_well_formed();
 }
 
-TEST_F(HlsSegmenterTest, HevcVideoIsSkippedAudioStillSegmented) {
+TEST_F(HlsSegmenterTest, HevcWithAnUnusableRecordIsSkippedAudioStillSegmented) {
   auto s = make();
   feed(*s, MediaType::Video, 0, bytes({0x1c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02}));  // codec id 12 header
   feed(*s, MediaType::Audio, 0, aac_seq_header());
@@ -377,13 +397,69 @@ TEST_F(HlsSegmenterTest, HevcVideoIsSkippedAudioStillSegmented) {
     else feed(*s, MediaType::Audio, ts, aac_raw(100));
   }
   EXPECT_GE(listed().size(), 2u);
-  EXPECT_EQ(log_text_.str().find("HEVC video is not supported") != std::string::npos, true) << log_text_.str();
-  size_t warnings = 0;
-  for (size_t p = 0; (p = log_text_.str().find("not supported", p)) != std::string::npos; ++p) ++warnings;
-  EXPECT_EQ(warnings, 1u) << "logged once";
+  EXPECT_NE(log_text_.str().find("unusable HEVC sequence header"), std::string::npos) << log_text_.str();
   TsSummary t = inspect(state()->segment(listed()[0].sequence)->data);
   EXPECT_EQ(t.stream_types, (std::set<uint8_t>{0x0F}));
 }
+
+// An HEVCDecoderConfigurationRecord with one (tiny) VPS, SPS and PPS, 4-byte lengths.
+std::vector<uint8_t> hvcc_record() {
+  std::vector<uint8_t> r = {0x01, 0x01, 0x60, 0x00, 0x00, 0x00, 0x90, 0x00, 0x00, 0x00, 0x00, 0x00,
+                            0x5D, 0xF0, 0x00, 0xFC, 0xFD, 0xF8, 0xF8, 0x00, 0x00, 0x0F, 0x03};
+  for (uint8_t type : {32, 33, 34}) {
+    r.insert(r.end(), {static_cast<uint8_t>(0x80 | type), 0x00, 0x01, 0x00, 0x03,
+                       static_cast<uint8_t>(type << 1), 0x01, 0xAA});
+  }
+  return r;
+}
+
+// E-RTMP tags: [ex-header | frame type | packet type] 'hvc1' [cts if CodedFrames] body.
+BufferRef hvc1_tag(bool key, uint8_t packet_type, const std::vector<uint8_t>& body) {
+  std::vector<uint8_t> v = {static_cast<uint8_t>(0x80 | (key ? 0x10 : 0x20) | packet_type), 'h', 'v', 'c', '1'};
+  if (packet_type == 1) v.insert(v.end(), {0, 0, 0});
+  v.insert(v.end(), body.begin(), body.end());
+  return bytes(v);
+}
+
+class HlsHevcTest : public HlsSegmenterTest {
+ protected:
+  void run(config::HlsContainer container) {
+    cfg_.container = container;
+    auto s = make();
+    feed(*s, MediaType::Video, 0, hvc1_tag(true, 0, hvcc_record()));  // SequenceStart
+    feed(*s, MediaType::Audio, 0, aac_seq_header());
+    for (uint32_t ts = 0, i = 0; ts < 6000; ts += 20, ++i) {
+      const bool key = i % 100 == 0;  // a keyframe (IDR_W_RADL, type 19) every 2 s
+      const std::vector<uint8_t> nal = {0, 0, 0, 3, static_cast<uint8_t>((key ? 19 : 1) << 1), 0x01, 0xAF};
+      if (i % 2 == 0) feed(*s, MediaType::Video, ts, hvc1_tag(key, i % 4 == 0 ? 1 : 3, nal));
+      else feed(*s, MediaType::Audio, ts, aac_raw(100));
+    }
+    ASSERT_GE(listed().size(), 2u) << log_text_.str();
+    if (container == config::HlsContainer::Ts) {
+      const BufferRef& seg = state()->segment(listed()[0].sequence)->data;
+      TsSummary t = inspect(seg);
+      EXPECT_EQ(t.stream_types, (std::set<uint8_t>{0x24, 0x0F}));  // HEVC, AAC
+      EXPECT_TRUE(t.first_video_random_access);
+      // AUD, then VPS/SPS/PPS before the IRAP picture (Annex B).
+      const std::string_view b = seg->view();
+      const size_t aud = b.find(std::string_view("\0\0\0\x01\x46\x01\x50", 7));
+      const size_t vps = b.find(std::string_view("\0\0\0\x01\x40\x01\xAA", 7));
+      const size_t idr = b.find(std::string_view("\0\0\0\x01\x26\x01\xAF", 7));
+      EXPECT_NE(aud, std::string_view::npos);
+      EXPECT_LT(aud, vps);
+      EXPECT_LT(vps, idr);
+      EXPECT_NE(idr, std::string_view::npos);
+    } else {
+      const BufferRef* init = state()->file(protocol::HlsSegmentForm::Init, 1);
+      ASSERT_NE(init, nullptr);
+      EXPECT_NE((*init)->view().find("hvc1"), std::string_view::npos);
+      EXPECT_NE((*init)->view().find("hvcC"), std::string_view::npos);
+    }
+  }
+};
+
+TEST_F(HlsHevcTest, EnhancedRtmpHevcIsCarriedInTs) { run(config::HlsContainer::Ts); }
+TEST_F(HlsHevcTest, EnhancedRtmpHevcIsCarriedInFmp4) { run(config::HlsContainer::Fmp4); }
 
 TEST_F(HlsSegmenterTest, NoSequenceHeadersNoSegments) {
   auto s = make();

@@ -143,6 +143,16 @@ TEST(RelayHls, ObjectNames) {
   EXPECT_EQ(parse_hls_object("42.m4s"), (HlsObjectName{false, 42, HlsSegmentForm::Fmp4}));
   EXPECT_EQ(parse_hls_object("init-3.mp4"), (HlsObjectName{false, 3, HlsSegmentForm::Init}));
   EXPECT_FALSE(parse_hls_object("init-.mp4"));
+  // LL-HLS delivery directives ride on the playlist object, canonical form only.
+  HlsObjectName blocking;
+  blocking.directives = "_HLS_msn=5&_HLS_part=2&_HLS_skip=YES";
+  EXPECT_EQ(parse_hls_object("index.m3u8?_HLS_msn=5&_HLS_part=2&_HLS_skip=YES"), blocking);
+  EXPECT_EQ(format_hls_object(blocking), "index.m3u8?_HLS_msn=5&_HLS_part=2&_HLS_skip=YES");
+  for (const char* bad : {"index.m3u8?", "index.m3u8?_HLS_part=2&_HLS_msn=5", "index.m3u8?_HLS_part=2",
+                          "index.m3u8?_HLS_msn=x", "index.m3u8?a=b", "index.m3u8?_HLS_skip=v2"}) {
+    EXPECT_FALSE(parse_hls_object(bad)) << bad;
+  }
+  EXPECT_EQ(parse_hls_object("part-9.m4s"), (HlsObjectName{false, 9, HlsSegmentForm::Part}));
   EXPECT_FALSE(parse_hls_object("init-03.mp4"));
   EXPECT_EQ(format_hls_object(HlsObjectName{false, 5, HlsSegmentForm::Init}), "init-5.mp4");
   for (const char* bad : {"", "index", "x.m3u8", "INDEX.M3U8", ".ts", "1.TS", "01.ts", "-1.ts", "1a.ts", "1.ts.ts",

@@ -5,7 +5,7 @@
 // (stream_output.h); the store keeps what it produced.
 //
 // Cutting:
-//  * a stream with video (H.264) cuts at the first video keyframe at least hls.fragment after the
+//  * a stream with video (H.264, HEVC) cuts at the first video keyframe at least hls.fragment after the
 //    segment start, so every segment starts with an IDR and decodes on its own (what players
 //    expect; cf. EXT-X-INDEPENDENT-SEGMENTS, RFC 8216 §4.3.5.1);
 //  * an audio-only stream cuts on time (the first audio frame past hls.fragment);
@@ -18,10 +18,13 @@
 //  * a new sequence header that differs from the current one (codec or parameter change) or a
 //    change of the track set (audio appears, ...) restarts the muxer at the next start point,
 //    again behind a discontinuity.
-// The first segment waits for an AVC sequence header and a keyframe; a stream that shows no AVC
-// video within its first second of audio is segmented audio-only. Codecs MPEG-TS carries here:
-// H.264 (stream_type 0x1B), AAC in ADTS (0x0F), MP3 (0x03) (ISO/IEC 13818-1 Table 2-34). Other
-// video (HEVC, AV1, VP9) and audio codecs are skipped, with one log line each.
+// The first segment waits for a video sequence header and a keyframe; a stream that shows no
+// video within its first second of audio is segmented audio-only. Codecs carried: H.264 (TS
+// stream_type 0x1B; fMP4 avc1), HEVC from E-RTMP hvc1 (TS 0x24 with AUD and VPS/SPS/PPS before
+// each IRAP; fMP4 hvc1 + hvcC), AAC (TS: ADTS, 0x0F; fMP4 mp4a), MP3 (TS only, 0x03)
+// (ISO/IEC 13818-1 Table 2-34). Other video (AV1, VP9) and audio codecs are skipped, with one log
+// line each. hls.container: fmp4 writes fragmented MP4 instead (protocol/fmp4_muxer.h); with
+// hls.low_latency each segment is cut further into LL-HLS parts (store.add_part).
 //
 // media/: no socket, no clock (timestamps come from the frames). One worker thread.
 #include <cstddef>
@@ -94,7 +97,8 @@ class HlsSegmenter : public StreamOutput {
 
  private:
   void on_video(const MediaFrame& f);
-  void on_avc_config(std::span<const uint8_t> record);  // an AVC sequence header
+  // An AVC or HEVC (E-RTMP hvc1) sequence header.
+  void on_video_config(std::span<const uint8_t> record, bool hevc);
   void on_audio(const MediaFrame& f);
   // Follows the audio codec and its configuration; true when `ai` is a coded frame of a codec the
   // segments carry (AAC, MP3).
@@ -133,8 +137,9 @@ class HlsSegmenter : public StreamOutput {
   bool finished_ = false;
 
   // Codec configuration as last received.
-  std::vector<uint8_t> avc_record_, aac_asc_;
-  bool avc_ok_ = false, aac_ok_ = false;
+  std::vector<uint8_t> avc_record_, aac_asc_;  // avc_record_: the video record, AVC or HEVC
+  bool avc_ok_ = false, aac_ok_ = false;       // avc_ok_: a usable video record
+  bool hevc_ = false;                          // the video record is an HEVCDecoderConfigurationRecord
   size_t avc_ps_bytes_ = 0;   // SPS + PPS with start codes (repeated before each IDR)
   uint8_t avc_length_size_ = 4;
   bool mp3_ = false;         // the audio is MP3 (else AAC when aac_ok_)

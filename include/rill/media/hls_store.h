@@ -42,6 +42,7 @@ struct HlsSegment {
   BufferRef data;        // whole 188-byte TS packets, starting with PAT and PMT, or (fMP4) moof +
                          // mdat; never modified
   uint64_t init_id = 0;  // fMP4: the init section it needs (HlsStreamState::init)
+  protocol::HlsSegmentForm form = protocol::HlsSegmentForm::Ts;  // SEQ.ts or SEQ.m4s
   bool retired = false;  // slid out of the playlist; freed at expire_ms
   int64_t expire_ms = 0;
 };

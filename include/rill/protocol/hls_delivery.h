@@ -4,6 +4,7 @@
 // now, held, or refused. Pure: the caller supplies how far the stream has got.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace rill::protocol {
@@ -19,6 +20,9 @@ struct HlsDeliveryDirectives {
 // ignored. Throws ProtocolError for what §6.2.5.2 calls a bad request: _HLS_part without
 // _HLS_msn, or a value that is not a decimal integer.
 HlsDeliveryDirectives parse_hls_delivery_directives(std::string_view query);
+// The canonical query of the directives ("_HLS_msn=5&_HLS_part=2&_HLS_skip=YES", "" for none):
+// equal directives, equal text (one worker-link request per distinct position).
+std::string format_hls_delivery_directives(const HlsDeliveryDirectives& d);
 
 // How far a live stream has got: segments before `next_msn` are complete and listed;
 // `open_parts` Partial Segments of segment `next_msn` exist.

@@ -16,15 +16,19 @@
 
 #include "rill/protocol/aac.h"
 #include "rill/protocol/avc.h"
+#include "rill/protocol/hevc.h"
 
 namespace rill::protocol {
 
 enum class AudioCodec { AAC, MP3 };
+enum class VideoCodec { H264, HEVC };
 
 struct TsStreams {
   bool has_video = true;
   bool has_audio = true;
   AudioCodec audio = AudioCodec::AAC;
+  VideoCodec video = VideoCodec::H264;  // HEVC: stream_type 0x24 (13818-1 Table 2-34)
+  bool operator==(const TsStreams&) const = default;
 };
 
 struct TsSample {
@@ -62,6 +66,7 @@ class TsMuxer {
   // that ADTS cannot carry (see check_adts_compatible) counts as malformed.
   void set_avc_config(std::span<const uint8_t> avcc_record);
   void set_aac_config(std::span<const uint8_t> asc);
+  void set_hevc_config(std::span<const uint8_t> hvcc_record);  // streams().video == HEVC
   bool has_avc_config() const { return have_avc_; }
   bool has_aac_config() const { return have_aac_; }
   const AvcConfig& avc_config() const { return avc_; }
@@ -92,6 +97,7 @@ class TsMuxer {
 
   TsStreams streams_;
   AvcConfig avc_;
+  HevcConfig hevc_;
   AacConfig aac_;
   bool have_avc_ = false;
   bool have_aac_ = false;

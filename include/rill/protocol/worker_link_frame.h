@@ -8,8 +8,11 @@
 //   PLAY <app>/<name>           LinkPlayRequest   stream this live stream to me (frames)
 //   STATS                       LinkStatsRequest  this worker's statistics: one Stats frame
 //   STATS ALL                   LinkStatsRequest  every worker's, gathered by the answering one
-//   HLS <app>/<name> <object>   LinkHlsRequest    <object>: index.m3u8 or <seq>.ts; one HlsObject
-//                                                 frame, or one Error frame (not found)
+//   HLS <app>/<name> <object>   LinkHlsRequest    <object>: index.m3u8[?directives], <seq>.ts,
+//                                                 <seq>.m4s, init-<id>.mp4 or part-<n>.m4s; one
+//                                                 HlsObject frame, or one Error frame (not found;
+//                                                 "bad request: ..." / "unavailable: ..." for an
+//                                                 LL-HLS request the owner refused or held in vain)
 //   KICK <id>                   LinkKickRequest   close the client with this session id (decimal,
 //                                                 no leading zero, 64 bits); a Stats frame
 //                                                 {"closed": 0|1}
@@ -149,12 +152,16 @@ class LinkFrameReader {
 
 // ---- requests --------------------------------------------------------------------------------
 
-// The <object> of an HLS request: "index.m3u8" (the playlist) or "<seq>.ts" (decimal, no leading
-// zero, fits in 64 bits).
+// The <object> of an HLS request: "index.m3u8" (the playlist, with LL-HLS directives after a '?'
+// in canonical form) or a file of the stream (hls_segment_file: "<seq>.ts", "<seq>.m4s",
+// "init-<id>.mp4", "part-<n>.m4s"; decimal, no leading zero, fits in 64 bits).
 struct HlsObjectName {
   bool playlist = true;
   uint64_t sequence = 0;  // segment (or init section) number
   HlsSegmentForm form = HlsSegmentForm::Ts;  // "<seq>.ts", "<seq>.m4s" or "init-<id>.mp4"
+  // Playlist: LL-HLS delivery directives in canonical form ("index.m3u8?_HLS_msn=5&_HLS_part=2"),
+  // "" for none (hls_delivery.h). The owner may hold such a request until it can answer it.
+  std::string directives = {};
   bool operator==(const HlsObjectName&) const = default;
 };
 inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";

@@ -4,6 +4,11 @@
 //   GET|HEAD /APP/STREAM.m3u8    application/vnd.apple.mpegurl (RFC 8216 §4), Cache-Control: no-cache
 //   GET|HEAD /APP/STREAM/SEQ.ts  video/mp2t, Content-Length, Cache-Control: max-age=N
 //                                (N >= the playlist duration: a segment never changes once listed)
+//   GET|HEAD /APP/STREAM/SEQ.m4s, init-ID.mp4, part-N.m4s   the same as video/mp4 (container: fmp4;
+//                                parts with low_latency)
+//
+// A low-latency stream's playlist takes the LL-HLS delivery directives, and its hinted part is
+// held until complete (hls_blocking.h).
 //
 // 404 for an unknown app, an app without HLS, a stream with no playlist (yet, or any more), and a
 // segment that expired or never existed. Segment bodies are handed to libevent by reference

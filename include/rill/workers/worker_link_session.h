@@ -17,6 +17,7 @@
 #include <string>
 
 #include "rill/core/timer_queue.h"
+#include "rill/media/hls_store.h"
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
 #include "rill/net/server_context.h"
@@ -51,6 +52,11 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void serve(const protocol::LinkHlsRequest& r);
   void serve(const protocol::LinkKickRequest& r);
   void serve(const protocol::LinkDropRequest& r);
+  enum class HlsHold { Now, Wait, TooFar };
+  // Whether an HLS object is answered now or held until the stream gets to `target`.
+  HlsHold hls_hold(const media::HlsStreamState& st, const protocol::HlsObjectName& o,
+                   media::HlsStore::WaitTarget& target) const;
+  void send_hls(const media::HlsStreamState& st, const protocol::HlsObjectName& object);
   void answer(const protocol::LinkMessage& m);
   void refuse(const std::string& why);
   void stop_subscription();
@@ -66,6 +72,7 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   media::Stream* stream_ = nullptr;  // subscribed (PLAY)
   uint64_t frames_out_ = 0;
   std::unique_ptr<StatsGatherer> gatherer_;  // STATS ALL in progress
+  uint64_t hls_wait_ = 0;                     // a held LL-HLS request (HlsStore::wait id)
 };
 
 }  // namespace rill::workers
