@@ -106,6 +106,30 @@ class FloodTest(unittest.TestCase):
             self.assertIsNone(pub.poll(), 'the publisher was cut')
             self.assertEqual(sorted(rill.worker_pids()), sorted(workers))
 
+    def test_slowloris_is_cut_at_the_header_timeout(self):
+        with Rill({'workers': 1, 'http': {'timeout': '%ds' % TIMEOUT_S}}) as rill:
+            s = socket.create_connection((HOST, rill.http_port), timeout=5)
+            self.addCleanup(s.close)
+            request = b'GET /live/cam.flv HTTP/1.1\r\nHost: x\r\nX-Slow: ' + b'a' * 100
+            t0, cut = time.monotonic(), None
+            for byte in request:  # one header byte every 0.25 s: evhttp's idle timeout never fires
+                try:
+                    s.sendall(bytes([byte]))
+                    s.settimeout(0.25)
+                    if s.recv(4096) == b'':
+                        cut = time.monotonic() - t0
+                        break
+                except socket.timeout:
+                    continue
+                except OSError:
+                    cut = time.monotonic() - t0
+                    break
+            print('\nslowloris: cut after %s s (http.timeout %d s)' % (cut and round(cut, 2), TIMEOUT_S))
+            self.assertIsNotNone(cut, 'slowloris never cut')
+            self.assertGreaterEqual(cut, TIMEOUT_S - 0.5)
+            self.assertLessEqual(cut, TIMEOUT_S + 2)
+            self.assertIn('no complete request within http.timeout', rill.log_text())
+
 
 if __name__ == '__main__':
     unittest.main()

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rill/server/http_header_deadline.h"
 #include "rill/core/buffer.h"
 #include "rill/net/server_context.h"
 #include "rill/server/http_router.h"
@@ -100,6 +101,7 @@ class HttpServer {
   std::vector<bufferevent*> pending_;
   event* admit_ev_ = nullptr;
   std::unordered_map<evhttp_connection*, Conn> conns_;
+  std::unique_ptr<HttpHeaderDeadline> header_deadline_;  // slowloris: first request within timeout
 };
 
 }  // namespace rill::server
