@@ -17,9 +17,8 @@ import time
 import unittest
 
 import rilltest
-from muxplayers import MuxPlayers
+from healthy import start_healthy
 from rilltest import Rill, require_tool
-from test_worker_link import make_relay_media
 
 HOST = '127.0.0.1'
 COUNT = int(os.environ.get('RILL_FLOOD_CONNECTIONS', '2000'))
@@ -71,15 +70,7 @@ class FloodTest(unittest.TestCase):
                'http': {'timeout': '%ds' % TIMEOUT_S}}
         with Rill(cfg) as rill:
             workers = rill.wait_workers(2)
-            pub = rilltest.ffmpeg_publish(rill.rtmp_url('cam'), make_relay_media())
-            self.addCleanup(rilltest.stop_process, pub)
-            self.assertTrue(rill.wait_for_log(r'publishing live/cam', 15))
-            players = MuxPlayers(HOST, rill.rtmp_port, rill.http_port, max_frames=10)
-            self.addCleanup(players.stop)
-            players.add_rtmp('live', 'cam', 5)
-            players.add_flv('live', 'cam', 5)
-            players.start()
-            time.sleep(1.5)
+            pub, players = start_healthy(self, rill, 5)
 
             t0 = time.monotonic()
             idle = open_idle(rill.rtmp_port, COUNT // 2) + open_idle(rill.http_port, COUNT // 2)

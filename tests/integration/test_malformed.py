@@ -14,10 +14,9 @@ import unittest
 
 import malformed_cases
 import rilltest
-from muxplayers import MuxPlayers
+from healthy import start_healthy
 from rilltest import Rill, require_tool
 from test_memory import rss_kb
-from test_worker_link import make_relay_media
 
 HOST = '127.0.0.1'
 CLOSE_WITHIN_S = 10.0
@@ -66,15 +65,7 @@ class MalformedTest(unittest.TestCase):
                'http': {'timeout': '2s'}}
         with Rill(cfg) as rill:
             workers = rill.wait_workers(2)
-            pub = rilltest.ffmpeg_publish(rill.rtmp_url('cam'), make_relay_media())
-            self.addCleanup(rilltest.stop_process, pub)
-            self.assertTrue(rill.wait_for_log(r'publishing live/cam', 15))
-            players = MuxPlayers(HOST, rill.rtmp_port, rill.http_port, max_frames=10)
-            self.addCleanup(players.stop)
-            players.add_rtmp('live', 'cam', 4)
-            players.add_flv('live', 'cam', 4)
-            players.start()
-            time.sleep(2)
+            pub, players = start_healthy(self, rill, 4, settle_s=2)
             before = sum(rss_kb(p) for p in workers)
             results, peak = [], before
             t0 = time.monotonic()
