@@ -16,6 +16,7 @@ import unittest
 
 import rilltest
 from rilltest import SOURCE_DIR, require_tool, run
+from test_memory import sanitized
 
 
 def read(path):
@@ -29,6 +30,8 @@ class PackageTest(unittest.TestCase):
     def setUpClass(cls):
         for tool in ('dpkg-deb', 'dpkg-shlibdeps', 'fakeroot'):
             require_tool(tool)
+        if sanitized(rilltest.rill_binary()):
+            raise unittest.SkipTest('packages are built from release builds, not sanitizer builds')
         build = os.path.dirname(rilltest.rill_binary())
         res = run([os.path.join(SOURCE_DIR, 'scripts', 'package'), build], timeout=300)
         if res.returncode != 0:
