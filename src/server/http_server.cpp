@@ -53,6 +53,7 @@ HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ct
   evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(hc.max_body_size));
   timeval tv{static_cast<time_t>(hc.timeout.count() / 1000), static_cast<suseconds_t>((hc.timeout.count() % 1000) * 1000)};
   evhttp_set_timeout_tv(http_, &tv);
+  header_deadline_ = std::make_unique<HttpHeaderDeadline>(ctx_, hc.timeout.count());
   // Every method evhttp knows reaches us, so that POST & co get 405 from the route table. A
   // method token evhttp does not know gets 501 from evhttp, as RFC 9110 §9.1 asks ("An origin
   // server that receives a request method that is unrecognized or not implemented SHOULD
@@ -162,12 +163,14 @@ void HttpServer::admit(evhttp_connection* conn) {
   }
   conns_.emplace(conn, Conn{nullptr, nullptr, std::move(addr)});
   evhttp_connection_set_closecb(conn, &HttpServer::on_connection_closed, this);
+  header_deadline_->watch(conn);
 }
 
 void HttpServer::on_connection_closed(evhttp_connection* conn, void* arg) {
   auto* self = static_cast<HttpServer*>(arg);
   auto it = self->conns_.find(conn);
   if (it == self->conns_.end()) return;
+  self->header_deadline_->forget(conn);
   const Conn c = it->second;
   self->conns_.erase(it);
   self->per_address_.release(c.addr);
@@ -262,6 +265,7 @@ void HttpServer::on_request(evhttp_request* req, void* arg) { static_cast<HttpSe
 
 void HttpServer::handle(evhttp_request* req) {
   admit_pending();  // a connection's first request may come before on_admit ran
+  header_deadline_->forget(evhttp_request_get_connection(req));
   HttpRequestInfo info;
   info.method = method_of(evhttp_request_get_command(req));
   const char* uri = evhttp_request_get_uri(req);

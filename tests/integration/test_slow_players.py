@@ -17,7 +17,7 @@ import unittest
 
 import rilltest
 import rtmpclient as rc
-from muxplayers import MuxPlayers
+from healthy import start_healthy
 from rilltest import Rill, require_tool, wait_until
 
 HOST = '127.0.0.1'
@@ -70,15 +70,7 @@ class SlowPlayersTest(unittest.TestCase):
             cfg['http'] = {'send_buffer': send_buffer}
         with Rill(cfg) as rill:
             rill.wait_workers(2)
-            pub = rilltest.ffmpeg_publish(rill.rtmp_url('cam'), rilltest.make_test_media())
-            self.addCleanup(rilltest.stop_process, pub)
-            self.assertTrue(rill.wait_for_log(r'publishing live/cam', 15))
-            healthy = MuxPlayers(HOST, rill.rtmp_port, rill.http_port, max_frames=10)
-            self.addCleanup(healthy.stop)
-            healthy.add_rtmp('live', 'cam', 3)
-            healthy.add_flv('live', 'cam', 3)
-            healthy.start()
-            time.sleep(1)
+            _pub, healthy = start_healthy(self, rill, 3, media=rilltest.make_test_media(), settle_s=1)
             stalled = {}
             for _ in range(STALLED_RTMP):
                 s, t = stalled_rtmp(rill.rtmp_port, 'cam')

@@ -104,6 +104,8 @@ TEST(Config, DefaultValues) {
   EXPECT_EQ(c.http.timeout, seconds(30));
   EXPECT_EQ(c.http.max_connections, 10000u);
   EXPECT_EQ(c.http.cors_origin, "*");
+  EXPECT_EQ(c.rtmp.send_buffer, 32 * kKiB);
+  EXPECT_EQ(c.http.send_buffer, 32 * kKiB);
   ASSERT_EQ(c.apps.size(), 1u);
   const AppConfig& live = c.apps.at("live");
   EXPECT_EQ(live.name, "live");
@@ -215,6 +217,13 @@ apps:
   EXPECT_EQ(radio->name, "radio.2-x_y");
   EXPECT_TRUE(radio->gop_cache);
   EXPECT_FALSE(radio->hls.enabled);
+}
+
+TEST(Config, SendBuffer) {
+  Config c = load("apps:\n  live:\nrtmp:\n  send_buffer: 16KiB\nhttp:\n  send_buffer: 0B\n");
+  EXPECT_EQ(c.rtmp.send_buffer, 16 * kKiB);
+  EXPECT_EQ(c.http.send_buffer, 0u);  // kernel autotuning
+  EXPECT_THROW(load("apps:\n  live:\nrtmp:\n  send_buffer: 65MiB\n"), ConfigError);
 }
 
 TEST(Config, EmptyListenListDisablesAProtocol) {

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rill/server/http_header_deadline.h"
 #include "rill/core/buffer.h"
 #include "rill/core/address_counter.h"
 #include "rill/net/server_context.h"
@@ -103,6 +104,7 @@ class HttpServer {
   event* admit_ev_ = nullptr;
   std::unordered_map<evhttp_connection*, Conn> conns_;
   core::AddressCounter per_address_;  // http.max_connections_per_ip
+  std::unique_ptr<HttpHeaderDeadline> header_deadline_;  // slowloris: first request within timeout
 };
 
 }  // namespace rill::server
