@@ -36,7 +36,7 @@ const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "
 const std::vector<std::string_view> kRtmpKeys = {"listen",           "chunk_size",        "max_chunk_size",
                                                  "max_message_size", "handshake_timeout", "idle_timeout",
                                                  "ping_interval",    "ack_window",        "max_connections",
-                                                 "max_connections_per_ip"};
+                                                 "max_connections_per_ip", "tls_listen", "tls_cert", "tls_key"};
 const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "max_body_size",
                                                  "timeout", "max_connections", "cors_origin",
                                                  "max_connections_per_ip"};
@@ -145,6 +145,7 @@ RtmpConfig read_rtmp(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_int("ack_window", rtmp.ack_window, 1024, std::numeric_limits<int32_t>::max());
   map.read_int("max_connections", rtmp.max_connections, 1, kMaxConnections);
   read_connections_per_ip(map, rtmp.max_connections_per_ip);
+  read_rtmp_tls(reader, map, rtmp);
   return rtmp;
 }
 

@@ -117,6 +117,31 @@ void read_app_security(const YamlReader& reader, const YamlMap& app_map, AppConf
   }
 }
 
+void read_rtmp_tls(const YamlReader& reader, const YamlMap& map, RtmpConfig& rtmp) {
+  map.read_optional_string("tls_cert", rtmp.tls_cert);
+  map.read_optional_string("tls_key", rtmp.tls_key);
+  const auto field = map.get("tls_listen");
+  if (!field) return;
+  for (const YamlField& item : reader.string_list(*field)) {
+    ListenAddress a;
+    try {
+      a = parse_listen(item.node.Scalar());
+    } catch (const ConfigError& e) {
+      reader.fail(item, e.what());
+    }
+    for (const ListenAddress& plain : rtmp.listen) {
+      if (plain.port == a.port && (plain.host == a.host || plain.host == "0.0.0.0" || plain.host == "::" ||
+                                   a.host == "0.0.0.0" || a.host == "::")) {
+        reader.fail(item, "TLS listen address " + a.to_string() + " overlaps rtmp.listen " + plain.to_string());
+      }
+    }
+    rtmp.tls_listen.push_back(a);
+  }
+  if (!rtmp.tls_listen.empty() && (!rtmp.tls_cert || !rtmp.tls_key)) {
+    reader.fail(*field, "RTMPS needs rtmp.tls_cert and rtmp.tls_key");
+  }
+}
+
 void read_connections_per_ip(const YamlMap& map, size_t& out) {
   map.read_int("max_connections_per_ip", out, 0, 1'000'000);
 }

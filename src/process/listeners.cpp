@@ -66,7 +66,9 @@ int make_socket(const config::ListenAddress& addr, const Resolved& r, bool reuse
 
 }  // namespace
 
-const char* to_string(ListenerKind kind) { return kind == ListenerKind::rtmp ? "rtmp" : "http"; }
+const char* to_string(ListenerKind kind) {
+  return kind == ListenerKind::rtmp ? "rtmp" : kind == ListenerKind::http ? "http" : "rtmp.tls";
+}
 
 int bind_listener(const config::ListenAddress& addr, int backlog) {
   Resolved r = resolve(addr);
@@ -131,6 +133,7 @@ void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::log
   std::vector<Want> wants;
   for (const auto& a : cfg.rtmp.listen) wants.push_back({ListenerKind::rtmp, &a});
   for (const auto& a : cfg.http.listen) wants.push_back({ListenerKind::http, &a});
+  for (const auto& a : cfg.rtmp.tls_listen) wants.push_back({ListenerKind::rtmps, &a});
   for (size_t i = 0; i < wants.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (wants[i].addr->port != 0 && *wants[i].addr == *wants[j].addr)

@@ -111,6 +111,7 @@
 #include "rill/process/privileges.h"
 #include "rill/process/proctitle.h"
 #include "rill/process/signals.h"
+#include "rill/server/rtmps_context.h"
 #include "rill/process/worker_process.h"
 
 namespace rill::process {
@@ -141,6 +142,7 @@ config::Config load_master_config(const MasterOptions& opts) {
   config::Config c = opts.config_path ? config::load_config_file(*opts.config_path)
                                       : config::load_default_config();
   if (opts.pid_file) c.pid_file = *opts.pid_file;
+  server::make_rtmps_context(c.rtmp);  // an unreadable or mismatched cert/key fails here, named
   return c;
 }
 
@@ -391,6 +393,7 @@ struct Master::Impl {
       params.config = cfg;
       params.rtmp_fds = listeners.fds(ListenerKind::rtmp, slot);
       params.http_fds = listeners.fds(ListenerKind::http, slot);
+      params.rtmps_fds = listeners.fds(ListenerKind::rtmps, slot);
       params.master_pipe_fd = pipe_r;
       params.master_pid = self;
       params.user = user;

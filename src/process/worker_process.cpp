@@ -132,6 +132,7 @@ void run_worker_process(WorkerProcessParams p) {
     ctx.config = p.config;
     ctx.rtmp_fds = p.rtmp_fds;
     ctx.http_fds = p.http_fds;
+    ctx.rtmps_fds = p.rtmps_fds;
     ctx.log = st.log;
     ctx.access_log = st.access_log;
     ctx.ownership = p.ownership;

@@ -44,6 +44,11 @@ struct RtmpConfig {
   uint32_t ack_window = 2500000;              // Window Acknowledgement Size we announce
   size_t max_connections = 10000;             // per worker
   size_t max_connections_per_ip = 0;          // per worker, 0 = no limit
+  // RTMPS (docs/security.md): TLS listeners and the PEM chain and key they present, read by
+  // every new worker (so a reload re-reads them).
+  std::vector<ListenAddress> tls_listen;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
   bool operator==(const RtmpConfig&) const = default;
 };
 

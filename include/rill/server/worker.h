@@ -26,6 +26,7 @@ struct WorkerContext {
   // bound and listening (SO_REUSEPORT: each worker slot has its own socket per address).
   std::vector<int> rtmp_fds;
   std::vector<int> http_fds;
+  std::vector<int> rtmps_fds;  // rtmp.tls_listen: RTMP over TLS (server/rtmps_context.h)
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
   // Across workers: the stream ownership table the master shares with every worker (null: no
