@@ -39,7 +39,7 @@ const std::vector<std::string_view> kRtmpKeys = {"listen",           "chunk_size
                                                  "max_connections_per_ip", "tls_listen", "tls_cert", "tls_key"};
 const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "max_body_size",
                                                  "timeout", "max_connections", "cors_origin",
-                                                 "max_connections_per_ip"};
+                                                 "max_connections_per_ip", "tls_listen", "tls_cert", "tls_key"};
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
                                                 "play_wait", "publisher_idle_timeout", "queue",
@@ -159,6 +159,7 @@ HttpConfig read_http(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_int("max_connections", http.max_connections, 1, kMaxConnections);
   map.read_string("cors_origin", http.cors_origin, /*allow_empty=*/true);
   read_connections_per_ip(map, http.max_connections_per_ip);
+  read_http_tls(reader, map, http);
   return http;
 }
 

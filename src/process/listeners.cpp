@@ -67,7 +67,13 @@ int make_socket(const config::ListenAddress& addr, const Resolved& r, bool reuse
 }  // namespace
 
 const char* to_string(ListenerKind kind) {
-  return kind == ListenerKind::rtmp ? "rtmp" : kind == ListenerKind::http ? "http" : "rtmp.tls";
+  switch (kind) {
+    case ListenerKind::rtmp: return "rtmp";
+    case ListenerKind::http: return "http";
+    case ListenerKind::rtmps: return "rtmp.tls";
+    case ListenerKind::https: return "http.tls";
+  }
+  return "?";
 }
 
 int bind_listener(const config::ListenAddress& addr, int backlog) {
@@ -134,6 +140,7 @@ void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::log
   for (const auto& a : cfg.rtmp.listen) wants.push_back({ListenerKind::rtmp, &a});
   for (const auto& a : cfg.http.listen) wants.push_back({ListenerKind::http, &a});
   for (const auto& a : cfg.rtmp.tls_listen) wants.push_back({ListenerKind::rtmps, &a});
+  for (const auto& a : cfg.http.tls_listen) wants.push_back({ListenerKind::https, &a});
   for (size_t i = 0; i < wants.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (wants[i].addr->port != 0 && *wants[i].addr == *wants[j].addr)

@@ -142,7 +142,9 @@ config::Config load_master_config(const MasterOptions& opts) {
   config::Config c = opts.config_path ? config::load_config_file(*opts.config_path)
                                       : config::load_default_config();
   if (opts.pid_file) c.pid_file = *opts.pid_file;
-  server::make_rtmps_context(c.rtmp);  // an unreadable or mismatched cert/key fails here, named
+  // An unreadable or mismatched certificate or key fails here, with the file's name.
+  server::make_rtmps_context(c.rtmp);
+  server::make_https_context(c.http);
   return c;
 }
 
@@ -394,6 +396,7 @@ struct Master::Impl {
       params.rtmp_fds = listeners.fds(ListenerKind::rtmp, slot);
       params.http_fds = listeners.fds(ListenerKind::http, slot);
       params.rtmps_fds = listeners.fds(ListenerKind::rtmps, slot);
+      params.https_fds = listeners.fds(ListenerKind::https, slot);
       params.master_pipe_fd = pipe_r;
       params.master_pid = self;
       params.user = user;

@@ -171,6 +171,13 @@ void Worker::start() {
     impl_->rtmp_accept_evs.push_back(ev);
   }
   for (int fd : impl_->wctx.http_fds) impl_->http->listen(fd);
+  try {
+    if (auto https = make_https_context(impl_->wctx.config->http)) {
+      for (int fd : impl_->wctx.https_fds) impl_->http->listen_tls(fd, https);
+    }
+  } catch (const net::TlsError& e) {
+    impl_->ctx.log->error("https: not listening: {}", e.what());  // `rill -t` and reload check it first
+  }
   impl_->relay->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
   impl_->accepting = true;
   impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,

@@ -1,5 +1,6 @@
-"""RTMPS on rtmp.tls_listen (docs/security.md), with a throwaway CA made by openssl in the test:
-ffmpeg publishes to rtmps://, ffprobe plays from it; the chain verifies against the CA with TLS
+"""RTMPS on rtmp.tls_listen and HTTPS on http.tls_listen (docs/security.md), with a throwaway CA
+made by openssl in the test: ffmpeg publishes to rtmps://, ffprobe plays from it, curl --cacert
+fetches the .flv and the .m3u8 over HTTPS (ALPN http/1.1); the chain verifies against the CA with TLS
 1.2 or later (older versions refused); plain RTMP or a stalled handshake on the TLS port is closed
 without harming the publisher; `rill -t` names a mismatched key; after a reload with a new
 certificate new connections get it.
@@ -53,13 +54,15 @@ def tls_serial(port, cafile, **ctx_opts):
             return s.version(), s.getpeercert()['serialNumber']
 
 
-@unittest.skipIf(not all(shutil.which(t) for t in ('ffmpeg', 'ffprobe', 'openssl')), 'needs ffmpeg, ffprobe, openssl')
+@unittest.skipIf(not all(shutil.which(t) for t in ('ffmpeg', 'ffprobe', 'openssl', 'curl')),
+                 'needs ffmpeg, ffprobe, openssl, curl')
 class RtmpsTest(unittest.TestCase):
     def setUp(self):
         self.pki = tempfile.mkdtemp(prefix='rill-pki-')
         self.addCleanup(shutil.rmtree, self.pki, True)
         make_pki(self.pki)
         self.tls_port = rilltest.free_port()
+        self.https_port = rilltest.free_port()
         self.cert = os.path.join(self.pki, 'chain.pem')
         self.key = os.path.join(self.pki, 'key.pem')
         shutil.copy(os.path.join(self.pki, 'chain1.pem'), self.cert)
@@ -68,7 +71,18 @@ class RtmpsTest(unittest.TestCase):
 
     def config(self):
         return {'rtmp': {'tls_listen': ['127.0.0.1:%d' % self.tls_port], 'tls_cert': self.cert, 'tls_key': self.key,
-                         'handshake_timeout': '2s'}}
+                         'handshake_timeout': '2s'},
+                'http': {'tls_listen': ['127.0.0.1:%d' % self.https_port], 'tls_cert': self.cert, 'tls_key': self.key},
+                'apps': {'live': {'hls': {'enabled': True, 'fragment': '1s'}}}}
+
+    def curl(self, path, max_bytes):
+        """curl --cacert over HTTPS: (exit code, HTTP status, first bytes of the body, negotiated ALPN seen)."""
+        out = os.path.join(self.pki, 'body')
+        r = rilltest.run(['curl', '-sS', '-v', '--http1.1', '--cacert', self.ca, '--max-time', '5', '-o', out,
+                          '-w', '%{http_code}', 'https://127.0.0.1:%d%s' % (self.https_port, path)], timeout=30)
+        with open(out, 'rb') as f:
+            body = f.read(max_bytes)
+        return r.returncode, r.stdout.strip(), body, 'ALPN: server accepted http/1.1' in r.stderr
 
     def test_rtmps_publish_play_bad_clients_and_reload(self):
         with Rill(self.config()) as rill:
@@ -82,6 +96,16 @@ class RtmpsTest(unittest.TestCase):
             probe = rilltest.run(['ffprobe', '-v', 'error', '-show_entries', 'stream=codec_name', '-of', 'csv=p=0',
                                   url], timeout=30)
             self.assertIn('h264', probe.stdout, probe.stderr)
+
+            # HTTPS: HTTP-FLV (cut by --max-time: exit 28 with the stream's first bytes) and HLS.
+            code, status, body, alpn = self.curl('/live/x.flv', 16)
+            self.assertEqual((status, body[:3]), ('200', b'FLV'), code)
+            self.assertTrue(alpn, 'no ALPN http/1.1')
+            pl = wait_until(lambda: (lambda r: r if r[1] == '200' else None)(self.curl('/live/x.m3u8', 4096)), 15)
+            self.assertTrue(pl, self.curl('/live/x.m3u8', 4096))
+            self.assertEqual(pl[0], 0)
+            self.assertTrue(pl[2].startswith(b'#EXTM3U'), pl[2])
+            self.assertEqual(tls_serial(self.https_port, self.ca)[0][:5], 'TLSv1')
 
             version, serial = tls_serial(self.tls_port, self.ca)  # the whole chain verifies
             self.assertIn(version, ('TLSv1.2', 'TLSv1.3'))
@@ -108,6 +132,7 @@ class RtmpsTest(unittest.TestCase):
                 pass
             self.assertLess(time.monotonic() - start, 10)
 
+            self.assertIsNone(pub.poll(), 'the publisher was harmed by the bad clients')
             # A new certificate on reload: new connections get it (the reload itself ends the old
             # workers' sessions, as every reload does) and RTMPS publishing works on.
             rilltest.stop_process(pub)

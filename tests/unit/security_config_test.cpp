@@ -80,11 +80,23 @@ TEST(SecurityConfig, RtmpsKeys) {
   EXPECT_EQ(*c.rtmp.tls_cert, "/c.pem");
   EXPECT_EQ(*c.rtmp.tls_key, "/k.pem");
   EXPECT_TRUE(load(kLive).rtmp.tls_listen.empty());
-  EXPECT_CONTAINS(error_of("rtmp: {tls_listen: ['127.0.0.1:1936']}\n" + kLive), "needs rtmp.tls_cert and rtmp.tls_key");
+  EXPECT_CONTAINS(error_of("rtmp: {tls_listen: ['127.0.0.1:1936']}\n" + kLive), "TLS needs rtmp.tls_cert and rtmp.tls_key");
   EXPECT_CONTAINS(error_of("rtmp: {listen: ['0.0.0.0:1935'], tls_listen: ['127.0.0.1:1935'], tls_cert: a, tls_key: b}\n" +
                            kLive),
                   "overlaps rtmp.listen");
   EXPECT_CONTAINS(error_of("rtmp: {tls_listen: ['nope:x'], tls_cert: a, tls_key: b}\n" + kLive), "rtmp.tls_listen");
+}
+
+TEST(SecurityConfig, HttpsKeys) {
+  const Config c = load("http: {listen: ['127.0.0.1:8080'], tls_listen: ['127.0.0.1:8443'], tls_cert: /c.pem, "
+                        "tls_key: /k.pem}\n" + kLive);
+  ASSERT_EQ(c.http.tls_listen.size(), 1u);
+  EXPECT_EQ(c.http.tls_listen[0].port, 8443);
+  EXPECT_EQ(*c.http.tls_key, "/k.pem");
+  EXPECT_CONTAINS(error_of("http: {tls_listen: ['127.0.0.1:8443'], tls_key: k}\n" + kLive),
+                  "needs http.tls_cert and http.tls_key");
+  EXPECT_CONTAINS(error_of("http: {listen: ['[::]:8080'], tls_listen: ['[::1]:8080'], tls_cert: a, tls_key: b}\n" + kLive),
+                  "overlaps http.listen");
 }
 
 }  // namespace

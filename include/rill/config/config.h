@@ -60,6 +60,10 @@ struct HttpConfig {
   size_t max_connections = 10000;   // per worker
   std::string cors_origin = "*";    // Access-Control-Allow-Origin on stream responses; "" = off
   size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
+  // HTTPS for HTTP-FLV, HLS and the API (docs/security.md), as rtmp.tls_*.
+  std::vector<ListenAddress> tls_listen;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
   bool operator==(const HttpConfig&) const = default;
 };
 

@@ -17,6 +17,8 @@ void read_app_security(const YamlReader& reader, const YamlMap& app_map, AppConf
 // rtmp.tls_listen, tls_cert, tls_key: addresses must differ from rtmp.listen's; a TLS listener
 // needs both files (whether they load is checked by the process that uses them).
 void read_rtmp_tls(const YamlReader& reader, const YamlMap& map, RtmpConfig& rtmp);
+// http.tls_listen, tls_cert, tls_key: the same for HTTPS.
+void read_http_tls(const YamlReader& reader, const YamlMap& map, HttpConfig& http);
 
 // max_connections_per_ip under rtmp: or http:.
 void read_connections_per_ip(const YamlMap& map, size_t& out);

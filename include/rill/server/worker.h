@@ -27,6 +27,7 @@ struct WorkerContext {
   std::vector<int> rtmp_fds;
   std::vector<int> http_fds;
   std::vector<int> rtmps_fds;  // rtmp.tls_listen: RTMP over TLS (server/rtmps_context.h)
+  std::vector<int> https_fds;  // http.tls_listen: HTTPS
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
   // Across workers: the stream ownership table the master shares with every worker (null: no
