@@ -99,6 +99,34 @@ CallbacksConfig read_callbacks(const YamlReader& reader, const YamlField& f) {
   return cb;
 }
 
+// tls_listen / tls_cert / tls_key of `section`: addresses that must not overlap its plain ones.
+void read_tls_listen(const YamlReader& reader, const YamlMap& map, const std::string& section,
+                     const std::vector<ListenAddress>& plain_listen, std::vector<ListenAddress>& tls_listen,
+                     std::optional<std::string>& cert, std::optional<std::string>& key) {
+  map.read_optional_string("tls_cert", cert);
+  map.read_optional_string("tls_key", key);
+  const auto field = map.get("tls_listen");
+  if (!field) return;
+  for (const YamlField& item : reader.string_list(*field)) {
+    ListenAddress a;
+    try {
+      a = parse_listen(item.node.Scalar());
+    } catch (const ConfigError& e) {
+      reader.fail(item, e.what());
+    }
+    for (const ListenAddress& plain : plain_listen) {
+      if (plain.port == a.port && (plain.host == a.host || plain.host == "0.0.0.0" || plain.host == "::" ||
+                                   a.host == "0.0.0.0" || a.host == "::")) {
+        reader.fail(item, "TLS listen address " + a.to_string() + " overlaps " + section + ".listen " + plain.to_string());
+      }
+    }
+    tls_listen.push_back(a);
+  }
+  if (!tls_listen.empty() && (!cert || !key)) {
+    reader.fail(*field, "TLS needs " + section + ".tls_cert and " + section + ".tls_key");
+  }
+}
+
 }  // namespace
 
 void read_app_security(const YamlReader& reader, const YamlMap& app_map, AppConfig& app) {
@@ -115,6 +143,14 @@ void read_app_security(const YamlReader& reader, const YamlMap& app_map, AppConf
   if (needs_callback(app.auth.play) && !app.callbacks.on_play) {
     reader.fail(at(), "auth.play: callback needs callbacks.on_play");
   }
+}
+
+void read_rtmp_tls(const YamlReader& reader, const YamlMap& map, RtmpConfig& rtmp) {
+  read_tls_listen(reader, map, "rtmp", rtmp.listen, rtmp.tls_listen, rtmp.tls_cert, rtmp.tls_key);
+}
+
+void read_http_tls(const YamlReader& reader, const YamlMap& map, HttpConfig& http) {
+  read_tls_listen(reader, map, "http", http.listen, http.tls_listen, http.tls_cert, http.tls_key);
 }
 
 void read_connections_per_ip(const YamlMap& map, size_t& out) {

@@ -71,6 +71,8 @@ const char* to_string(ListenerKind kind) {
     case ListenerKind::rtmp: return "rtmp";
     case ListenerKind::http: return "http";
     case ListenerKind::api: return "api";
+    case ListenerKind::rtmps: return "rtmp.tls";
+    case ListenerKind::https: return "http.tls";
   }
   return "?";
 }
@@ -139,6 +141,8 @@ void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::log
   for (const auto& a : cfg.rtmp.listen) wants.push_back({ListenerKind::rtmp, &a});
   for (const auto& a : cfg.http.listen) wants.push_back({ListenerKind::http, &a});
   for (const auto& a : cfg.api.listen) wants.push_back({ListenerKind::api, &a});
+  for (const auto& a : cfg.rtmp.tls_listen) wants.push_back({ListenerKind::rtmps, &a});
+  for (const auto& a : cfg.http.tls_listen) wants.push_back({ListenerKind::https, &a});
   for (size_t i = 0; i < wants.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (wants[i].addr->port != 0 && *wants[i].addr == *wants[j].addr)

@@ -114,6 +114,7 @@
 #include "rill/process/privileges.h"
 #include "rill/process/proctitle.h"
 #include "rill/process/signals.h"
+#include "rill/server/rtmps_context.h"
 #include "rill/process/worker_process.h"
 
 namespace rill::process {
@@ -143,6 +144,9 @@ config::Config load_master_config(const MasterOptions& opts) {
   config::Config c = opts.config_path ? config::load_config_file(*opts.config_path)
                                       : config::load_default_config();
   if (opts.pid_file) c.pid_file = *opts.pid_file;
+  // An unreadable or mismatched certificate or key fails here, with the file's name.
+  server::make_rtmps_context(c.rtmp);
+  server::make_https_context(c.http);
   return c;
 }
 
@@ -397,6 +401,8 @@ struct Master::Impl {
       params.http_fds = listeners.fds(ListenerKind::http, slot);
       params.api_fds = listeners.fds(ListenerKind::api, slot);
       params.counters = counters.get();
+      params.rtmps_fds = listeners.fds(ListenerKind::rtmps, slot);
+      params.https_fds = listeners.fds(ListenerKind::https, slot);
       params.master_pipe_fd = pipe_r;
       params.master_pid = self;
       params.user = user;

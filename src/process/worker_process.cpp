@@ -120,6 +120,24 @@ void prepare_worker_process(int slot) {
   apply_worker_malloc_policy();
 }
 
+server::WorkerContext worker_context(const WorkerProcessParams& p, const WorkerState& st) {
+  server::WorkerContext ctx;
+  ctx.id = p.slot;
+  ctx.generation = p.generation;
+  ctx.config = p.config;
+  ctx.rtmp_fds = p.rtmp_fds;
+  ctx.http_fds = p.http_fds;
+  ctx.rtmps_fds = p.rtmps_fds;
+  ctx.https_fds = p.https_fds;
+  ctx.api_fds = p.api_fds;    // and the counters they report, shared with the master:
+  ctx.counters = p.counters;
+  ctx.log = st.log;
+  ctx.access_log = st.access_log;
+  ctx.ownership = p.ownership;
+  ctx.workers = p.workers;
+  return ctx;
+}
+
 }  // namespace
 
 void run_worker_process(WorkerProcessParams p) {
@@ -147,19 +165,7 @@ void run_worker_process(WorkerProcessParams p) {
     st.base = event_base_new();
     if (!st.base) throw std::runtime_error("event_base_new failed");
 
-    server::WorkerContext ctx;
-    ctx.id = p.slot;
-    ctx.generation = p.generation;
-    ctx.config = p.config;
-    ctx.rtmp_fds = p.rtmp_fds;
-    ctx.http_fds = p.http_fds;
-    ctx.api_fds = p.api_fds;  // and the counters they report, shared with the master:
-    ctx.counters = p.counters;
-    ctx.log = st.log;
-    ctx.access_log = st.access_log;
-    ctx.ownership = p.ownership;
-    ctx.workers = p.workers;
-    st.worker = std::make_unique<server::Worker>(st.base, std::move(ctx));
+    st.worker = std::make_unique<server::Worker>(st.base, worker_context(p, st));
     st.worker->start();
     auto trimmer = std::make_unique<HeapTrimmer>(st.base);  // freed memory goes back to the system
 

@@ -70,6 +70,7 @@ class CallbackCheck final : public AdmissionCheck {
     const bool done_cb = action == GateAction::Publish ? cb.on_publish_done.has_value() : cb.on_play_done.has_value();
     if (!done_cb && !cb.on_update) return;
     Followed& f = followed_[req.session_id];
+    ctx_.timers->cancel(f.update_timer);  // a connection that publishes again: one timer
     f.action = action;
     f.req = req;
     if (cb.on_update) schedule_update(req.session_id, cb.update_interval);

@@ -48,21 +48,8 @@ void release_buffer(const void*, size_t, void* extra) { static_cast<SharedBuffer
 }  // namespace
 
 HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ctx.base)) {
-  const auto& hc = ctx_.config->http;
-  evhttp_set_max_headers_size(http_, static_cast<ev_ssize_t>(hc.max_header_size));
-  evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(hc.max_body_size));
-  timeval tv{static_cast<time_t>(hc.timeout.count() / 1000), static_cast<suseconds_t>((hc.timeout.count() % 1000) * 1000)};
-  evhttp_set_timeout_tv(http_, &tv);
-  header_deadline_ = std::make_unique<HttpHeaderDeadline>(ctx_, hc.timeout.count());
-  // Every method evhttp knows reaches us, so that POST & co get 405 from the route table. A
-  // method token evhttp does not know gets 501 from evhttp, as RFC 9110 §9.1 asks ("An origin
-  // server that receives a request method that is unrecognized or not implemented SHOULD
-  // respond with the 501 (Not Implemented) status code").
-  evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_POST |
-                                        EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE |
-                                        EVHTTP_REQ_CONNECT);
-  evhttp_set_default_content_type(http_, "text/plain; charset=utf-8");
-  evhttp_set_gencb(http_, &HttpServer::on_request, this);
+  configure(http_);
+  header_deadline_ = std::make_unique<HttpHeaderDeadline>(ctx_, ctx_.config->http.timeout.count());
   evhttp_set_bevcb(http_, &HttpServer::on_new_connection, this);
   admit_ev_ = event_new(ctx.base, -1, 0, &HttpServer::on_admit, this);
 
@@ -77,23 +64,49 @@ HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ct
               [this](evhttp_request* req, const HttpRequestInfo& info) { serve_stream(req, info); });
 }
 
+// The settings of every evhttp of this server (plain and TLS).
+void HttpServer::configure(evhttp* h) {
+  const auto& hc = ctx_.config->http;
+  evhttp_set_max_headers_size(h, static_cast<ev_ssize_t>(hc.max_header_size));
+  evhttp_set_max_body_size(h, static_cast<ev_ssize_t>(hc.max_body_size));
+  timeval tv{static_cast<time_t>(hc.timeout.count() / 1000), static_cast<suseconds_t>((hc.timeout.count() % 1000) * 1000)};
+  evhttp_set_timeout_tv(h, &tv);
+  // Every method evhttp knows reaches us, so that POST & co get 405 from the route table. A
+  // method token evhttp does not know gets 501 from evhttp, as RFC 9110 §9.1 asks ("An origin
+  // server that receives a request method that is unrecognized or not implemented SHOULD
+  // respond with the 501 (Not Implemented) status code").
+  evhttp_set_allowed_methods(h, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_POST |
+                                    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE |
+                                    EVHTTP_REQ_CONNECT);
+  evhttp_set_default_content_type(h, "text/plain; charset=utf-8");
+  evhttp_set_gencb(h, &HttpServer::on_request, this);
+}
+
 HttpServer::~HttpServer() {
   evhttp_free(http_);  // frees every connection: on_connection_closed runs for each counted one
+  if (https_) evhttp_free(https_);
   for (bufferevent* bev : pending_) bufferevent_decref(bev);
   event_free(admit_ev_);
 }
 
-void HttpServer::listen(int fd) {
+void HttpServer::listen(int fd) { accept_on(http_, fd, bound_); }
+
+void HttpServer::accept_on(evhttp* h, int fd, std::vector<evhttp_bound_socket*>& bound_list) {
   evutil_make_socket_nonblocking(fd);
   // evhttp closes the fd when freed; the master keeps its own copy for respawns.
   int own = dup(fd);
-  evhttp_bound_socket* bound = own >= 0 ? evhttp_accept_socket_with_handle(http_, own) : nullptr;
+  evhttp_bound_socket* bound = own >= 0 ? evhttp_accept_socket_with_handle(h, own) : nullptr;
   if (!bound) {
     ctx_.log->error("http: cannot accept on listener fd {}", fd);
     if (own >= 0) ::close(own);
     return;
   }
-  bound_.push_back(bound);
+  bound_list.push_back(bound);
+}
+
+void HttpServer::reply_shutting_down(evhttp_request* req, void*) {
+  evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+  evhttp_send_error(req, 503, "Shutting down");
 }
 
 void HttpServer::close_listeners() {
@@ -106,10 +119,8 @@ void HttpServer::stop_accepting() {
   // requests on connections already open are answered 503.
   for (auto* b : bound_) evhttp_del_accept_socket(http_, b);
   bound_.clear();
-  evhttp_set_gencb(http_, [](evhttp_request* req, void*) {
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-    evhttp_send_error(req, 503, "Shutting down");
-  }, nullptr);
+  evhttp_set_gencb(http_, &HttpServer::reply_shutting_down, nullptr);
+  stop_accepting_tls();
 }
 
 void HttpServer::set_stream_handler(StreamRoute kind, StreamHandler h) { stream_handlers_.emplace_back(kind, std::move(h)); }

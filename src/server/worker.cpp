@@ -31,6 +31,7 @@
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/admission_checks.h"
+#include "rill/server/rtmps_context.h"
 #include "rill/server/session_address_limit.h"
 #include "rill/server/stream_gate.h"
 #include "rill/server/worker_retirement.h"
@@ -57,6 +58,7 @@ struct Worker::Impl {
   std::unique_ptr<ApiServer> api;                   // api.listen (docs/api.md)
   std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
   std::vector<event*> rtmp_accept_evs;
+  std::shared_ptr<net::TlsContext> rtmps;  // rtmp.tls_listen's certificate, read at start
   bool accepting = false;
   std::function<void()> on_drained;
   event* drain_check = nullptr;
@@ -118,6 +120,9 @@ struct Worker::Impl {
   }
 
   static void on_rtmp_accept(int fd, short, void* arg) { static_cast<Impl*>(arg)->accept_rtmp(fd); }
+  bool is_tls_listener(int lfd) const {
+    return std::find(wctx.rtmps_fds.begin(), wctx.rtmps_fds.end(), lfd) != wctx.rtmps_fds.end();
+  }
 
   // Accept until EAGAIN: under a connection storm the backlog is emptied every loop iteration.
   void accept_rtmp(int lfd) {
@@ -146,7 +151,12 @@ struct Worker::Impl {
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       net::set_send_buffer(fd, wctx.config->rtmp.send_buffer);  // slow players cut in seconds
-      auto conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), peer);
+      std::unique_ptr<net::Connection> conn;
+      if (is_tls_listener(lfd)) {
+        conn = std::make_unique<net::TlsConnection>(base, flusher, std::move(owned), peer, rtmps);
+      } else {
+        conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), peer);
+      }
       auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, std::move(conn))));
       rtmp_per_address.bind(*s, peer);
       s->start();
@@ -169,7 +179,14 @@ Worker::~Worker() {
 }
 
 void Worker::start() {
-  for (int fd : impl_->wctx.rtmp_fds) {
+  std::vector<int> rtmp_fds = impl_->wctx.rtmp_fds;
+  try {
+    impl_->rtmps = make_rtmps_context(impl_->wctx.config->rtmp);
+    if (impl_->rtmps) rtmp_fds.insert(rtmp_fds.end(), impl_->wctx.rtmps_fds.begin(), impl_->wctx.rtmps_fds.end());
+  } catch (const net::TlsError& e) {
+    impl_->ctx.log->error("rtmps: not listening: {}", e.what());  // `rill -t` and reload check it first
+  }
+  for (int fd : rtmp_fds) {
     evutil_make_socket_nonblocking(fd);
     event* ev = event_new(impl_->base, fd, EV_READ | EV_PERSIST, &Impl::on_rtmp_accept, impl_.get());
     event_add(ev, nullptr);
@@ -178,6 +195,13 @@ void Worker::start() {
   for (int fd : impl_->wctx.http_fds) impl_->http->listen(fd);
   for (int fd : impl_->wctx.api_fds) impl_->api->listen(fd);
   impl_->monitor->start();
+  try {
+    if (auto https = make_https_context(impl_->wctx.config->http)) {
+      for (int fd : impl_->wctx.https_fds) impl_->http->listen_tls(fd, https);
+    }
+  } catch (const net::TlsError& e) {
+    impl_->ctx.log->error("https: not listening: {}", e.what());  // `rill -t` and reload check it first
+  }
   impl_->relay->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
   impl_->accepting = true;
   impl_->cluster->start();

@@ -12,6 +12,7 @@
 #include "rill/config/default_config.h"
 #include "rill/config/units.h"
 #include "rill/config/yaml_reader.h"
+#include "config_test_util.h"
 
 namespace rill::config {
 namespace {
@@ -24,38 +25,6 @@ using std::chrono::seconds;
 constexpr size_t kKiB = 1024;
 constexpr size_t kMiB = 1024 * kKiB;
 constexpr size_t kGiB = 1024 * kMiB;
-
-const std::string kApps = "apps:\n  live: {}\n";
-// For appending options of the app: "    key: value\n" lines go on from line 3.
-const std::string kLive = "apps:\n  live:\n";
-
-Config load(const std::string& yaml) { return load_config_string(yaml, "t.yaml"); }
-
-// The what() of the ConfigError that loading `yaml` raises ("" and a test failure if none).
-std::string error_of(const std::string& yaml) {
-  try {
-    load(yaml);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError for:\n" << yaml;
-  return "";
-}
-
-template <class F>
-std::string error_of_call(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
-}
-
-#define EXPECT_CONTAINS(haystack, needle)                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
-      << "expected to find: " << (needle) << "\n                in: " << (haystack)
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -5,26 +5,11 @@
 #include <fstream>
 #include <string>
 
+#include "config_test_util.h"
 #include "rill/config/config.h"
 
 namespace rill::config {
 namespace {
-
-const std::string kLive = "apps:\n  live:\n";
-
-Config load(const std::string& yaml) { return load_config_string(yaml, "t.yaml"); }
-
-std::string error_of(const std::string& yaml) {
-  try {
-    load(yaml);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for:\n" << yaml;
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 TEST(SecurityConfig, DefaultsAreOpen) {
   const Config c = load(kLive);
@@ -85,6 +70,33 @@ TEST(SecurityConfig, Errors) {
   EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_publish: 'https://x/'}\n"), "expected an http:// URL");
   EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_pubish: 'http://x/'}\n"), "did you mean 'on_publish'");
   EXPECT_CONTAINS(error_of("rtmp: {max_connections_per_ip: -1}\n" + kLive), "max_connections_per_ip");
+}
+
+TEST(SecurityConfig, RtmpsKeys) {
+  const Config c = load("rtmp: {listen: ['127.0.0.1:1935'], tls_listen: ['127.0.0.1:1936'], tls_cert: /c.pem, "
+                        "tls_key: /k.pem}\n" + kLive);
+  ASSERT_EQ(c.rtmp.tls_listen.size(), 1u);
+  EXPECT_EQ(c.rtmp.tls_listen[0].port, 1936);
+  EXPECT_EQ(*c.rtmp.tls_cert, "/c.pem");
+  EXPECT_EQ(*c.rtmp.tls_key, "/k.pem");
+  EXPECT_TRUE(load(kLive).rtmp.tls_listen.empty());
+  EXPECT_CONTAINS(error_of("rtmp: {tls_listen: ['127.0.0.1:1936']}\n" + kLive), "TLS needs rtmp.tls_cert and rtmp.tls_key");
+  EXPECT_CONTAINS(error_of("rtmp: {listen: ['0.0.0.0:1935'], tls_listen: ['127.0.0.1:1935'], tls_cert: a, tls_key: b}\n" +
+                           kLive),
+                  "overlaps rtmp.listen");
+  EXPECT_CONTAINS(error_of("rtmp: {tls_listen: ['nope:x'], tls_cert: a, tls_key: b}\n" + kLive), "rtmp.tls_listen");
+}
+
+TEST(SecurityConfig, HttpsKeys) {
+  const Config c = load("http: {listen: ['127.0.0.1:8080'], tls_listen: ['127.0.0.1:8443'], tls_cert: /c.pem, "
+                        "tls_key: /k.pem}\n" + kLive);
+  ASSERT_EQ(c.http.tls_listen.size(), 1u);
+  EXPECT_EQ(c.http.tls_listen[0].port, 8443);
+  EXPECT_EQ(*c.http.tls_key, "/k.pem");
+  EXPECT_CONTAINS(error_of("http: {tls_listen: ['127.0.0.1:8443'], tls_key: k}\n" + kLive),
+                  "needs http.tls_cert and http.tls_key");
+  EXPECT_CONTAINS(error_of("http: {listen: ['[::]:8080'], tls_listen: ['[::1]:8080'], tls_cert: a, tls_key: b}\n" + kLive),
+                  "overlaps http.listen");
 }
 
 }  // namespace

@@ -239,5 +239,58 @@ TEST_F(StreamGateTest, ALateAnswerAfterTheGateIsGoneIsHarmless) {
   EXPECT_FALSE(called);
 }
 
+// A check that answers with a rename (an HTTP callback's 3xx Location) and records what it saw.
+class RenamingCheck final : public AdmissionCheck {
+ public:
+  explicit RenamingCheck(std::string to) : to_(std::move(to)) {}
+  const char* name() const override { return "rename"; }
+  void check(const AdmissionRequest&, GateAction, Done done) override { done(CheckAnswer::renamed(to_)); }
+  void decided(const AdmissionRequest& req, GateAction, const GateDecision& d) override {
+    decided_keys.push_back(req.key);
+    decided_verdicts.push_back(d.verdict);
+  }
+  std::vector<media::StreamKey> decided_keys;
+  std::vector<Verdict> decided_verdicts;
+
+ private:
+  std::string to_;
+};
+
+TEST_F(StreamGateTest, ACheckMayRenameTheStream) {
+  auto* rename = new RenamingCheck("other");
+  auto* after = new ScriptedCheck("after", std::nullopt, false);
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(rename));
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(after));
+  auto d = publish("cam", &publisher_a_);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Admitted);
+  EXPECT_EQ(d->key, (media::StreamKey{"live", "other"}));
+  EXPECT_EQ(after->seen.at(0).key.name, "other");  // later checks see the new name
+  EXPECT_NE(streams_.find(media::StreamKey{"live", "other"}), nullptr);
+  EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);
+  ASSERT_EQ(rename->decided_keys.size(), 1u);  // every check is told the decision
+  EXPECT_EQ(rename->decided_keys[0].name, "other");
+  EXPECT_EQ(rename->decided_verdicts[0], Verdict::Admitted);
+  d->stream->detach_publisher(&publisher_a_);
+  gate_->publish_ended(media::StreamKey{"live", "other"});
+}
+
+TEST_F(StreamGateTest, ARenameToAnInvalidNameRefuses) {
+  gate_->add_check(std::make_unique<RenamingCheck>("../x"));
+  auto d = publish("cam", &publisher_a_);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Refused);
+  EXPECT_TRUE(d->unauthorized);
+  EXPECT_NE(d->reason.find("invalid name"), std::string::npos);
+}
+
+TEST_F(StreamGateTest, ARefusalByACheckIsUnauthorizedAndAPlacementOneIsNot) {
+  gate_->add_check(std::make_unique<ScriptedCheck>("token", std::string("wrong sign"), false));
+  auto d = publish("cam", &publisher_a_);
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->unauthorized);
+  EXPECT_EQ(d->key, (media::StreamKey{"live", "cam"}));
+}
+
 }  // namespace
 }  // namespace rill::server

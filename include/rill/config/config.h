@@ -45,6 +45,11 @@ struct RtmpConfig {
   size_t max_connections = 10000;             // per worker
   size_t send_buffer = 32 * 1024;             // SO_SNDBUF of accepted sockets; 0 = kernel autotuning (net/send_buffer.h)
   size_t max_connections_per_ip = 0;          // per worker, 0 = no limit
+  // RTMPS (docs/security.md): TLS listeners and the PEM chain and key they present, read by
+  // every new worker (so a reload re-reads them).
+  std::vector<ListenAddress> tls_listen;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
   bool operator==(const RtmpConfig&) const = default;
 };
 
@@ -57,6 +62,10 @@ struct HttpConfig {
   std::string cors_origin = "*";    // Access-Control-Allow-Origin on stream responses; "" = off
   size_t send_buffer = 32 * 1024;   // SO_SNDBUF of HTTP-FLV players; 0 = kernel autotuning
   size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
+  // HTTPS for HTTP-FLV, HLS and the API (docs/security.md), as rtmp.tls_*.
+  std::vector<ListenAddress> tls_listen;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
   bool operator==(const HttpConfig&) const = default;
 };
 

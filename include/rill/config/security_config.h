@@ -14,6 +14,12 @@ namespace rill::config {
 // (a token mode needs a secret, a callback mode its URL).
 void read_app_security(const YamlReader& reader, const YamlMap& app_map, AppConfig& app);
 
+// rtmp.tls_listen, tls_cert, tls_key: addresses must differ from rtmp.listen's; a TLS listener
+// needs both files (whether they load is checked by the process that uses them).
+void read_rtmp_tls(const YamlReader& reader, const YamlMap& map, RtmpConfig& rtmp);
+// http.tls_listen, tls_cert, tls_key: the same for HTTPS.
+void read_http_tls(const YamlReader& reader, const YamlMap& map, HttpConfig& http);
+
 // max_connections_per_ip under rtmp: or http:.
 void read_connections_per_ip(const YamlMap& map, size_t& out);
 

@@ -20,6 +20,7 @@
 #include "rill/core/buffer.h"
 #include "rill/core/address_counter.h"
 #include "rill/net/server_context.h"
+#include "rill/net/tls_connection.h"
 #include "rill/server/http_router.h"
 
 struct bufferevent;
@@ -76,6 +77,8 @@ class HttpServer {
   // sessions that need to learn of a close register here (cb null: none any more).
   void set_close_callback(evhttp_connection* conn, void (*cb)(evhttp_connection*, void*), void* arg);
   size_t connections() const { return conns_.size(); }
+  // HTTPS (http.tls_listen): serves the same routes on `fd` over TLS (http_server_tls.cpp).
+  void listen_tls(int fd, std::shared_ptr<net::TlsContext> tls);
 
  private:
   struct Conn {
@@ -86,6 +89,11 @@ class HttpServer {
   static void on_request(evhttp_request* req, void* arg);
   static bufferevent* on_new_connection(struct event_base* base, void* arg);
   static void on_admit(int, short, void* arg);
+  static bufferevent* on_new_tls_connection(struct event_base* base, void* arg);
+  void configure(evhttp* h);
+  void accept_on(evhttp* h, int fd, std::vector<evhttp_bound_socket*>& bound_list);
+  void stop_accepting_tls();
+  static void reply_shutting_down(evhttp_request* req, void* arg);  // after stop_accepting
   static void on_connection_closed(evhttp_connection* conn, void* arg);
   void handle(evhttp_request* req);
   void admit_pending();
@@ -105,6 +113,11 @@ class HttpServer {
   std::unordered_map<evhttp_connection*, Conn> conns_;
   core::AddressCounter per_address_;  // http.max_connections_per_ip
   std::unique_ptr<HttpHeaderDeadline> header_deadline_;  // slowloris: first request within timeout
+  // HTTPS: a second evhttp (libevent makes one kind of bufferevent per evhttp) with the same
+  // handlers and counts; created by the first listen_tls.
+  evhttp* https_ = nullptr;
+  std::shared_ptr<net::TlsContext> https_tls_;
+  std::vector<evhttp_bound_socket*> bound_tls_;
 };
 
 }  // namespace rill::server

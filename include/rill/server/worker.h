@@ -31,6 +31,8 @@ struct WorkerContext {
   std::vector<int> api_fds;  // api.listen: the JSON API, /metrics and /console/ (docs/api.md)
   // Counters that outlive a worker process (workers/server_counters.h); null: process-local.
   workers::ServerCounters* counters = nullptr;
+  std::vector<int> rtmps_fds;  // rtmp.tls_listen: RTMP over TLS (server/rtmps_context.h)
+  std::vector<int> https_fds;  // http.tls_listen: HTTPS
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
   // Across workers: the stream ownership table the master shares with every worker (null: no
