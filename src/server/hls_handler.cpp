@@ -39,7 +39,15 @@ void note_hls_viewer(net::ServerContext& ctx, evhttp_request* req, const HttpReq
   const config::AppConfig* app = ctx.config->find_app(key.app);
   const auto target = app ? std::chrono::duration_cast<std::chrono::milliseconds>(app->hls.fragment)
                           : std::chrono::milliseconds(2000);
-  ctx.monitor->hls_served(key.str(), addr, ua ? ua : "", 0, target);
+  ctx.monitor->hls_requested(key.str(), addr, ua ? ua : "", target);
+}
+
+// The bytes of an HLS answer, for the control plane's counters (the key from the request's path).
+void note_hls_bytes(HttpServer& http, const HttpRequestInfo& info, size_t bytes) {
+  workers::WorkerMonitor* mon = http.context().monitor;
+  if (!mon || bytes == 0) return;
+  const StreamPath sp = parse_stream_path(info.path);
+  if (sp.kind != StreamRoute::None) mon->hls_sent(sp.key.str(), bytes);
 }
 
 }  // namespace
@@ -49,7 +57,9 @@ void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequest
   evhttp_add_header(h, "Content-Type", "application/vnd.apple.mpegurl");  // RFC 8216 §4
   evhttp_add_header(h, "Cache-Control", "no-cache");  // a live playlist changes every segment
   http.add_cors_headers(req);
-  http.log_access(info, 200, http.reply(req, 200, text));
+  const size_t bytes = http.reply(req, 200, text);
+  note_hls_bytes(http, info, bytes);
+  http.log_access(info, 200, bytes);
 }
 
 void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& data,
@@ -61,7 +71,9 @@ void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestI
   const std::string cc = "max-age=" + std::to_string(max_age_s);
   evhttp_add_header(h, "Cache-Control", cc.c_str());
   http.add_cors_headers(req);
-  http.log_access(info, 200, http.reply(req, 200, data));
+  const size_t bytes = http.reply(req, 200, data);
+  note_hls_bytes(http, info, bytes);
+  http.log_access(info, 200, bytes);
 }
 
 void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,

@@ -71,6 +71,7 @@ class HttpServer {
   // sessions that need to learn of a close register here (cb null: none any more).
   void set_close_callback(evhttp_connection* conn, void (*cb)(evhttp_connection*, void*), void* arg);
   size_t connections() const { return conns_.size(); }
+  net::ServerContext& context() { return ctx_; }
 
  private:
   struct Conn {
