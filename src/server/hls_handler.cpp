@@ -30,6 +30,14 @@ std::string live_playlist_cache_control(const BufferRef& text) {
   return target >= 2 ? "max-age=" + std::to_string(target / 2) : std::string("no-cache");
 }
 
+// The bytes of an HLS answer, for the control plane's counters (the key from the request's path).
+void note_hls_bytes(HttpServer& http, const HttpRequestInfo& info, size_t bytes) {
+  workers::WorkerMonitor* mon = http.context().monitor;
+  if (!mon || bytes == 0) return;
+  const StreamPath sp = parse_stream_path(info.path);
+  if (sp.kind != StreamRoute::None) mon->hls_sent(sp.key.str(), bytes);
+}
+
 // cache_control null: the live-playlist rule above; LL-HLS passes its own (hls_blocking.cpp).
 void reply_hls_playlist_text(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text,
                              const char* cache_control) {
@@ -38,7 +46,9 @@ void reply_hls_playlist_text(HttpServer& http, evhttp_request* req, const HttpRe
   const std::string cc = cache_control ? std::string(cache_control) : live_playlist_cache_control(text);
   evhttp_add_header(h, "Cache-Control", cc.c_str());
   http.add_cors_headers(req);
-  http.log_access(info, 200, http.reply(req, 200, text));
+  const size_t bytes = http.reply(req, 200, text);
+  note_hls_bytes(http, info, bytes);
+  http.log_access(info, 200, bytes);
 }
 
 // Looks up the stream's HLS state; answers 404 itself (and returns null) when there is none.
@@ -66,7 +76,7 @@ void note_hls_viewer(net::ServerContext& ctx, evhttp_request* req, const HttpReq
   const config::AppConfig* app = ctx.config->find_app(key.app);
   const auto target = app ? std::chrono::duration_cast<std::chrono::milliseconds>(app->hls.fragment)
                           : std::chrono::milliseconds(2000);
-  ctx.monitor->hls_served(key.str(), addr, ua ? ua : "", 0, target);
+  ctx.monitor->hls_requested(key.str(), addr, ua ? ua : "", target);
 }
 
 }  // namespace
@@ -93,7 +103,9 @@ void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestI
   const std::string cc = "max-age=" + std::to_string(max_age_s) + ", immutable";
   evhttp_add_header(h, "Cache-Control", cc.c_str());
   http.add_cors_headers(req);
-  http.log_access(info, 200, http.reply(req, 200, data));
+  const size_t bytes = http.reply(req, 200, data);
+  note_hls_bytes(http, info, bytes);
+  http.log_access(info, 200, bytes);
 }
 
 void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,

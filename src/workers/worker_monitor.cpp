@@ -219,11 +219,14 @@ json WorkerMonitor::process() const {
           {"bitrate_out_kbps", out_rate_.kbps()}};
 }
 
-void WorkerMonitor::hls_served(const std::string& key, std::string_view addr, std::string_view user_agent,
-                               uint64_t bytes, std::chrono::milliseconds target_duration) {
-  ++hls_requests_;
+void WorkerMonitor::hls_sent(const std::string& key, uint64_t bytes) {
   hls_bytes_ += bytes;
   gone_out_[key] += bytes;
+}
+
+void WorkerMonitor::hls_requested(const std::string& key, std::string_view addr, std::string_view user_agent,
+                                  std::chrono::milliseconds target_duration) {
+  ++hls_requests_;
   const int64_t window = std::max<int64_t>(kMinHlsWindowMs, 2 * target_duration.count());
   std::string viewer(addr);
   viewer += ' ';

@@ -67,6 +67,8 @@ def main():
     write('hls_requests', [3, 1], b'HLS live/cam index.m3u8\nHLS live/cam 12.ts\nHLS live/cam 012.ts\n'
           b'18446744073709551615.ts\nHLS a/b 18446744073709551616.ts\nindex.m3u8')
     write('names_for_workers', [1, 1], b'PLAY live/../x\nPLAY /cam\nPLAY live/a/b\nHLS x/' + b'y' * 200 + b' 1.ts\n')
+    write('control_requests', [2, 1], b'KICK 73014444033\nKICK 01\nKICK 18446744073709551616\nKICK -1\n'
+          b'DROP live/cam\nDROP live\nDROP live/a b\nKICK\n')
     write('bad_requests', [0, 1], b'PLAY live\nPLAY live/../x\nGET / HTTP/1.1\nPLAY  live/a\nSTATS NOW\n\n' + b'A' * 600)
 
 

@@ -79,6 +79,7 @@ class HttpServer {
   size_t connections() const { return conns_.size(); }
   // HTTPS (http.tls_listen): serves the same routes on `fd` over TLS (http_server_tls.cpp).
   void listen_tls(int fd, std::shared_ptr<net::TlsContext> tls);
+  net::ServerContext& context() { return ctx_; }
 
  private:
   struct Conn {

@@ -20,7 +20,7 @@
 
 namespace rill::workers {
 
-inline constexpr size_t kMaxClientsReported = 20000;
+inline constexpr size_t kMaxClientsReported = 10000;  // ~2.5 MB of JSON, under the 4 MiB Stats frame bound
 
 void add_worker_details(net::ServerContext& ctx, nlohmann::json& stats);
 

@@ -36,9 +36,11 @@ class WorkerMonitor {
   // Starts the 1 s tick and observes the session set's retirements.
   void start();
 
-  // An HLS playlist or segment of `key` answered with `bytes` to a client.
-  void hls_served(const std::string& key, std::string_view addr, std::string_view user_agent, uint64_t bytes,
-                  std::chrono::milliseconds target_duration);
+  // An HLS playlist or segment of `key` was asked for by a viewer (admitted).
+  void hls_requested(const std::string& key, std::string_view addr, std::string_view user_agent,
+                     std::chrono::milliseconds target_duration);
+  // `bytes` of an HLS playlist or segment of `key` went out.
+  void hls_sent(const std::string& key, uint64_t bytes);
 
   // This worker's slot row of the shared counters, published first (so that no value reported
   // is ever above what the row holds): {bytes_in, bytes_out, accepted: {rtmp, flv, hls,
