@@ -61,7 +61,8 @@ bool StreamPull::claim() {
     ctx_.log->info("relay {}: {} {} held elsewhere ({})", opts_.id, to_string(info().kind), opts_.key.str(), c.reason);
   }
   if (opts_.on_demand) {
-    answer_waiters(c.result == workers::ClaimResult::Busy);
+    held_elsewhere_ = c.result == workers::ClaimResult::Busy;
+    answer_waiters(held_elsewhere_);
     stop("another worker has the stream");
   } else {
     set_state(RelayState::Standby);  // tick() claims again when the holder lets go
@@ -185,7 +186,7 @@ void StreamPull::touch() { last_active_at_ = ctx_.timers->now_ms(); }
 
 void StreamPull::add_waiter(Found f) {
   if (progress_.state == RelayState::Up) return f(true);
-  if (finished_) return f(false);
+  if (finished_) return f(held_elsewhere_);
   waiters_.push_back(std::move(f));
 }
 

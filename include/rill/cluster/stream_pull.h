@@ -92,6 +92,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   size_t current_ = 0;         // the source of upstream_
   bool ever_up_ = false;
   bool finished_ = false;
+  bool held_elsewhere_ = false;  // ended at once: another worker of this server has the stream
   int64_t backoff_ms_ = 0;
   int64_t last_media_at_ = 0;
   int64_t last_active_at_ = 0;
