@@ -166,6 +166,17 @@ class EdgeTest(ClusterBase):
         self.assertLessEqual(late_start, 1.0)
         self.assertEqual(plays_of(self.b, 'cam'), 2, 'B took over once per edge')
 
+    def test_no_origin_has_it_is_not_found(self):
+        t0 = time.monotonic()
+        status, _, _ = rilltest.http_get(self.edge1.http_url('/live/nothing.flv'), timeout=10)
+        took = time.monotonic() - t0
+        self.assertEqual(status, 404)
+        self.assertLess(took, 2 * 1.0 + 1.0)  # connect_timeout x origins, + slack
+        m = self.players(self.edge2)
+        m.add_rtmp('live', 'nothing', 1)
+        m.start()
+        self.assertTrue(wait_until(lambda: 'NetStream.Play.StreamNotFound' in m.snapshot()[0].statuses, 5))
+
     def test_publish_at_edge_reaches_origin_and_other_edge(self):
         self.publish(self.edge1, 'fwd')
         self.assertTrue(self.a.wait_for_log(r'publishing live/fwd', 20), self.edge1.log_text()[-3000:])
@@ -263,6 +274,11 @@ class RelayTest(ClusterBase):
         m.add_rtmp('live', 'mirror', 2)
         m.start()
         self.assertTrue(wait_until(lambda: all(len(s.frames) >= 5 for s in m.snapshot()), 15))
+        # The pull holds the name: a local publish of it is refused.
+        off = p.log_offset()
+        local = ffmpeg_publish(p.rtmp_url('mirror'), media=self.media)
+        self.addCleanup(stop_process, local)
+        self.assertTrue(p.wait_for_log(r'publish live/mirror refused', 10, off), p.log_text()[-2000:])
 
 
 if __name__ == '__main__':
