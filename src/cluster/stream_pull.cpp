@@ -41,6 +41,7 @@ RelayInfo StreamPull::info() const {
 }
 
 void StreamPull::start() {
+  started_at_ = ctx_.timers->now_ms();
   set_state(RelayState::Connecting);
   last_active_at_ = ctx_.timers->now_ms();
   tick_timer_ = ctx_.timers->schedule(kTick, [this] { tick(); });
@@ -98,12 +99,14 @@ void StreamPull::try_next() {
 }
 
 void StreamPull::round_failed() {
-  if (opts_.on_demand && !ever_up_) {
+  const int64_t waited = ctx_.timers->now_ms() - started_at_;
+  const bool keep_waiting = waited + opts_.backoff_first_ms < opts_.app->play_wait.count();  // play_wait > a round
+  if (opts_.on_demand && !ever_up_ && !keep_waiting) {
     ctx_.log->warn("relay {}: edge-pull {}: no origin has it", opts_.id, opts_.key.str());
     answer_waiters(false);
     return stop("no origin has the stream");
   }
-  answer_waiters(false);  // new players: no origin has it now (the attached ones stay)
+  if (!keep_waiting) answer_waiters(false);  // new players: no origin has it now (the attached ones stay)
   backoff_ms_ = backoff_ms_ == 0 ? opts_.backoff_first_ms : std::min(backoff_ms_ * 2, opts_.backoff_max_ms);
   set_state(RelayState::Retrying);
   ctx_.log->warn("relay {}: {} {}: every source failed, next round in {} ms", opts_.id, to_string(info().kind),
