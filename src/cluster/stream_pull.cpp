@@ -1,6 +1,7 @@
 #include "rill/cluster/stream_pull.h"
 
 #include "rill/config/cluster_config.h"
+#include "rill/media/hls_store.h"
 #include "rill/protocol/rtmp_message.h"
 #include "rill/workers/stream_locator.h"
 
@@ -181,6 +182,11 @@ void StreamPull::tick() {
   }
   if (!opts_.on_demand || !stream_) return;
   if (stream_->subscriber_count() > 0 || !waiters_.empty()) last_active_at_ = now;
+  // HLS viewers read the playlist here (this worker's HTTP, or another worker over the link).
+  if (const media::HlsStreamState* hls = ctx_.streams->hls().find(opts_.key)) {
+    if (hls->playlist_reads() != hls_reads_) last_active_at_ = now;
+    hls_reads_ = hls->playlist_reads();
+  }
   if (now - last_active_at_ >= opts_.idle_close_ms) stop("closed by idle: no player for " +
                                                       std::to_string(opts_.idle_close_ms) + " ms");
 }

@@ -19,6 +19,7 @@ HlsStreamState::HlsStreamState(StreamKey key, const config::HlsConfig& cfg)
     : key_(std::move(key)), key_text_(key_.str()), cfg_(cfg), playlist_(cfg.window, fragment_s(cfg)) {}
 
 BufferRef HlsStreamState::playlist_text() const {
+  ++playlist_reads_;
   if (!playlist_cache_) playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
   return playlist_cache_;
 }

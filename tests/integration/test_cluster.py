@@ -202,6 +202,13 @@ class EdgeTest(ClusterBase):
         self.assertEqual(data[0], 0x47)
         self.assertRegex(headers['Cache-Control'], r'^max-age=\d+, immutable$')
         self.assertEqual(plays_of(self.a, 'cam'), 1)
+        # HLS viewers alone keep the pull (whichever worker answers them), then it lingers and closes.
+        end = time.monotonic() + IDLE_CLOSE_S + 2
+        while time.monotonic() < end:
+            self.assertEqual(rilltest.http_get(url, timeout=3)[0], 200)
+            time.sleep(0.3)
+        self.assertNotIn('closed by idle', self.edge2.log_text())
+        self.assertTrue(self.edge2.wait_for_log(r'edge-pull live/cam closed: closed by idle', IDLE_CLOSE_S + 5))
 
 
 class RelayTest(ClusterBase):

@@ -97,6 +97,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   int64_t started_at_ = 0;
   int64_t last_media_at_ = 0;
   int64_t last_active_at_ = 0;
+  uint64_t hls_reads_ = 0;  // the stream's playlist reads seen at the last tick
   TimestampRebase rebase_;
   std::vector<Found> waiters_;
   std::optional<TimerId> tick_timer_;

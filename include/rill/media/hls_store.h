@@ -70,6 +70,9 @@ class HlsStreamState {
   const std::string& name() const { return key_.name; }
   // The playlist text (rendered once per change and shared).
   BufferRef playlist_text() const;
+  // How many times playlist_text() was read (HTTP and worker-link readers): an edge pull counts
+  // HLS viewers as activity by it, whichever worker they reach.
+  uint64_t playlist_reads() const { return playlist_reads_; }
   bool has_segments() const { return !playlist_.state().segments.empty(); }
   const protocol::HlsPlaylist& playlist() const { return playlist_; }
   // A segment that is listed or still retained, or nullptr (expired or never produced).
@@ -98,6 +101,7 @@ class HlsStreamState {
   std::optional<TimerId> expiry_timer_;  // fires when segments_.front() (retired) expires
   std::optional<TimerId> grace_timer_;   // drops the state (no producer)
   mutable BufferRef playlist_cache_;
+  mutable uint64_t playlist_reads_ = 0;
 };
 
 class HlsStore {
