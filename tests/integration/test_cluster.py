@@ -230,22 +230,22 @@ class RelayTest(ClusterBase):
         self.assertEqual(len(re.findall(r'publishing live/cam', a.log_text())), 1, 'the publisher reconnected')
 
     def test_push_pair_does_not_loop(self):
-        a = self.start(origin_config(), 'pair-a')
-        b_port = rilltest.free_port()
-        a.write_config(rilltest.deep_merge(a.default_config(), {'apps': {'live': {'push': [
-            {'url': 'rtmp://127.0.0.1:%d/live' % b_port, 'reconnect': '500ms'}]}}}))
-        a.signal(signal.SIGHUP)
-        b = Rill({'rtmp': {'listen': ['127.0.0.1:%d' % b_port]},
-                  'apps': {'live': {'push': [{'url': a.rtmp_url('', 'live').rstrip('/'), 'reconnect': '500ms'}]}}},
-                 name='pair-b')
-        self.addCleanup(b.close)
-        time.sleep(1.5)
-        self.publish(a, 'cam')
+        # A pushes live to B, B pushes live to A (ports chosen first, so each names the other).
+        a_port, b_port = rilltest.free_port(), rilltest.free_port()
+        def pair(mine, other, name):
+            return self.start({'rtmp': {'listen': ['127.0.0.1:%d' % mine]}, 'log': {'level': 'info'},
+                               'apps': {'live': {'push': [{'url': 'rtmp://127.0.0.1:%d/live' % other,
+                                                           'reconnect': '500ms'}]}}}, name)
+        a = pair(a_port, b_port, 'pair-a')
+        b = pair(b_port, a_port, 'pair-b')
+        p = ffmpeg_publish('rtmp://127.0.0.1:%d/live/cam' % a_port, media=self.media)
+        self.addCleanup(stop_process, p)
         self.assertTrue(b.wait_for_log(r'publishing live/cam', 20), a.log_text()[-2000:])
         time.sleep(3)
         # B's push back to A is refused (A has a publisher): no stream goes round.
         self.assertEqual(len(re.findall(r'publishing live/cam', a.log_text())), 1)
         self.assertEqual(len(re.findall(r'publishing live/cam', b.log_text())), 1)
+        self.assertRegex(a.log_text(), r'publish live/cam refused')
 
     def test_hop_limit_ends_a_chain(self):
         # One server pushing app l0 to l1, l1 to l2, ... l9 to l10 (a loop seen from inside):
