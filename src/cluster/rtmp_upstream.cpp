@@ -147,8 +147,11 @@ void RtmpUpstream::close() {
   if (conn_ && conn_->is_open() && !reported_) {
     session_.close();
     flush_session();
-    conn_->close_after_flush("closed");
+    conn_->flush();  // the polite deleteStream goes out now, as far as the socket takes it
   }
+  // Closed here, not later: a retired upstream then holds nothing of the worker's loop (it may be
+  // destroyed with the timer queue, after the flush scheduler).
+  if (conn_) conn_->close("closed");
   closed_ = true;
   connect_ev_.reset();
   if (poll_timer_) ctx_.timers->cancel(*poll_timer_);
@@ -160,9 +163,9 @@ void RtmpUpstream::close() {
 void RtmpUpstream::retire(TimerQueue& timers, std::unique_ptr<RtmpUpstream> u) {
   if (!u) return;
   u->close();
-  // Kept a moment so that the polite close (deleteStream) is written before the socket closes.
+  // Destroyed after the callback that retired it (which may be one of its own).
   std::shared_ptr<RtmpUpstream> held(std::move(u));
-  timers.schedule(std::chrono::milliseconds(1000), [held] {});
+  timers.schedule(std::chrono::milliseconds(0), [held] {});
 }
 
 }  // namespace rill::cluster

@@ -1,6 +1,7 @@
 #include "rill/cluster/stream_pull.h"
 
 #include "rill/config/cluster_config.h"
+#include "rill/media/hls_store.h"
 #include "rill/protocol/rtmp_message.h"
 #include "rill/workers/stream_locator.h"
 
@@ -41,6 +42,7 @@ RelayInfo StreamPull::info() const {
 }
 
 void StreamPull::start() {
+  started_at_ = ctx_.timers->now_ms();
   set_state(RelayState::Connecting);
   last_active_at_ = ctx_.timers->now_ms();
   tick_timer_ = ctx_.timers->schedule(kTick, [this] { tick(); });
@@ -61,7 +63,8 @@ bool StreamPull::claim() {
     ctx_.log->info("relay {}: {} {} held elsewhere ({})", opts_.id, to_string(info().kind), opts_.key.str(), c.reason);
   }
   if (opts_.on_demand) {
-    answer_waiters(c.result == workers::ClaimResult::Busy);
+    held_elsewhere_ = c.result == workers::ClaimResult::Busy;
+    answer_waiters(held_elsewhere_);
     stop("another worker has the stream");
   } else {
     set_state(RelayState::Standby);  // tick() claims again when the holder lets go
@@ -97,12 +100,14 @@ void StreamPull::try_next() {
 }
 
 void StreamPull::round_failed() {
-  if (opts_.on_demand && !ever_up_) {
+  const int64_t waited = ctx_.timers->now_ms() - started_at_;
+  const bool keep_waiting = waited + opts_.backoff_first_ms < opts_.app->play_wait.count();  // play_wait > a round
+  if (opts_.on_demand && !ever_up_ && !keep_waiting) {
     ctx_.log->warn("relay {}: edge-pull {}: no origin has it", opts_.id, opts_.key.str());
     answer_waiters(false);
     return stop("no origin has the stream");
   }
-  answer_waiters(false);  // new players: no origin has it now (the attached ones stay)
+  if (!keep_waiting) answer_waiters(false);  // new players: no origin has it now (the attached ones stay)
   backoff_ms_ = backoff_ms_ == 0 ? opts_.backoff_first_ms : std::min(backoff_ms_ * 2, opts_.backoff_max_ms);
   set_state(RelayState::Retrying);
   ctx_.log->warn("relay {}: {} {}: every source failed, next round in {} ms", opts_.id, to_string(info().kind),
@@ -177,6 +182,11 @@ void StreamPull::tick() {
   }
   if (!opts_.on_demand || !stream_) return;
   if (stream_->subscriber_count() > 0 || !waiters_.empty()) last_active_at_ = now;
+  // HLS viewers read the playlist here (this worker's HTTP, or another worker over the link).
+  if (const media::HlsStreamState* hls = ctx_.streams->hls().find(opts_.key)) {
+    if (hls->playlist_reads() != hls_reads_) last_active_at_ = now;
+    hls_reads_ = hls->playlist_reads();
+  }
   if (now - last_active_at_ >= opts_.idle_close_ms) stop("closed by idle: no player for " +
                                                       std::to_string(opts_.idle_close_ms) + " ms");
 }
@@ -185,7 +195,7 @@ void StreamPull::touch() { last_active_at_ = ctx_.timers->now_ms(); }
 
 void StreamPull::add_waiter(Found f) {
   if (progress_.state == RelayState::Up) return f(true);
-  if (finished_) return f(false);
+  if (finished_) return f(held_elsewhere_);
   waiters_.push_back(std::move(f));
 }
 

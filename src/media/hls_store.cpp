@@ -25,6 +25,7 @@ protocol::HlsProgress HlsStreamState::progress() const {
 }
 
 BufferRef HlsStreamState::playlist_text() const {
+  ++playlist_reads_;
   if (!playlist_cache_) playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
   return playlist_cache_;
 }

@@ -166,6 +166,17 @@ class EdgeTest(ClusterBase):
         self.assertLessEqual(late_start, 1.0)
         self.assertEqual(plays_of(self.b, 'cam'), 2, 'B took over once per edge')
 
+    def test_no_origin_has_it_is_not_found(self):
+        t0 = time.monotonic()
+        status, _, _ = rilltest.http_get(self.edge1.http_url('/live/nothing.flv'), timeout=10)
+        took = time.monotonic() - t0
+        self.assertEqual(status, 404)
+        self.assertLess(took, 2 * 1.0 + 1.0)  # connect_timeout x origins, + slack
+        m = self.players(self.edge2)
+        m.add_rtmp('live', 'nothing', 1)
+        m.start()
+        self.assertTrue(wait_until(lambda: 'NetStream.Play.StreamNotFound' in m.snapshot()[0].statuses, 5))
+
     def test_publish_at_edge_reaches_origin_and_other_edge(self):
         self.publish(self.edge1, 'fwd')
         self.assertTrue(self.a.wait_for_log(r'publishing live/fwd', 20), self.edge1.log_text()[-3000:])
@@ -191,6 +202,13 @@ class EdgeTest(ClusterBase):
         self.assertEqual(data[0], 0x47)
         self.assertRegex(headers['Cache-Control'], r'^max-age=\d+, immutable$')
         self.assertEqual(plays_of(self.a, 'cam'), 1)
+        # HLS viewers alone keep the pull (whichever worker answers them), then it lingers and closes.
+        end = time.monotonic() + IDLE_CLOSE_S + 2
+        while time.monotonic() < end:
+            self.assertEqual(rilltest.http_get(url, timeout=3)[0], 200)
+            time.sleep(0.3)
+        self.assertNotIn('closed by idle', self.edge2.log_text())
+        self.assertTrue(self.edge2.wait_for_log(r'edge-pull live/cam closed: closed by idle', IDLE_CLOSE_S + 5))
 
 
 class RelayTest(ClusterBase):
@@ -212,22 +230,22 @@ class RelayTest(ClusterBase):
         self.assertEqual(len(re.findall(r'publishing live/cam', a.log_text())), 1, 'the publisher reconnected')
 
     def test_push_pair_does_not_loop(self):
-        a = self.start(origin_config(), 'pair-a')
-        b_port = rilltest.free_port()
-        a.write_config(rilltest.deep_merge(a.default_config(), {'apps': {'live': {'push': [
-            {'url': 'rtmp://127.0.0.1:%d/live' % b_port, 'reconnect': '500ms'}]}}}))
-        a.signal(signal.SIGHUP)
-        b = Rill({'rtmp': {'listen': ['127.0.0.1:%d' % b_port]},
-                  'apps': {'live': {'push': [{'url': a.rtmp_url('', 'live').rstrip('/'), 'reconnect': '500ms'}]}}},
-                 name='pair-b')
-        self.addCleanup(b.close)
-        time.sleep(1.5)
-        self.publish(a, 'cam')
+        # A pushes live to B, B pushes live to A (ports chosen first, so each names the other).
+        a_port, b_port = rilltest.free_port(), rilltest.free_port()
+        def pair(mine, other, name):
+            return self.start({'rtmp': {'listen': ['127.0.0.1:%d' % mine]}, 'log': {'level': 'info'},
+                               'apps': {'live': {'push': [{'url': 'rtmp://127.0.0.1:%d/live' % other,
+                                                           'reconnect': '500ms'}]}}}, name)
+        a = pair(a_port, b_port, 'pair-a')
+        b = pair(b_port, a_port, 'pair-b')
+        p = ffmpeg_publish('rtmp://127.0.0.1:%d/live/cam' % a_port, media=self.media)
+        self.addCleanup(stop_process, p)
         self.assertTrue(b.wait_for_log(r'publishing live/cam', 20), a.log_text()[-2000:])
         time.sleep(3)
         # B's push back to A is refused (A has a publisher): no stream goes round.
         self.assertEqual(len(re.findall(r'publishing live/cam', a.log_text())), 1)
         self.assertEqual(len(re.findall(r'publishing live/cam', b.log_text())), 1)
+        self.assertRegex(a.log_text(), r'publish live/cam refused')
 
     def test_hop_limit_ends_a_chain(self):
         # One server pushing app l0 to l1, l1 to l2, ... l9 to l10 (a loop seen from inside):
@@ -263,6 +281,11 @@ class RelayTest(ClusterBase):
         m.add_rtmp('live', 'mirror', 2)
         m.start()
         self.assertTrue(wait_until(lambda: all(len(s.frames) >= 5 for s in m.snapshot()), 15))
+        # The pull holds the name: a local publish of it is refused.
+        off = p.log_offset()
+        local = ffmpeg_publish(p.rtmp_url('mirror'), media=self.media)
+        self.addCleanup(stop_process, local)
+        self.assertTrue(p.wait_for_log(r'publish live/mirror refused', 10, off), p.log_text()[-2000:])
 
 
 if __name__ == '__main__':

@@ -57,7 +57,7 @@ class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpC
   // Starts the TCP connect; the connect timeout (handshake + connect + play/publish answered)
   // runs from here. Failures are reported through on_upstream_down (never synchronously).
   void start();
-  // Ends politely (deleteStream) without a callback.
+  // Ends politely (deleteStream, written now as far as the socket takes it), without a callback.
   void close();
   bool streaming() const { return session_.state() == protocol::RtmpClientState::Streaming && !closed_; }
   // Publishers: one FLV tag body; false when not streaming.
@@ -68,7 +68,7 @@ class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpC
   uint64_t bytes_out() const { return conn_ ? conn_->bytes_out() : 0; }
   const UpstreamTarget& target() const { return target_; }
 
-  // Closes `u` and destroys it a moment later (after the current callback, its close written).
+  // Closes `u` and destroys it after the current callback.
   static void retire(TimerQueue& timers, std::unique_ptr<RtmpUpstream> u);
 
  private:

@@ -10,8 +10,8 @@
 // The players stay attached across a failover: the local stream keeps its publisher, timestamps
 // continue (TimestampRebase) and the new upstream opens with its sequence headers and a keyframe.
 //
-// On demand (edge): a first round that fails everywhere answers the waiting players "not found"
-// and ends the pull; `idle_close` after the last player (or HLS request) it ends; when the origin
+// On demand (edge): once a round failed everywhere and the app's play_wait (if longer) has passed,
+// the waiting players are answered "not found" and the pull ends; `idle_close` after the last player (or HLS request) it ends; when the origin
 // says the stream ended (UnpublishNotify) it ends, so HLS gets #EXT-X-ENDLIST. Static: retried
 // forever.
 #include <cstdint>
@@ -92,9 +92,12 @@ class StreamPull final : public RtmpUpstreamEvents {
   size_t current_ = 0;         // the source of upstream_
   bool ever_up_ = false;
   bool finished_ = false;
+  bool held_elsewhere_ = false;  // ended at once: another worker of this server has the stream
   int64_t backoff_ms_ = 0;
+  int64_t started_at_ = 0;
   int64_t last_media_at_ = 0;
   int64_t last_active_at_ = 0;
+  uint64_t hls_reads_ = 0;  // the stream's playlist reads seen at the last tick
   TimestampRebase rebase_;
   std::vector<Found> waiters_;
   std::optional<TimerId> tick_timer_;

@@ -82,6 +82,9 @@ class HlsStreamState {
   const std::string& name() const { return key_.name; }
   // The playlist text (rendered once per change and shared).
   BufferRef playlist_text() const;
+  // How many times playlist_text() was read (HTTP and worker-link readers): an edge pull counts
+  // HLS viewers as activity by it, whichever worker they reach.
+  uint64_t playlist_reads() const { return playlist_reads_; }
   bool has_segments() const { return !playlist_.state().segments.empty(); }
   const protocol::HlsPlaylist& playlist() const { return playlist_; }
   // A segment that is listed or still retained, or nullptr (expired or never produced).
@@ -126,6 +129,7 @@ class HlsStreamState {
   uint64_t next_part_ = 0;
   std::map<uint64_t, BufferRef> inits_;  // fMP4 init sections by id (init-ID.mp4)
   uint64_t init_id_ = 0;                 // the current one (0: none yet)
+  mutable uint64_t playlist_reads_ = 0;
 };
 
 // Where a stream's HLS sequence numbers continue from when it is published again on another
