@@ -1,5 +1,7 @@
 #include "rill/cluster/cluster.h"
 
+#include <algorithm>
+
 #include "rill/config/cluster_config.h"
 #include "rill/core/name_rule.h"
 
@@ -166,7 +168,7 @@ RelayCreated Cluster::create(const RelayRequest& req) {
   if (req.kind == RelayKind::Pull) {
     if (url->name.empty()) url->name = req.name;
     PullOptions o;
-    o.id = next_id();
+    o.id = req.id.empty() ? next_id() : req.id;
     o.key = media::StreamKey{req.app, req.name};
     o.app = app;
     o.on_demand = false;
@@ -176,7 +178,7 @@ RelayCreated Cluster::create(const RelayRequest& req) {
     return r;
   }
   if (req.kind != RelayKind::Push) return r.error = "kind must be push or pull", r;
-  r.id = next_id();
+  r.id = req.id.empty() ? next_id() : req.id;
   runtime_pushes_[*r.id] = req;
   // A stream publishing here now gets it at once; later publishes get it from outputs().
   if (media::Stream* s = ctx_.streams->find(media::StreamKey{req.app, req.name}); s && s->has_publisher()) {
@@ -188,8 +190,27 @@ RelayCreated Cluster::create(const RelayRequest& req) {
   return r;
 }
 
+std::vector<workers::RelayRow> Cluster::relay_rows() const {
+  std::vector<workers::RelayRow> rows;
+  const int64_t now = ctx_.timers->now_ms();
+  for (const RelayInfo& r : list()) {
+    rows.push_back({r.id, to_string(r.kind), r.app, r.name, r.url, to_string(r.state), std::max<int64_t>(0, now - r.since_ms),
+                    r.bytes, r.reconnects});
+  }
+  return rows;
+}
+
+std::string Cluster::add_relay(const std::string& id, const std::string& kind, const std::string& app,
+                               const std::string& name, const std::string& url) {
+  if (kind != "push" && kind != "pull") return "kind must be push or pull";
+  if (static_pulls_.count(id) || runtime_pushes_.count(id)) return "relay " + id + " exists";
+  RelayCreated c = create(RelayRequest{kind == "push" ? RelayKind::Push : RelayKind::Pull, app, name, url, id});
+  return c.id ? std::string() : c.error;
+}
+
 bool Cluster::remove(const std::string& id) {
   if (auto it = static_pulls_.find(id); it != static_pulls_.end()) {
+    if (it->second->finished()) return false;  // removed already, not reaped yet
     it->second->stop("removed");
     return true;
   }

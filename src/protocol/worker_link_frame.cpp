@@ -1,6 +1,7 @@
 #include "rill/protocol/worker_link_frame.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "rill/core/byte_order.h"
@@ -209,12 +210,14 @@ size_t LinkFrameReader::feed(std::span<const uint8_t> bytes) {
 
 namespace {
 
-// Splits a request line into at most 3 words separated by single spaces.
-size_t split_words(std::string_view line, std::string_view (&words)[3]) {
+constexpr size_t kMaxWords = 6;
+
+// Splits a request line into at most kMaxWords words separated by single spaces.
+size_t split_words(std::string_view line, std::string_view (&words)[kMaxWords]) {
   size_t count = 0;
   std::string_view rest = line;
   while (!rest.empty()) {
-    if (count == 3) throw ProtocolError("relay request: too many words");
+    if (count == kMaxWords) throw ProtocolError("relay request: too many words");
     const size_t sp = rest.find(' ');
     words[count++] = rest.substr(0, sp);
     if (words[count - 1].empty()) throw ProtocolError("relay request: empty word");
@@ -224,6 +227,15 @@ size_t split_words(std::string_view line, std::string_view (&words)[3]) {
   }
   if (count == 0) throw ProtocolError("relay request: empty line");
   return count;
+}
+
+// A relay id: 1-64 bytes of [A-Za-z0-9_-] (the API makes them; nothing else is accepted).
+bool relay_id_ok(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  }
+  return true;
 }
 
 // "app/name" -> app, name (split at the first '/'; the names are checked by workers/).
@@ -237,6 +249,21 @@ Request with_key(std::string_view key) {
   return r;
 }
 
+// RELAY ADD <id> <push|pull> <app>/<name> <url> | RELAY DEL <id>
+LinkRequest parse_relay_request(const std::string_view (&w)[kMaxWords], size_t count) {
+  if (count < 3 || !relay_id_ok(w[2])) throw ProtocolError("relay request: RELAY expects ADD|DEL and a relay id");
+  if (w[1] == "DEL" && count == 3) return LinkRelayDelRequest{std::string(w[2])};
+  if (w[1] != "ADD" || count != 6) {
+    throw ProtocolError("relay request: expected RELAY ADD ID KIND APP/NAME URL or RELAY DEL ID");
+  }
+  if (w[3] != "push" && w[3] != "pull") throw ProtocolError("relay request: RELAY ADD kind must be push or pull");
+  auto r = with_key<LinkRelayAddRequest>(w[4]);
+  r.id = std::string(w[2]);
+  r.kind = std::string(w[3]);
+  r.url = std::string(w[5]);
+  return r;
+}
+
 }  // namespace
 
 LinkRequest parse_link_request(std::string_view line) {
@@ -245,8 +272,9 @@ LinkRequest parse_link_request(std::string_view line) {
   for (unsigned char c : line) {
     if (c < 0x20 || c >= 0x7f) throw ProtocolError("relay request: control or non-ASCII byte");
   }
-  std::string_view w[3];
+  std::string_view w[kMaxWords];
   const size_t count = split_words(line, w);
+  if (w[0] == "RELAY") return parse_relay_request(w, count);
   if (w[0] == "PLAY" && count == 2) return with_key<LinkPlayRequest>(w[1]);
   if (w[0] == "STATS" && count == 1) return LinkStatsRequest{false};
   if (w[0] == "STATS" && count == 2 && w[1] == "ALL") return LinkStatsRequest{true};
@@ -273,6 +301,10 @@ std::string format_link_request(const LinkRequest& r) {
   }
   if (const auto* k = std::get_if<LinkKickRequest>(&r)) return "KICK " + std::to_string(k->id) + "\n";
   if (const auto* d = std::get_if<LinkDropRequest>(&r)) return "DROP " + d->app + "/" + d->name + "\n";
+  if (const auto* a = std::get_if<LinkRelayAddRequest>(&r)) {
+    return "RELAY ADD " + a->id + " " + a->kind + " " + a->app + "/" + a->name + " " + a->url + "\n";
+  }
+  if (const auto* x = std::get_if<LinkRelayDelRequest>(&r)) return "RELAY DEL " + x->id + "\n";
   return std::get<LinkStatsRequest>(r).all ? "STATS ALL\n" : "STATS\n";
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "rill/media/stream_key.h"
+#include "rill/server/api_relays.h"
 #include "rill/server/api_server.h"
 #include "rill/server/api_views.h"
 #include "rill/server/console_assets.h"
@@ -119,6 +120,7 @@ void delete_client(ApiServer& api, evhttp_request* req, const HttpRequestInfo& i
 
 void mount_api_routes(ApiServer& api) {
   mount_console(api);
+  mount_relay_routes(api);
   api.add(HttpMethod::Get, "/api/v1/server", PathMatch::Exact, [&api](evhttp_request* req, const HttpRequestInfo& info) {
     api.gather(req, [&api, req, info](json all) {
       json view = server_view(all, now_unix_ms());

@@ -102,7 +102,7 @@ json stream_item(const Merged& m, size_t hls_players, int64_t now_unix_ms) {
             {"media_sequence", u64(hls, "media_sequence")},
             {"segments", u64(hls, "segments")},
             {"segments_total", u64(hls, "segments_total")}}},
-          {"source", "publish"}};
+          {"source", d.value("source", "publish")}};
 }
 
 }  // namespace

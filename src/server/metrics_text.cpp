@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "rill/server/api_relays.h"
 #include "rill/server/api_views.h"
 #include "rill/server/json_fields.h"
 
@@ -128,6 +129,14 @@ void stream_families(std::string& out, const json& streams) {
   }
 }
 
+void relay_families(std::string& out, const json& gathered) {
+  Family up(out, "rill_relay_up", "gauge", "1 while a relay (edge pull, push, pull) moves media, else 0.");
+  for (const json& r : relay_items(gathered)) {
+    up.sample(r.value("state", "") == "up" ? 1 : 0, {"kind", r.value("kind", ""), "app", r.value("app", ""), "stream",
+                                                      r.value("name", ""), "url", r.value("url", "")});
+  }
+}
+
 void worker_families(std::string& out, const json& gathered) {
   Family cpu(out, "rill_worker_cpu_seconds_total", "counter", "CPU time of the worker slot's processes.");
   for (const json& r : arr(gathered, "rows")) cpu.sample(num(r, "cpu_seconds"), {"worker", std::to_string(r.value("slot", 0))});
@@ -166,6 +175,7 @@ std::string metrics_text(const json& gathered, int64_t now_unix_ms) {
   std::string out;
   server_families(out, gathered, server, streams);
   stream_families(out, streams);
+  relay_families(out, gathered);
   worker_families(out, gathered);
   return out;
 }

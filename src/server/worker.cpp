@@ -92,6 +92,7 @@ struct Worker::Impl {
     relay = std::make_unique<workers::WorkerEndpoint>(ctx);
     cluster = std::make_unique<rill::cluster::Cluster>(ctx);
     ctx.cluster = cluster.get();
+    ctx.relays = cluster.get();
     if (locator->relaying()) {
       workers::HlsFetcherOptions fo;
       fo.runtime_dir = wctx.config->runtime_dir;

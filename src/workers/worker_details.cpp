@@ -87,6 +87,15 @@ struct PerStream {
   uint64_t rtmp = 0, flv = 0, bytes_out = 0, dropped = 0;
 };
 
+// Where a stream's media comes from, as the API names it.
+const char* source_of(media::PublishOrigin o) {
+  switch (o) {
+    case media::PublishOrigin::EdgePull: return "edge-pull";
+    case media::PublishOrigin::Pull: return "pull";
+    default: return "publish";  // Ingest; a WorkerLink copy is not the owner's row
+  }
+}
+
 json stream_details(net::ServerContext& ctx, std::map<std::string, PerStream>& per) {
   const WorkerMonitor* mon = ctx.monitor;
   json list = json::array();
@@ -107,9 +116,26 @@ json stream_details(net::ServerContext& ctx, std::map<std::string, PerStream>& p
                     {"bytes_out", p.bytes_out + (mon ? mon->gone_bytes_out(key) : 0)},
                     {"dropped_frames", p.dropped + s.info().frames_dropped},
                     {"players", {{"rtmp", p.rtmp}, {"flv", p.flv}}},
-                    {"hls", hls_json(ctx, s, mon)}});
+                    {"hls", hls_json(ctx, s, mon)},
+                    {"source", source_of(s.publish_origin())}});
   });
   return list;
+}
+
+}  // namespace
+
+namespace {
+
+json relay_rows(net::ServerContext& ctx, const WorkerMonitor* mon) {
+  json rows = json::array();
+  if (!ctx.relays) return rows;
+  for (const RelayRow& r : ctx.relays->relay_rows()) {
+    const int64_t since = mon ? mon->unix_ms(ctx.timers->now_ms() - r.age_ms) : -r.age_ms;
+    rows.push_back({{"id", r.id}, {"kind", r.kind}, {"app", r.app}, {"name", r.name}, {"url", r.url},
+                    {"state", r.state}, {"since_ms", since}, {"bytes", r.bytes}, {"reconnects", r.reconnects},
+                    {"worker", ctx.worker_id}});
+  }
+  return rows;
 }
 
 }  // namespace
@@ -140,6 +166,7 @@ void add_worker_details(net::ServerContext& ctx, json& stats) {
   stats["clients"] = std::move(clients);
   stats["clients_truncated"] = left_out;
   stats["stream_details"] = stream_details(ctx, per);
+  stats["relays"] = relay_rows(ctx, mon);
   stats["version"] = RILL_VERSION;
   stats["master_pid"] = static_cast<int>(::getppid());
   if (mon) {
@@ -147,6 +174,20 @@ void add_worker_details(net::ServerContext& ctx, json& stats) {
     stats["counters"] = mon->counters();
     stats["process"] = mon->process();
   }
+}
+
+json add_relay(net::ServerContext& ctx, const protocol::LinkRelayAddRequest& r) {
+  if (!ctx.relays) return {{"created", 0}, {"error", "this server has no cluster module"}};
+  const std::string error = ctx.relays->add_relay(r.id, r.kind, r.app, r.name, r.url);
+  if (!error.empty()) return {{"created", 0}, {"error", error}};
+  ctx.log->info("api: {} relay {} of {}/{} to {} created", r.kind, r.id, r.app, r.name, r.url);
+  return {{"created", 1}};
+}
+
+json remove_relay(net::ServerContext& ctx, const std::string& id) {
+  if (!ctx.relays || !ctx.relays->remove_relay(id)) return {{"closed", 0}};
+  ctx.log->info("api: relay {} removed", id);
+  return {{"closed", 1}};
 }
 
 json kick_client(net::ServerContext& ctx, uint64_t id) {

@@ -149,6 +149,14 @@ void WorkerLinkSession::serve(const protocol::LinkDropRequest& r) {
   answer(protocol::LinkStats{drop_publisher(ctx_, key->str()).dump()});
 }
 
+void WorkerLinkSession::serve(const protocol::LinkRelayAddRequest& r) {
+  answer(protocol::LinkStats{add_relay(ctx_, r).dump()});
+}
+
+void WorkerLinkSession::serve(const protocol::LinkRelayDelRequest& r) {
+  answer(protocol::LinkStats{remove_relay(ctx_, r.id).dump()});
+}
+
 void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {
   // Answered from this worker's HlsStore whatever the ownership table says now: a worker asks the
   // owner it found in the table, and an ended playlist (publisher gone, within the grace) is

@@ -222,17 +222,17 @@ class ClusterTest : public ::testing::Test {
 };
 
 TEST_F(ClusterTest, CreateListRemove) {
-  RelayCreated bad = cluster_->create({RelayKind::Pull, "nope", "cam", "rtmp://127.0.0.1:1/live/cam"});
+  RelayCreated bad = cluster_->create({RelayKind::Pull, "nope", "cam", "rtmp://127.0.0.1:1/live/cam", ""});
   EXPECT_FALSE(bad.id);
   EXPECT_CONTAINS(bad.error, "unknown app 'nope'");
-  bad = cluster_->create({RelayKind::Pull, "live", "cam", "http://x/y"});
+  bad = cluster_->create({RelayKind::Pull, "live", "cam", "http://x/y", ""});
   EXPECT_CONTAINS(bad.error, "expected rtmp://");
-  bad = cluster_->create({RelayKind::EdgePull, "live", "cam", "rtmp://127.0.0.1:1/live"});
+  bad = cluster_->create({RelayKind::EdgePull, "live", "cam", "rtmp://127.0.0.1:1/live", ""});
   EXPECT_CONTAINS(bad.error, "kind must be push or pull");
 
-  RelayCreated pull = cluster_->create({RelayKind::Pull, "live", "cam", "rtmp://127.0.0.1:1/live"});
+  RelayCreated pull = cluster_->create({RelayKind::Pull, "live", "cam", "rtmp://127.0.0.1:1/live", ""});
   ASSERT_TRUE(pull.id) << pull.error;
-  RelayCreated push = cluster_->create({RelayKind::Push, "live", "cam", "rtmp://127.0.0.1:1/backup"});
+  RelayCreated push = cluster_->create({RelayKind::Push, "live", "cam", "rtmp://127.0.0.1:1/backup", ""});
   ASSERT_TRUE(push.id) << push.error;
   EXPECT_NE(*pull.id, *push.id);
 
@@ -272,6 +272,24 @@ TEST_F(ClusterTest, CreateListRemove) {
   run_until([&] { return cluster_->list().empty(); });
   EXPECT_TRUE(cluster_->list().empty());  // the cancelled push left with its stream's publisher
   EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);  // the publisher left
+}
+
+// The control plane's view (workers::RelayControl): ids chosen by the API, rows, removal.
+TEST_F(ClusterTest, RelayControlUsesTheGivenId) {
+  workers::RelayControl& rc = *cluster_;
+  EXPECT_EQ(rc.add_relay("r7", "dvr", "live", "cam", "rtmp://127.0.0.1:1/live"), "kind must be push or pull");
+  EXPECT_CONTAINS(rc.add_relay("r7", "pull", "nope", "cam", "rtmp://127.0.0.1:1/live"), "unknown app");
+  EXPECT_EQ(rc.add_relay("r7", "pull", "live", "cam", "rtmp://127.0.0.1:1/live"), "");
+  EXPECT_EQ(rc.add_relay("r7", "push", "live", "cam", "rtmp://127.0.0.1:1/live"), "relay r7 exists");
+  const std::vector<workers::RelayRow> rows = rc.relay_rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].id, "r7");
+  EXPECT_EQ(rows[0].kind, "pull");
+  EXPECT_EQ(rows[0].state, "connecting");
+  EXPECT_GE(rows[0].age_ms, 0);
+  EXPECT_TRUE(rc.remove_relay("r7"));
+  EXPECT_FALSE(rc.remove_relay("r7"));
+  run_until([&] { return cluster_->list().empty(); });
 }
 
 TEST_F(ClusterTest, EdgePlayWithNoOriginIsNotFound) {

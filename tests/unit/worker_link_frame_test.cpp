@@ -202,5 +202,19 @@ TEST(LinkRequest, KickAndDrop) {
   }
 }
 
+TEST(LinkRequest, RelayAddAndDel) {
+  const LinkRelayAddRequest add{"r42", "pull", "live", "mirror", "rtmp://127.0.0.1:1935/live/cam"};
+  EXPECT_EQ(parse_link_request("RELAY ADD r42 pull live/mirror rtmp://127.0.0.1:1935/live/cam"), LinkRequest(add));
+  EXPECT_EQ(format_link_request(add), "RELAY ADD r42 pull live/mirror rtmp://127.0.0.1:1935/live/cam\n");
+  EXPECT_EQ(parse_link_request("RELAY DEL r-4_2"), LinkRequest(LinkRelayDelRequest{"r-4_2"}));
+  EXPECT_EQ(format_link_request(LinkRelayDelRequest{"r42"}), "RELAY DEL r42\n");
+  for (const char* bad : {"RELAY", "RELAY DEL", "RELAY DEL a/b", "RELAY DEL r1 x", "RELAY ADD r1 dvr live/x rtmp://h/a",
+                          "RELAY ADD r1 pull live rtmp://h/a", "RELAY ADD r1 pull live/x", "RELAY MOVE r1",
+                          "RELAY ADD r1 pull live/x rtmp://h/a extra"}) {
+    EXPECT_THROW(parse_link_request(bad), ProtocolError) << bad;
+  }
+  EXPECT_THROW(parse_link_request("RELAY DEL " + std::string(65, 'a')), ProtocolError);
+}
+
 }  // namespace
 }  // namespace rill::protocol

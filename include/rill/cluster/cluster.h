@@ -20,6 +20,7 @@
 #include "rill/config/config.h"
 #include "rill/media/stream_output.h"
 #include "rill/net/server_context.h"
+#include "rill/workers/relay_control.h"
 
 namespace rill::cluster {
 
@@ -29,6 +30,7 @@ struct RelayRequest {
   std::string app;
   std::string name;
   std::string url;  // rtmp://host[:port]/app[/name]
+  std::string id;   // set by the API (the same on every worker); empty: this worker names it
 };
 
 struct RelayCreated {
@@ -36,7 +38,7 @@ struct RelayCreated {
   std::string error;              // else why not ("unknown app x", "kind must be push or pull", ...)
 };
 
-class Cluster {
+class Cluster : public workers::RelayControl {
  public:
   explicit Cluster(net::ServerContext& ctx);
   ~Cluster();
@@ -65,6 +67,12 @@ class Cluster {
   RelayCreated create(const RelayRequest& req);
   // True when `id` named a relay of this worker created by create() (now ended).
   bool remove(const std::string& id);
+
+  // ---- workers::RelayControl (the control plane's view)
+  std::vector<workers::RelayRow> relay_rows() const override;
+  std::string add_relay(const std::string& id, const std::string& kind, const std::string& app,
+                        const std::string& name, const std::string& url) override;
+  bool remove_relay(const std::string& id) override { return remove(id); }
 
  private:
   std::string next_id();

@@ -72,6 +72,7 @@ class Stream {
   // outputs the registry's factory gives for the app and `origin` (e.g. no HLS for a WorkerLink
   // copy: HLS is produced once, by the owning worker).
   bool attach_publisher(const void* owner, PublishOrigin origin);
+  PublishOrigin publish_origin() const { return origin_; }  // of the current (or last) publisher
   // One message from the publisher: type and timestamp as received, payload = FLV tag body.
   // Malformed bodies are dropped (counted) rather than forwarded. Script data other than
   // onMetaData/@setDataFrame is ignored.

@@ -25,6 +25,7 @@ namespace rill::workers {
 class StreamLocator;
 class HlsFetcher;
 class WorkerMonitor;
+class RelayControl;
 }
 namespace rill::server {
 class StreamGate;
@@ -67,6 +68,8 @@ struct ServerContext {
   server::StreamGate* gate = nullptr;
   // Edge pulls, static pulls and pushes (null: no cluster, e.g. unit tests).
   cluster::Cluster* cluster = nullptr;
+  // The same relays, as the control plane lists and steers them (workers/relay_control.h).
+  workers::RelayControl* relays = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

@@ -17,6 +17,10 @@
 //                                                 no leading zero, 64 bits); a Stats frame
 //                                                 {"closed": 0|1}
 //   DROP <app>/<name>           LinkDropRequest   close the stream's publisher; {"closed": 0|1}
+//   RELAY ADD <id> <push|pull> <app>/<name> <url>
+//                               LinkRelayAddRequest  create a run-time relay on this worker;
+//                                                 {"created": 0|1, "error": "..."}
+//   RELAY DEL <id>              LinkRelayDelRequest  end it; {"closed": 0|1}
 //
 // This layer only bounds the line and splits its words: app and stream names are checked by the
 // one name rule (media::StreamKey) in workers/, which refuses a bad one with an Error frame.
@@ -194,7 +198,21 @@ struct LinkDropRequest {
   std::string name;
   bool operator==(const LinkDropRequest&) const = default;
 };
-using LinkRequest = std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest, LinkKickRequest, LinkDropRequest>;
+// A relay created or removed at run time (POST/DELETE /api/v1/relays), told to every worker.
+struct LinkRelayAddRequest {
+  std::string id;    // [A-Za-z0-9_-]{1,64}
+  std::string kind;  // "push" | "pull"
+  std::string app;
+  std::string name;
+  std::string url;   // one word (checked by the cluster)
+  bool operator==(const LinkRelayAddRequest&) const = default;
+};
+struct LinkRelayDelRequest {
+  std::string id;
+  bool operator==(const LinkRelayDelRequest&) const = default;
+};
+using LinkRequest = std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest, LinkKickRequest, LinkDropRequest,
+                                 LinkRelayAddRequest, LinkRelayDelRequest>;
 
 // Parses one request line (without the '\n'; a trailing '\r' is tolerated): at most
 // kLinkMaxRequestLine bytes of printable ASCII, words split by single spaces, a known verb with

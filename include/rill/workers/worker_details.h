@@ -9,6 +9,7 @@
 //   "hls_viewers":    per stream, the HLS viewers this worker served recently
 //   "counters":       this slot's row of the shared counters (workers/server_counters.h)
 //   "process":        CPU, memory, descriptors, loop lag
+//   "relays":         this worker's edge pulls, pulls and pushes (workers/relay_control.h)
 //
 // And the two actions the API routes to workers: close a client by id, drop a stream's publisher.
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "rill/net/server_context.h"
+#include "rill/protocol/worker_link_frame.h"
+#include "rill/workers/relay_control.h"
 
 namespace rill::workers {
 
@@ -29,5 +32,9 @@ nlohmann::json kick_client(net::ServerContext& ctx, uint64_t id);
 // Closes the local publisher of app/name (an RTMP publisher gets NetStream.Unpublish first when
 // its session supports it). {"closed": 0 | 1}.
 nlohmann::json drop_publisher(net::ServerContext& ctx, const std::string& key);
+// Run-time relays (POST/DELETE /api/v1/relays) on this worker: {"created": 0|1, "error": ...}
+// and {"closed": 0|1}.
+nlohmann::json add_relay(net::ServerContext& ctx, const protocol::LinkRelayAddRequest& r);
+nlohmann::json remove_relay(net::ServerContext& ctx, const std::string& id);
 
 }  // namespace rill::workers

@@ -52,6 +52,8 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void serve(const protocol::LinkHlsRequest& r);
   void serve(const protocol::LinkKickRequest& r);
   void serve(const protocol::LinkDropRequest& r);
+  void serve(const protocol::LinkRelayAddRequest& r);
+  void serve(const protocol::LinkRelayDelRequest& r);
   enum class HlsHold { Now, Wait, TooFar };
   // Whether an HLS object is answered now or held until the stream gets to `target`.
   HlsHold hls_hold(const media::HlsStreamState& st, const protocol::HlsObjectName& o,
