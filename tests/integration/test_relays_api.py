@@ -96,6 +96,14 @@ class RelaysApiTest(unittest.TestCase):
         self.assertTrue(origin.wait_for_log(r'publishing live/pushed', 20), edge.log_text()[-3000:])
         self.assertEqual(call(edge, 'DELETE', '/api/v1/relays/' + created['id'])[0], 204)
 
+        # A pull of a name a local publisher holds waits in standby (docs/cluster.md).
+        status, created = call(edge, 'POST', '/api/v1/relays',
+                               {'kind': 'pull', 'app': 'live', 'name': 'fwd', 'url': origin.rtmp_url('cam')})
+        self.assertEqual(status, 201, created)
+        states = lambda: [x['state'] for x in relays(edge) if x['id'] == created['id']]
+        self.assertTrue(wait_until(lambda: states() == ['standby'], 10), relays(edge))
+        self.assertEqual(call(edge, 'DELETE', '/api/v1/relays/' + created['id'])[0], 204)
+
         # Bad requests.
         for body in ({'kind': 'dvr', 'app': 'live', 'name': 'x', 'url': 'rtmp://127.0.0.1/live'},
                      {'kind': 'pull', 'app': 'nope', 'name': 'x', 'url': 'rtmp://127.0.0.1/live'},
