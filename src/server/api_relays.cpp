@@ -52,8 +52,13 @@ std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, evhtt
                       r.url.size() > 400)) {
     why = "url must be rtmp://HOST[:PORT]/APP[/NAME] (at most 400 bytes)";
   }
-  if (!why.empty()) return api.reply_error(req, info, 400, why), std::nullopt;
   r.id = "r" + std::to_string(api.context().sessions->next_id());
+  // Every worker must be able to read it: one worker-link request line.
+  if (why.empty() && protocol::format_link_request(r).size() > protocol::kLinkMaxRequestLine) {
+    why = "app, name and url too long together (one worker-link line: " +
+          std::to_string(protocol::kLinkMaxRequestLine) + " bytes)";
+  }
+  if (!why.empty()) return api.reply_error(req, info, 400, why), std::nullopt;
   return r;
 }
 

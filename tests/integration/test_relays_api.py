@@ -109,6 +109,7 @@ class RelaysApiTest(unittest.TestCase):
                      {'kind': 'pull', 'app': 'nope', 'name': 'x', 'url': 'rtmp://127.0.0.1/live'},
                      {'kind': 'pull', 'app': 'live', 'name': '..', 'url': 'rtmp://127.0.0.1/live'},
                      {'kind': 'pull', 'app': 'live', 'name': 'x', 'url': 'http://127.0.0.1/live'},
+                     {'kind': 'pull', 'app': 'live', 'name': 'n' * 128, 'url': 'rtmp://127.0.0.1/' + 'a' * 390},
                      b'{not json', b'[1]'):
             status, err = call(edge, 'POST', '/api/v1/relays', body)
             self.assertEqual(status, 400, (body, err))
