@@ -156,6 +156,8 @@ class TlsReloadTest(PkiCase):
             for port in (self.rtmps_port, self.https_port, self.api_tls_port):
                 self.assertTrue(wait_until(lambda: served_serial(port, self.ca) == 1002, 15),
                                 'port %d still serves the old certificate' % port)
+                # Then every new connection does: the retired workers accept none any more.
+                self.assertEqual([served_serial(port, self.ca) for _ in range(4)], [1002] * 4, port)
             # The sessions opened before the reload: the player keeps receiving what the
             # publisher sends, in two windows after the new certificate is served.
             for window in (1, 2):
