@@ -6,28 +6,50 @@
 namespace rill::config {
 
 namespace {
-const std::vector<std::string_view> kApiKeys = {"listen", "token", "metrics_public"};
+const std::vector<std::string_view> kApiKeys = {"listen", "token", "metrics_public", "tls_listen"};
 constexpr size_t kMaxTokenLength = 4096;  // it travels in one request header
-}  // namespace
 
-ApiConfig read_api_config(const YamlReader& reader, const YamlField& field) {
-  ApiConfig api;
-  const YamlMap map(reader, field, kApiKeys);
-  if (auto listen = map.get("listen")) {
-    api.listen.clear();
-    for (const YamlField& item : reader.string_list(*listen)) {
-      ListenAddress address;
-      try {
-        address = parse_listen(item.node.Scalar());
-      } catch (const ConfigError& e) {
-        reader.fail(item, e.what());
+bool wildcard(const ListenAddress& a) { return a.host == "0.0.0.0" || a.host == "::"; }
+
+// A list of listen addresses, each parsed, none twice.
+std::vector<ListenAddress> read_addresses(const YamlReader& reader, const YamlField& field) {
+  std::vector<ListenAddress> out;
+  for (const YamlField& item : reader.string_list(field)) {
+    ListenAddress address;
+    try {
+      address = parse_listen(item.node.Scalar());
+    } catch (const ConfigError& e) {
+      reader.fail(item, e.what());
+    }
+    for (const ListenAddress& other : out) {
+      if (other == address) reader.fail(item, "duplicate listen address " + address.to_string());
+    }
+    out.push_back(address);
+  }
+  return out;
+}
+
+// api.tls_listen: HTTPS with the certificate of http: (one certificate per server name).
+void read_tls_listen(const YamlReader& reader, const YamlField& field, const HttpConfig& http, ApiConfig& api) {
+  api.tls_listen = read_addresses(reader, field);
+  for (const ListenAddress& tls : api.tls_listen) {
+    for (const ListenAddress& plain : api.listen) {
+      if (plain.port == tls.port && (plain.host == tls.host || wildcard(plain) || wildcard(tls))) {
+        reader.fail(field, "api.tls_listen address " + tls.to_string() + " overlaps api.listen " + plain.to_string());
       }
-      for (const ListenAddress& other : api.listen) {
-        if (other == address) reader.fail(item, "duplicate listen address " + address.to_string());
-      }
-      api.listen.push_back(address);
     }
   }
+  if (!api.tls_listen.empty() && (!http.tls_cert || !http.tls_key)) {
+    reader.fail(field, "api.tls_listen needs http.tls_cert and http.tls_key (the API uses the HTTPS certificate)");
+  }
+}
+}  // namespace
+
+ApiConfig read_api_config(const YamlReader& reader, const YamlField& field, const HttpConfig& http) {
+  ApiConfig api;
+  const YamlMap map(reader, field, kApiKeys);
+  if (auto listen = map.get("listen")) api.listen = read_addresses(reader, *listen);
+  if (auto tls_listen = map.get("tls_listen")) read_tls_listen(reader, *tls_listen, http, api);
   if (auto token = map.get("token")) {
     api.token = reader.optional_string(*token);
     if (api.token && (api.token->empty() || api.token->size() > kMaxTokenLength)) {

@@ -315,7 +315,7 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
     reader.fail(root_field.mark, "rtmp.listen",
                 "no listen address at all: rtmp.listen and http.listen are both empty");
   }
-  if (auto api = root.get("api")) config.api = read_api_config(reader, *api);
+  if (auto api = root.get("api")) config.api = read_api_config(reader, *api, config.http);
   // `relay:` is the section's name before the cluster brought relays between servers.
   const auto link = root.get("worker_link");
   const auto old_name = root.get("relay");

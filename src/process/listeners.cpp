@@ -73,6 +73,7 @@ const char* to_string(ListenerKind kind) {
     case ListenerKind::api: return "api";
     case ListenerKind::rtmps: return "rtmp.tls";
     case ListenerKind::https: return "http.tls";
+    case ListenerKind::api_tls: return "api.tls";
   }
   return "?";
 }
@@ -143,6 +144,7 @@ void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::log
   for (const auto& a : cfg.api.listen) wants.push_back({ListenerKind::api, &a});
   for (const auto& a : cfg.rtmp.tls_listen) wants.push_back({ListenerKind::rtmps, &a});
   for (const auto& a : cfg.http.tls_listen) wants.push_back({ListenerKind::https, &a});
+  for (const auto& a : cfg.api.tls_listen) wants.push_back({ListenerKind::api_tls, &a});
   for (size_t i = 0; i < wants.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (wants[i].addr->port != 0 && *wants[i].addr == *wants[j].addr)

@@ -147,6 +147,7 @@ config::Config load_master_config(const MasterOptions& opts) {
   // An unreadable or mismatched certificate or key fails here, with the file's name.
   server::make_rtmps_context(c.rtmp);
   server::make_https_context(c.http);
+  server::make_api_tls_context(c);
   return c;
 }
 
@@ -403,6 +404,7 @@ struct Master::Impl {
       params.counters = counters.get();
       params.rtmps_fds = listeners.fds(ListenerKind::rtmps, slot);
       params.https_fds = listeners.fds(ListenerKind::https, slot);
+      params.api_tls_fds = listeners.fds(ListenerKind::api_tls, slot);
       params.master_pipe_fd = pipe_r;
       params.master_pid = self;
       params.user = user;

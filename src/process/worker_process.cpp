@@ -129,6 +129,7 @@ server::WorkerContext worker_context(const WorkerProcessParams& p, const WorkerS
   ctx.http_fds = p.http_fds;
   ctx.rtmps_fds = p.rtmps_fds;
   ctx.https_fds = p.https_fds;
+  ctx.api_tls_fds = p.api_tls_fds;
   ctx.api_fds = p.api_fds;    // and the counters they report, shared with the master:
   ctx.counters = p.counters;
   ctx.log = st.log;

@@ -112,6 +112,9 @@ void HttpServer::reply_shutting_down(evhttp_request* req, void*) {
 void HttpServer::close_listeners() {
   for (auto* b : bound_) evhttp_del_accept_socket(http_, b);
   bound_.clear();
+  // HTTPS too: a new connection must meet the new generation (and its re-read certificate).
+  for (auto* b : bound_tls_) evhttp_del_accept_socket(https_, b);
+  bound_tls_.clear();
 }
 
 void HttpServer::stop_accepting() {

@@ -33,6 +33,13 @@ int select_http11(SSL*, const unsigned char** out, unsigned char* outlen, const 
   return SSL_TLSEXT_ERR_OK;
 }
 
+std::shared_ptr<net::TlsContext> https_context(const std::optional<std::string>& cert,
+                                               const std::optional<std::string>& key) {
+  auto ctx = server_context(cert, key);
+  SSL_CTX_set_alpn_select_cb(ctx->native(), &select_http11, nullptr);
+  return ctx;
+}
+
 }  // namespace
 
 std::shared_ptr<net::TlsContext> make_rtmps_context(const config::RtmpConfig& rtmp) {
@@ -42,9 +49,12 @@ std::shared_ptr<net::TlsContext> make_rtmps_context(const config::RtmpConfig& rt
 
 std::shared_ptr<net::TlsContext> make_https_context(const config::HttpConfig& http) {
   if (http.tls_listen.empty()) return nullptr;
-  auto ctx = server_context(http.tls_cert, http.tls_key);
-  SSL_CTX_set_alpn_select_cb(ctx->native(), &select_http11, nullptr);
-  return ctx;
+  return https_context(http.tls_cert, http.tls_key);
+}
+
+std::shared_ptr<net::TlsContext> make_api_tls_context(const config::Config& config) {
+  if (config.api.tls_listen.empty()) return nullptr;
+  return https_context(config.http.tls_cert, config.http.tls_key);
 }
 
 }  // namespace rill::server

@@ -200,6 +200,9 @@ void Worker::start() {
     if (auto https = make_https_context(impl_->wctx.config->http)) {
       for (int fd : impl_->wctx.https_fds) impl_->http->listen_tls(fd, https);
     }
+    if (auto api_tls = make_api_tls_context(*impl_->wctx.config)) {
+      for (int fd : impl_->wctx.api_tls_fds) impl_->api->http().listen_tls(fd, api_tls);
+    }
   } catch (const net::TlsError& e) {
     impl_->ctx.log->error("https: not listening: {}", e.what());  // `rill -t` and reload check it first
   }
@@ -215,6 +218,7 @@ void Worker::retire(std::chrono::milliseconds idle_limit, std::function<void()> 
   impl_->accepting = false;
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->close_listeners();
+  impl_->api->http().close_listeners();
   // The worker socket stays: new-generation workers pull this worker's streams through it.
   impl_->retirement = std::make_unique<WorkerRetirement>(impl_->ctx, idle_limit, std::move(on_done));
   impl_->retirement->start();

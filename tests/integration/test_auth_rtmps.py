@@ -133,8 +133,8 @@ class RtmpsTest(unittest.TestCase):
             self.assertLess(time.monotonic() - start, 10)
 
             self.assertIsNone(pub.poll(), 'the publisher was harmed by the bad clients')
-            # A new certificate on reload: new connections get it (the reload itself ends the old
-            # workers' sessions, as every reload does) and RTMPS publishing works on.
+            # A new certificate on reload: new connections get it and RTMPS publishing works on
+            # (open sessions across a reload: test_tls_reload).
             rilltest.stop_process(pub)
             shutil.copy(os.path.join(self.pki, 'chain2.pem'), self.cert)
             shutil.copy(os.path.join(self.pki, 'key2.pem'), self.key)

@@ -99,5 +99,19 @@ TEST(SecurityConfig, HttpsKeys) {
                   "overlaps http.listen");
 }
 
+TEST(SecurityConfig, ApiHttpsKeys) {
+  // The API's HTTPS uses http:'s certificate; http.tls_listen itself may stay empty.
+  const Config c = load("http: {tls_cert: /c.pem, tls_key: /k.pem}\napi: {tls_listen: ['127.0.0.1:8444']}\n" + kLive);
+  ASSERT_EQ(c.api.tls_listen.size(), 1u);
+  EXPECT_EQ(c.api.tls_listen[0].port, 8444);
+  EXPECT_TRUE(load(kLive).api.tls_listen.empty());
+  EXPECT_CONTAINS(error_of("http: {tls_cert: /c.pem}\napi: {tls_listen: ['127.0.0.1:8444']}\n" + kLive),
+                  "api.tls_listen needs http.tls_cert and http.tls_key");
+  EXPECT_CONTAINS(error_of("http: {tls_cert: a, tls_key: b}\napi: {listen: ['127.0.0.1:8081'], tls_listen: ['0.0.0.0:8081']}\n" +
+                           kLive),
+                  "overlaps api.listen");
+  EXPECT_CONTAINS(error_of("http: {tls_cert: a, tls_key: b}\napi: {tls_listen: ['x:y']}\n" + kLive), "x:y");
+}
+
 }  // namespace
 }  // namespace rill::config

@@ -5,12 +5,14 @@
 //     listen: ["127.0.0.1:8081"]   # [] disables the API, /metrics and /console/
 //     token: null                  # set: "Authorization: Bearer TOKEN" on every request
 //     metrics_public: false        # true: /metrics answers without the token
+//     tls_listen: []               # HTTPS for all of it, with http.tls_cert and http.tls_key
 #include "rill/config/config.h"
 #include "rill/config/yaml_reader.h"
 
 namespace rill::config {
 
-// Throws ConfigError (FILE:LINE:COL) on an unknown key, a bad address or an empty token.
-ApiConfig read_api_config(const YamlReader& reader, const YamlField& field);
+// Throws ConfigError (FILE:LINE:COL) on an unknown key, a bad address or an empty token, and on
+// a tls_listen address that overlaps listen or comes without http.tls_cert and http.tls_key.
+ApiConfig read_api_config(const YamlReader& reader, const YamlField& field, const HttpConfig& http);
 
 }  // namespace rill::config

@@ -86,6 +86,7 @@ struct HlsConfig {
 // The control plane (docs/api.md): JSON API, /metrics and /console/ on their own listeners.
 struct ApiConfig {
   std::vector<ListenAddress> listen{{"127.0.0.1", 8081}};  // [] disables the API
+  std::vector<ListenAddress> tls_listen;  // HTTPS, with http.tls_cert and http.tls_key
   std::optional<std::string> token;  // set: every request needs "Authorization: Bearer TOKEN"
   bool metrics_public = false;       // /metrics answers without the token
   bool operator==(const ApiConfig&) const = default;

@@ -20,7 +20,7 @@ namespace rill::process {
 
 inline constexpr int kListenBacklog = 4096;
 
-enum class ListenerKind { rtmp, http, rtmps, https, api };
+enum class ListenerKind { rtmp, http, rtmps, https, api, api_tls };
 const char* to_string(ListenerKind kind);
 
 // Bind one listening socket: SO_REUSEADDR + SO_REUSEPORT (+ IPV6_V6ONLY for IPv6),

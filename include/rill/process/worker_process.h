@@ -26,6 +26,7 @@ struct WorkerProcessParams {
   workers::ServerCounters* counters = nullptr;  // the master's shared counters (inherited mapping)
   std::vector<int> rtmps_fds;  // rtmp.tls_listen
   std::vector<int> https_fds;  // http.tls_listen
+  std::vector<int> api_tls_fds;  // api.tls_listen
   int master_pipe_fd = -1;  // read end of a pipe whose write end only the master holds
   pid_t master_pid = 0;
   std::optional<UserIds> user;  // switch to this user after the log files are open

@@ -33,6 +33,7 @@ struct WorkerContext {
   workers::ServerCounters* counters = nullptr;
   std::vector<int> rtmps_fds;  // rtmp.tls_listen: RTMP over TLS (server/rtmps_context.h)
   std::vector<int> https_fds;  // http.tls_listen: HTTPS
+  std::vector<int> api_tls_fds;  // api.tls_listen: the API over HTTPS
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
   // Across workers: the stream ownership table the master shares with every worker (null: no
