@@ -65,15 +65,16 @@ class HlsWatcher(threading.Thread):
 
 
 class ReloadTest(unittest.TestCase):
+    workers = WORKERS
 
     def setUp(self):
         require_tool('ffmpeg')
         self.media = make_relay_media()
         cfg = hls_config()
-        cfg.update({'workers': WORKERS, 'shutdown_timeout': '%ds' % SHUTDOWN_S})
+        cfg.update({'workers': self.workers, 'shutdown_timeout': '%ds' % SHUTDOWN_S})
         self.rill = Rill(cfg)
         self.addCleanup(self._close_rill)
-        self.gen0 = set(self.rill.wait_workers(WORKERS))
+        self.gen0 = set(self.rill.wait_workers(self.workers))
         self.players = None
 
     def _close_rill(self):
@@ -128,7 +129,7 @@ class ReloadTest(unittest.TestCase):
             self.assertTrue(self.new_players_play(4, 2), 'new players after reload %d got no media\n%s' % (
                 i + 1, self.rill.diagnostics()))
             current = set(wait_until(lambda: self._generation_pids(i + 1), 5) or [])
-            self.assertEqual(len(current), WORKERS, 'generation %d: %s' % (i + 1, self.rill.workers()))
+            self.assertEqual(len(current), self.workers, 'generation %d: %s' % (i + 1, self.rill.workers()))
             generations.append(current)
             time.sleep(4.5)
 
@@ -156,7 +157,7 @@ class ReloadTest(unittest.TestCase):
     def _generation_pids(self, gen):
         pids = [int(p) for p in self._log_pids(gen)]
         live = set(self.rill.worker_pids())
-        return [p for p in pids if p in live] if len(pids) == WORKERS else None
+        return [p for p in pids if p in live] if len(pids) == self.workers else None
 
     def _log_pids(self, gen):
         return re.findall(r'started worker \d+ \(pid (\d+), generation %d\)' % gen, self.rill.log_text())
@@ -168,7 +169,7 @@ class ReloadTest(unittest.TestCase):
         self.assertTrue(self.new_players_play(8, 4, 15), 'players did not start\n' + self.rill.diagnostics())
         self.assertTrue(self.rill.reload())
         gen1 = set(wait_until(lambda: self._generation_pids(1), 5) or [])
-        self.assertEqual(len(gen1), WORKERS)
+        self.assertEqual(len(gen1), self.workers)
         time.sleep(1)
         self.assertEqual(set(self.rill.worker_pids()), self.gen0 | gen1, 'old workers left with live players')
 
@@ -221,6 +222,15 @@ class ReloadTest(unittest.TestCase):
         rilltest.stop_process(pub)
         self.assertTrue(wait_until(lambda: set(self.rill.worker_pids()) == gen1, SHUTDOWN_S + 10, 0.2),
                         'the old owner did not exit after its publisher left: %s' % self.rill.workers())
+
+
+
+class SingleWorkerReloadTest(ReloadTest):
+    """The same reloads with `workers: 1`: the new worker reaches the old one's stream through the
+    worker link too (StreamLocator relays from the second generation on)."""
+    workers = 1
+    test_republish_lands_on_new_generation_and_old_workers_exit = None
+    test_old_worker_exits_when_its_last_publisher_leaves = None
 
 
 if __name__ == '__main__':

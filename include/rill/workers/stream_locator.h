@@ -8,7 +8,8 @@
 //    link to the owning worker (one link per stream, shared by all local players); else, with
 //    no publisher anywhere, the local stream if one exists (players waiting) or nullptr.
 //
-// With one worker the locator still claims in the table (cheap) but never opens a link.
+// With one worker the locator still claims in the table (cheap) but opens a link only after a
+// reload, to the retiring worker of the previous generation.
 #include <sys/types.h>
 
 #include <chrono>
@@ -75,7 +76,9 @@ class StreamLocator {
   void close_all();
 
   const LocatorOptions& options() const { return opts_; }
-  bool relaying() const { return opts_.table != nullptr && opts_.workers > 1; }
+  // Several workers, or a later generation (after a reload even a single worker must reach the
+  // streams its retiring predecessor still carries).
+  bool relaying() const { return opts_.table != nullptr && (opts_.workers > 1 || opts_.generation > 0); }
 
  private:
   WorkerLink& make_link(const media::StreamKey& key, const config::AppConfig& cfg);
