@@ -7,6 +7,7 @@ Run:  cd tests/integration && RILL_BIN=.../rill python3 -m unittest -v test_rela
 
 import http.client
 import json
+import os
 import unittest
 
 from muxplayers import MuxPlayers
@@ -77,6 +78,10 @@ class RelaysApiTest(unittest.TestCase):
         rid = created['id']
         mine = lambda: [x for x in relays(edge) if x['id'] == rid]
         self.assertTrue(wait_until(lambda: [x['state'] for x in mine()] == ['up'], 15), relays(edge))
+        examples = os.environ.get('RILL_API_EXAMPLES')  # scripts/api-doc-examples
+        if examples:
+            with open(os.path.join(examples, 'relays.json'), 'w') as f:
+                f.write(json.dumps(call(edge, 'GET', '/api/v1/relays')[1], indent=2, sort_keys=True) + '\n')
         m2 = MuxPlayers(HOST, edge.rtmp_port, edge.http_port, max_frames=100)
         self.addCleanup(m2.stop)
         m2.add_rtmp('live', 'mirror', 1)
