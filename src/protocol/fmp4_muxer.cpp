@@ -66,7 +66,7 @@ Fmp4Muxer::Fmp4Muxer(Fmp4Tracks tracks) : tracks_(std::move(tracks)) {
     if (tracks_.video_record.empty()) throw ProtocolError("fmp4: video track without a configuration record");
     if (tracks_.video_codec == Fmp4VideoCodec::Avc) {
       const AvcConfig c = parse_avc_config(tracks_.video_record);
-      if (tracks_.width == 0 || tracks_.height == 0) {
+      if ((tracks_.width == 0 || tracks_.height == 0) && !c.sps.empty()) {
         try {
           const AvcSpsInfo sps = parse_avc_sps(c.sps.front());
           tracks_.width = sps.width;

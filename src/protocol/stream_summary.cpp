@@ -76,6 +76,7 @@ std::optional<VideoSummary> summarize_video_header(std::span<const uint8_t> body
     v.codec = video_codec_name(tag.codec);
     if (tag.codec != FlvVideoCodec::H264) return v;
     const AvcConfig cfg = parse_avc_config(body.subspan(tag.payload_offset));
+    if (cfg.sps.empty()) return v;  // a record without an SPS: the codec name is all we know
     const AvcSpsInfo sps = parse_avc_sps(cfg.sps.front());
     v.width = sps.width;
     v.height = sps.height;
