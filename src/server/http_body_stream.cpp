@@ -40,7 +40,7 @@ HttpBodyStream::~HttpBodyStream() {
 }
 
 void HttpBodyStream::start(const std::string& head) {
-  conn_->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
+  if (!head.empty()) conn_->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
   conn_->start(*this);
 }
 
