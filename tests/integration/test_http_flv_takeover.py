@@ -18,11 +18,10 @@ import json
 import re
 import shutil
 import tempfile
-import time
 import unittest
 
 import test_http_flv as flv
-from rilltest import HOST, Rill, ffmpeg_publish, make_test_media, require_tool, run, stop_process, wait_until
+from rilltest import HOST, Rill, make_test_media, require_tool, run, stop_process, wait_until
 
 IDLE_TIMEOUT_S = 1  # apps.idle.publisher_idle_timeout: how long a stream outlives its publisher
 MAX_CONNECTIONS = 6  # http.max_connections of the one worker
@@ -76,17 +75,9 @@ class HttpFlvTakeoverTest(unittest.TestCase):
         cls.addClassCleanup(cls.rill.stop)
         cls.port = cls.rill.http_port
 
-    def diag(self, *extra):
-        return '\n'.join([str(e) for e in extra] + ['--- rill log ---', self.rill.log_tail(40)])
-
-    def publish(self, stream, app='live'):
-        pub = ffmpeg_publish(self.rill.rtmp_url(stream, app), self.media)
-        self.addCleanup(stop_process, pub)
-        path = '/%s/%s.flv' % (app, stream)
-        ok = wait_until(lambda: pub.poll() is None and flv.http_exchange(
-            self.port, flv.request_bytes('HEAD', path), head=True).status == 200, 15, 0.1)
-        self.assertTrue(ok, self.diag('stream %s never became playable' % path))
-        return pub
+    # The same helpers as test_http_flv's (publish and wait until playable; a diagnostic with the log).
+    diag = flv.HttpFlvTest.diag
+    publish = flv.HttpFlvTest.publish
 
     def client(self, path, version='1.1', resp=None):
         c = flv.FlvClient(self.port, path, version=version)
