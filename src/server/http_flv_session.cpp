@@ -49,6 +49,8 @@ void HttpFlvSession::start(media::Stream* s) {
   evhttp_add_header(h, "Content-Type", "video/x-flv");
   evhttp_add_header(h, "Cache-Control", "no-cache, no-store");
   http_.add_cors_headers(req_);
+  // Plain-HTTP GET: the socket leaves evhttp (take_over). HTTPS stays on evhttp, whose bufferevent
+  // holds the TLS session; HEAD is answered by evhttp with the headers alone.
   if (info_.method == HttpMethod::Head || !take_over()) {
     if (!http_.start_stream(req_, 200)) {  // HEAD: answered with the headers
       http_.log_access(info_, 200, 0);
