@@ -57,7 +57,7 @@ HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ct
     evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control", "no-cache");
     const std::string line = "ok worker=" + std::to_string(ctx_.worker_id) + " sessions=" +
                              std::to_string(ctx_.sessions->size()) + " streams=" + std::to_string(ctx_.streams->size()) +
-                             " http_connections=" + std::to_string(conns_.size()) + "\n";
+                             " http_connections=" + std::to_string(connections()) + "\n";
     log_access(info, 200, reply(req, 200, line));
   });
   routes_.add(HttpMethod::Get, "/", PathMatch::Prefix,
@@ -83,6 +83,8 @@ void HttpServer::configure(evhttp* h) {
 }
 
 HttpServer::~HttpServer() {
+  free_taken();
+  if (free_taken_ev_) event_free(free_taken_ev_);
   evhttp_free(http_);  // frees every connection: on_connection_closed runs for each counted one
   if (https_) evhttp_free(https_);
   for (bufferevent* bev : pending_) bufferevent_decref(bev);
@@ -163,7 +165,7 @@ void HttpServer::admit_pending() {
 
 void HttpServer::admit(evhttp_connection* conn) {
   const size_t limit = ctx_.config->http.max_connections;
-  if (conns_.size() >= limit) {
+  if (connections() >= limit) {
     ctx_.log->warn("http: {} refused: worker connection limit {} reached", peer_name(conn), limit);
     evhttp_connection_free(conn);  // no request of it has reached a handler: close at once
     return;

@@ -22,6 +22,7 @@
 #include "rill/net/server_context.h"
 #include "rill/net/tls_connection.h"
 #include "rill/server/http_router.h"
+#include "rill/server/http_takeover.h"
 
 struct bufferevent;
 struct event;
@@ -76,7 +77,11 @@ class HttpServer {
   // evhttp has one close callback per connection and the server uses it to count connections:
   // sessions that need to learn of a close register here (cb null: none any more).
   void set_close_callback(evhttp_connection* conn, void (*cb)(evhttp_connection*, void*), void* arg);
-  size_t connections() const { return conns_.size(); }
+  size_t connections() const { return conns_.size() + taken_; }
+  // The socket of a plain-HTTP request's connection, for a session that writes the rest of the
+  // response itself (http_takeover.h); counted in the limits until its slot is released. Empty
+  // for HTTPS or when the socket cannot be moved: the caller stays on evhttp.
+  TakenConnection take_over(evhttp_request* req);
   // HTTPS (http.tls_listen): serves the same routes on `fd` over TLS (http_server_tls.cpp).
   void listen_tls(int fd, std::shared_ptr<net::TlsContext> tls);
   net::ServerContext& context() { return ctx_; }
@@ -91,6 +96,10 @@ class HttpServer {
   static bufferevent* on_new_connection(struct event_base* base, void* arg);
   static void on_admit(int, short, void* arg);
   static bufferevent* on_new_tls_connection(struct event_base* base, void* arg);
+  friend class HttpConnectionSlot;
+  void release_taken(const std::string& addr);
+  static void on_free_taken(int, short, void* arg);
+  void free_taken();
   void configure(evhttp* h);
   void accept_on(evhttp* h, int fd, std::vector<evhttp_bound_socket*>& bound_list);
   void stop_accepting_tls();
@@ -113,7 +122,12 @@ class HttpServer {
   event* admit_ev_ = nullptr;
   std::unordered_map<evhttp_connection*, Conn> conns_;
   core::AddressCounter per_address_;  // http.max_connections_per_ip
-  std::unique_ptr<HttpHeaderDeadline> header_deadline_;  // slowloris: first request within timeout
+  std::unique_ptr<HttpHeaderDeadline> header_deadline_;
+  // Taken-over connections (http_takeover.cpp): how many are still counted, and the evhttp
+  // connections left to free on the next loop turn.
+  size_t taken_ = 0;
+  std::vector<evhttp_connection*> to_free_;
+  event* free_taken_ev_ = nullptr;  // slowloris: first request within timeout
   // HTTPS: a second evhttp (libevent makes one kind of bufferevent per evhttp) with the same
   // handlers and counts; created by the first listen_tls.
   evhttp* https_ = nullptr;
