@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rill/server/http_file_bodies.h"
 #include "rill/server/http_header_deadline.h"
 #include "rill/core/buffer.h"
 #include "rill/core/address_counter.h"
@@ -56,7 +57,8 @@ class HttpServer {
 
   // ---- replies: the one place that knows HEAD ---------------------------------------------
   // A complete response with Content-Length; for HEAD the headers alone, with the length the
-  // GET would have had. The body goes to libevent by reference (no copy). Returns the body
+  // GET would have had. The body goes to libevent by reference (no copy), or a large one on a plain
+  // connection as a memory file sent with sendfile (http_file_bodies.h). Returns the body
   // bytes sent (for the access log). The reason phrase is libevent's standard one for `status`.
   size_t reply(evhttp_request* req, int status, const BufferRef& body);
   size_t reply(evhttp_request* req, int status, std::string_view body);
@@ -113,7 +115,8 @@ class HttpServer {
   event* admit_ev_ = nullptr;
   std::unordered_map<evhttp_connection*, Conn> conns_;
   core::AddressCounter per_address_;  // http.max_connections_per_ip
-  std::unique_ptr<HttpHeaderDeadline> header_deadline_;  // slowloris: first request within timeout
+  std::unique_ptr<HttpHeaderDeadline> header_deadline_;
+  std::unique_ptr<HttpFileBodies> file_bodies_;  // large bodies by sendfile on plain connections  // slowloris: first request within timeout
   // HTTPS: a second evhttp (libevent makes one kind of bufferevent per evhttp) with the same
   // handlers and counts; created by the first listen_tls.
   evhttp* https_ = nullptr;
