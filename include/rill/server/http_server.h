@@ -108,6 +108,7 @@ class HttpServer {
   evhttp* http_;
   HttpRouteTable routes_;
   std::vector<std::pair<StreamRoute, StreamHandler>> stream_handlers_;
+  std::unique_ptr<HttpFileBodies> file_bodies_;  // large bodies by sendfile on plain connections
   std::vector<evhttp_bound_socket*> bound_;
   // Connections accepted but not counted yet (evhttp creates its connection object only after
   // asking us for the bufferevent), and the counted ones.
