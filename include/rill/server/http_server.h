@@ -116,8 +116,7 @@ class HttpServer {
   event* admit_ev_ = nullptr;
   std::unordered_map<evhttp_connection*, Conn> conns_;
   core::AddressCounter per_address_;  // http.max_connections_per_ip
-  std::unique_ptr<HttpHeaderDeadline> header_deadline_;
-  std::unique_ptr<HttpFileBodies> file_bodies_;  // large bodies by sendfile on plain connections  // slowloris: first request within timeout
+  std::unique_ptr<HttpHeaderDeadline> header_deadline_;  // slowloris: first request within timeout
   // HTTPS: a second evhttp (libevent makes one kind of bufferevent per evhttp) with the same
   // handlers and counts; created by the first listen_tls.
   evhttp* https_ = nullptr;
