@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rill/server/http_file_bodies.h"
 #include "rill/server/http_header_deadline.h"
 #include "rill/core/buffer.h"
 #include "rill/core/address_counter.h"
@@ -57,7 +58,8 @@ class HttpServer {
 
   // ---- replies: the one place that knows HEAD ---------------------------------------------
   // A complete response with Content-Length; for HEAD the headers alone, with the length the
-  // GET would have had. The body goes to libevent by reference (no copy). Returns the body
+  // GET would have had. The body goes to libevent by reference (no copy), or a large one on a plain
+  // connection as a memory file sent with sendfile (http_file_bodies.h). Returns the body
   // bytes sent (for the access log). The reason phrase is libevent's standard one for `status`.
   size_t reply(evhttp_request* req, int status, const BufferRef& body);
   size_t reply(evhttp_request* req, int status, std::string_view body);
@@ -115,6 +117,7 @@ class HttpServer {
   evhttp* http_;
   HttpRouteTable routes_;
   std::vector<std::pair<StreamRoute, StreamHandler>> stream_handlers_;
+  std::unique_ptr<HttpFileBodies> file_bodies_;  // large bodies by sendfile on plain connections
   std::vector<evhttp_bound_socket*> bound_;
   // Connections accepted but not counted yet (evhttp creates its connection object only after
   // asking us for the bufferevent), and the counted ones.
