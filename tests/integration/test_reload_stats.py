@@ -7,14 +7,13 @@ client or a stream reaches a retiring worker.
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... python3 -m unittest -v test_reload_stats
 """
 
-import http.client
-import json
 import re
-import sys
 import time
 import unittest
 
 import rilltest
+import test_api
+import test_reload
 from muxplayers import MuxPlayers
 from rilltest import HOST, Rill, require_tool, wait_until
 from test_worker_link import make_relay_media
@@ -24,24 +23,13 @@ RTMP_PLAYERS, FLV_PLAYERS = 6, 4
 
 
 def api(r, method, path):
-    """(status, parsed JSON or text) of one request on a fresh connection (any worker answers)."""
-    conn = http.client.HTTPConnection(HOST, r.api_port, timeout=10)
-    try:
-        conn.request(method, path)
-        resp = conn.getresponse()
-        body = resp.read().decode('utf-8')
-        if resp.getheader('Content-Type', '').startswith('application/json') and body:
-            return resp.status, json.loads(body)
-        return resp.status, body
-    finally:
-        conn.close()
+    """(status, parsed JSON or text) of one request (the server has no API token)."""
+    status, _headers, body = test_api.api(r, method, path, token=None)
+    return status, body
 
 
 def get(r, path):
-    status, body = api(r, 'GET', path)
-    if status != 200:
-        raise AssertionError('GET %s: %s %s' % (path, status, body))
-    return body
+    return test_api.get(r, path, token=None)
 
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
@@ -87,16 +75,7 @@ class ReloadStatsTest(unittest.TestCase):
         self.gen0 = set(self.rill.wait_workers(WORKERS))
         self.players = MuxPlayers(HOST, self.rill.rtmp_port, self.rill.http_port, max_frames=10)
 
-    def _close_rill(self):
-        self.players.stop()
-        failed = not getattr(self._outcome, 'success', True)
-        try:
-            if self.rill.running():
-                self.rill.stop()
-        finally:
-            if failed:
-                sys.stderr.write('\n--- rill log ---\n%s\n' % self.rill.log_tail(80))
-            self.rill.close(failed=failed)
+    _close_rill = test_reload.ReloadTest._close_rill  # stops the players, keeps the log of a failure
 
     def add_players(self, rtmp, flv):
         before = len(self.players.players)
