@@ -36,6 +36,7 @@ class HttpFlvSession final : public net::Session, public net::Flushable, public 
 
   void flush() override;
   void on_frame(const media::FramePtr& frame) override;
+  void on_gop_replay(bool active) override { queue().set_replay(active); }
   void on_publish(media::Stream&) override {}
   void on_unpublish(media::Stream&) override {}
   void on_stream_end(media::Stream& s) override;
