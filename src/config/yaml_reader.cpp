@@ -77,6 +77,10 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
   std::string best;
   size_t best_distance = kMaxDistance + 1;
   for (const auto& candidate : candidates) {
+    // The distance is at least the length difference: a long unknown key (or a fuzzer's) costs
+    // nothing here instead of a quadratic table per known key.
+    const size_t longer = std::max(word.size(), candidate.size());
+    if (longer - std::min(word.size(), candidate.size()) > kMaxDistance) continue;
     const size_t distance = edit_distance(word, candidate);
     // A one- or two-letter word is within distance 2 of too much to be a useful hint.
     if (distance < best_distance && distance < std::max(word.size(), candidate.size()) - 1) {

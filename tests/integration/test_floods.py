@@ -34,6 +34,8 @@ BURST = int(os.environ.get('RILL_BURST_CONNECTS', '1000'))
 BURST_WINDOW_S = float(os.environ.get('RILL_BURST_WINDOW_S', '1'))
 TIMEOUT_S = 2
 MAX_GAP_S = 1.5
+# Reported, not asserted: the heap keeps a high-water mark after a flood (docs/operations.md).
+RSS_SLACK_MB = 10
 C0C1 = b'\x03' + bytes(1536)
 S0S1S2_BYTES = 1 + 2 * 1536
 
@@ -219,10 +221,13 @@ class FloodTest(unittest.TestCase):
                             'players after the flood got no media')
             snap = players.snapshot()
             worst = max(p.max_gap for p in snap)
+            # The heap gives freed connection buffers back within the trimmer's period (2 s).
+            rilltest.wait_until(lambda: workers_rss_mb(rill) <= rss_before + RSS_SLACK_MB, 6)
+            rss_after = workers_rss_mb(rill)
             print('\nflood: %d idle connections opened in %.2f s, all closed after %s s; %d players, worst gap '
                   '%.2f s; workers RSS %.1f MB before, %.1f MB with the idlers, %.1f MB after'
                   % (COUNT // 2 * 2, burst_s, closed_after and round(closed_after, 2), len(snap), worst, rss_before,
-                     rss_flood, workers_rss_mb(rill)))
+                     rss_flood, rss_after))
             self.assertIsNotNone(closed_after, 'idle connections the server never closed')
             self.assertLessEqual(closed_after, TIMEOUT_S * 2 + 3)
             self.assertEqual(['%s: %r' % (p.kind, p.error) for p in snap if p.closed], [], 'players were cut')
