@@ -15,6 +15,7 @@
 #include "rill/config/security_config.h"
 #include "rill/config/units.h"
 #include "rill/config/api_config.h"
+#include "rill/config/merge_writes_config.h"
 #include "rill/config/yaml_reader.h"
 
 namespace rill::config {
@@ -31,7 +32,7 @@ constexpr int64_t kMaxConnections = 1'000'000;
 constexpr size_t kMaxRuntimeDirLength = 80;
 
 const std::vector<std::string_view> kRootKeys = {
-    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "log", "rtmp", "http", "api", "worker_link", "relay", "apps"};
+    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "merge_writes_max", "log", "rtmp", "http", "api", "worker_link", "relay", "apps"};
 const std::vector<std::string_view> kLogKeys = {"level", "file", "access_log"};
 const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
@@ -299,7 +300,7 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
                                               " characters long, so that Unix socket paths under it fit");
   }
   root.read_duration("shutdown_timeout", config.shutdown_timeout, milliseconds(0), hours(24));
-  root.read_duration("merge_writes", config.merge_writes, milliseconds(0), milliseconds(1000));
+  read_merge_writes(reader, root, config);
   if (auto log = root.get("log")) config.log = read_log(reader, *log);
 
   std::vector<PlacedAddress> addresses;

@@ -34,7 +34,7 @@ void Connection::start(ConnectionHandler& handler) {
   handler_ = &handler;
   reading_ = true;
   update_read_event();
-  request_flush();  // what was queued before; a TLS client's first handshake flight
+  if (state_ != State::Closed) flusher_.request_now(this);  // what was queued before; a TLS client's first flight
 }
 
 void Connection::set_queue_limits(const media::QueueLimits& limits) {
@@ -49,7 +49,7 @@ void Connection::set_queue_limits(const media::QueueLimits& limits) {
 void Connection::send(BufferRef bytes) {
   if (state_ == State::Closed) return;
   queue_.push_control(std::move(bytes));
-  request_flush();
+  flusher_.request_now(this);
 }
 
 void Connection::pause_reading() {

@@ -210,6 +210,7 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
   playing_ = true;
   ctx_.log->info("rtmp: {} playing {}/{}", peer_, app_, stream_name_);
   s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+  conn_->flush_now();      // that first burst is never held by write merging
 }
 
 void RtmpSession::cmd_pause(const protocol::RtmpCommand& c) {

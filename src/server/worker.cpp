@@ -65,7 +65,7 @@ struct Worker::Impl {
   std::unique_ptr<WorkerRetirement> retirement;  // an old generation after a reload
 
   Impl(event_base* b, WorkerContext c)
-      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) { return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o); }), sessions(timers) {
+      : base(b), wctx(std::move(c)), timers(b), flusher(b, net::merge_writes_of(*wctx.config)), streams(timers, wctx.log, [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) { return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o); }), sessions(timers) {
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;

@@ -267,7 +267,7 @@ void WorkerLinkSession::on_frame(const media::FramePtr& f) {
   if (r == media::OutputQueue::PushResult::Dropped) return;
   if (f->payload.size()) q.push_control(f->payload);
   ++frames_out_;
-  conn_->request_flush();
+  conn_->flush_now();  // one link serves many players: holding here would add the merge hold twice
 }
 
 void WorkerLinkSession::on_unpublish(media::Stream&) {

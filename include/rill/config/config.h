@@ -183,9 +183,13 @@ struct Config {
   std::optional<std::string> pid_file;
   std::string runtime_dir = "/tmp/rill";
   Duration shutdown_timeout{10000};  // graceful stop / old workers after reload: drain at most this long
-  // 0: every write goes out in the loop iteration that produced it (no added latency). > 0: writes
-  // to players are held for up to this long and merged (fewer syscalls, more latency), SRS-style.
+  // `merge_writes: auto` (default): writes to players are held only while the worker is busy, for
+  // up to merge_writes_max (net::MergePolicy). A duration: 0 sends every write in the loop
+  // iteration that produced it (no added latency); > 0 holds writes that long and merges them
+  // (fewer syscalls, more latency), SRS-style. merge_writes.cpp parses both keys.
+  bool merge_writes_auto = true;
   Duration merge_writes{0};
+  Duration merge_writes_max{80};
   LogConfig log;
   RtmpConfig rtmp;
   HttpConfig http;
