@@ -33,6 +33,13 @@ OutputQueue::PushResult OutputQueue::push_frame(const MediaFrame& frame, BufferR
     return PushResult::Queued;
   }
   const uint32_t ts = frame.timestamp;
+  if (replay_) {
+    // The replay starts at a keyframe: live video may follow it without waiting for the next.
+    if (frame.type == MediaType::Video && frame.keyframe) skipping_video_ = false;
+    bytes_ += bytes.size();
+    entries_.push_back(Entry{std::move(bytes), ts, false});
+    return PushResult::Queued;
+  }
   // Hard bound by duration applies to every frame, dropped ones included: a consumer that makes
   // no progress at all is disconnected even when everything it is offered gets skipped.
   if (span_to(ts) > limits_.hard_duration_ms) return PushResult::Overflow;

@@ -304,6 +304,7 @@ void Stream::add_subscriber(Subscriber* s) {
     auto send = [&](const FramePtr& f) {
       if (f && attached()) s->on_frame(f);
     };
+    s->on_gop_replay(true);
     send(gop_.metadata());
     send(gop_.video_header());
     send(gop_.audio_header());
@@ -312,6 +313,7 @@ void Stream::add_subscriber(Subscriber* s) {
       FramePtr f = frames[i];
       send(f);
     }
+    if (attached()) s->on_gop_replay(false);
   }
   if (!publisher_ && cfg_.play_wait.count() > 0 && index_of(s) != subscribers_.size()) {
     const TimerId id = registry_.timers().schedule(cfg_.play_wait, [this, s] {

@@ -129,7 +129,8 @@ void Connection::kick_read() {
 
 void Connection::flushed() {
   if (!write_event_pinned_) wait_writable(false);
-  if (state_ == State::Closing) finish(close_reason_);
+  if (state_ == State::Closing) return finish(close_reason_);
+  if (state_ == State::Open && handler_) survives([&] { handler_->on_drained(); });
 }
 
 // ---------------------------------------------------------------- input

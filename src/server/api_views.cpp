@@ -47,6 +47,7 @@ std::map<std::string, std::set<std::string>> hls_viewers(const json& gathered) {
 struct Merged {
   const json* owner = nullptr;  // the owner's stream_details entry
   int owner_slot = -1;
+  int owner_pid = 0;
   uint64_t rtmp = 0, flv = 0, bytes_out = 0, dropped = 0;
 };
 
@@ -59,6 +60,7 @@ std::map<std::string, Merged> merge_streams(const json& gathered) {
       if (d.value("owner", false) && d.value("live", false)) {
         m.owner = &d;
         m.owner_slot = w.value("slot", 0);
+        m.owner_pid = w.value("pid", 0);
       }
       const json players = d.value("players", json::object());
       m.rtmp += u64(players, "rtmp");
@@ -88,6 +90,7 @@ json stream_item(const Merged& m, size_t hls_players, int64_t now_unix_ms) {
   return {{"app", d.value("app", "")},
           {"name", d.value("name", "")},
           {"worker", m.owner_slot},
+          {"worker_pid", m.owner_pid},
           {"uptime_s", std::round(uptime_s * 10) / 10},
           {"publisher", publisher},
           {"video", d.value("video", json())},
@@ -160,6 +163,12 @@ std::string iso8601(int64_t unix_ms) {
   return out;
 }
 
+int newest_generation(const json& gathered) {
+  int newest = 0;
+  for (const json& w : arr(gathered, "workers")) newest = std::max(newest, w.value("generation", 0));
+  return newest;
+}
+
 json stream_items(const json& gathered, int64_t now_unix_ms, const std::string& app) {
   const auto viewers = hls_viewers(gathered);
   json items = json::array();
@@ -177,6 +186,7 @@ json client_items(const json& gathered, const std::string& app, const std::strin
     return (app.empty() || a == app) && (name.empty() || n == name) && (kind.empty() || k == kind);
   };
   std::vector<json> items;
+  const int newest = newest_generation(gathered);
   for (const json& w : arr(gathered, "workers")) {
     for (const json& c : arr(w, "clients")) {
       if (!keep(c.value("app", ""), c.value("name", ""), c.value("kind", ""))) continue;
@@ -184,6 +194,8 @@ json client_items(const json& gathered, const std::string& app, const std::strin
       item["since"] = iso8601(c.value("since_ms", int64_t{0}));
       item.erase("since_ms");
       item["worker"] = w.value("slot", 0);
+      item["worker_pid"] = w.value("pid", 0);
+      item["worker_retiring"] = w.value("generation", 0) < newest;
       items.push_back(std::move(item));
     }
   }
@@ -207,6 +219,7 @@ json client_items(const json& gathered, const std::string& app, const std::strin
 
 json server_view(const json& gathered, int64_t now_unix_ms) {
   json workers = json::array();
+  const int newest = newest_generation(gathered);
   int64_t started = now_unix_ms;
   int master_pid = 0;
   std::string version;
@@ -218,10 +231,12 @@ json server_view(const json& gathered, int64_t now_unix_ms) {
     workers.push_back({{"id", w.value("slot", 0)},
                        {"pid", w.value("pid", 0)},
                        {"generation", w.value("generation", 0)},
+                       {"retiring", w.value("generation", 0) < newest},
                        {"sessions", u64(w, "sessions")},
                        {"streams", owned},
                        {"cpu_pct", std::round(num(process, "cpu_pct") * 10) / 10},
-                       {"rss_bytes", u64(process, "rss_bytes")}});
+                       {"rss_bytes", u64(process, "rss_bytes")},
+                       {"bitrate_out_kbps", std::round(num(process, "bitrate_out_kbps"))}});
     if (process.contains("server_started_ms")) started = std::min(started, process.value("server_started_ms", now_unix_ms));
     master_pid = w.value("master_pid", master_pid);
     version = w.value("version", version);

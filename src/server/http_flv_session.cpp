@@ -3,10 +3,12 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 
 #include "rill/net/send_buffer.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/server/http_server.h"
+#include "rill/server/http_takeover.h"
 
 namespace rill::server {
 
@@ -25,15 +27,15 @@ net::SessionInfo HttpFlvSession::describe() const {
   i.peer = info_.peer;
   i.stream = key_.str();
   i.since_ms = info_.started_ms;
-  i.bytes_out = bytes_;
-  i.queued_bytes = queue_.bytes();
+  i.bytes_out = bytes_out();
+  i.queued_bytes = body_ ? body_->queued_bytes() : queue_.bytes();
   i.frames_out = frames_out_;
-  i.dropped_frames = queue_.frames_dropped();
+  i.dropped_frames = queue().frames_dropped();
   return i;
 }
 
 HttpFlvSession::~HttpFlvSession() {
-  if (!closed_) close("destroyed");
+  if (!retired_) close("destroyed");
 }
 
 // `s` is the stream the gate admitted this player to (null for a HEAD probe).
@@ -47,20 +49,25 @@ void HttpFlvSession::start(media::Stream* s) {
   evhttp_add_header(h, "Content-Type", "video/x-flv");
   evhttp_add_header(h, "Cache-Control", "no-cache, no-store");
   http_.add_cors_headers(req_);
-  if (!http_.start_stream(req_, 200)) {  // HEAD: answered with the headers
-    http_.log_access(info_, 200, 0);
-    req_ = nullptr;
-    return finish(nullptr);
+  // Plain-HTTP GET: the socket leaves evhttp (take_over). HTTPS stays on evhttp, whose bufferevent
+  // holds the TLS session; HEAD is answered by evhttp with the headers alone.
+  if (info_.method == HttpMethod::Head || !take_over()) {
+    if (!http_.start_stream(req_, 200)) {  // HEAD: answered with the headers
+      http_.log_access(info_, 200, 0);
+      logged_ = true;
+      req_ = nullptr;
+      return finish(nullptr);
+    }
+    http_.set_close_callback(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
+    // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
+    if (bufferevent* bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req_)))
+      net::set_send_buffer(static_cast<int>(bufferevent_getfd(bev)), ctx_.config->http.send_buffer);
   }
-  http_.set_close_callback(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
-  // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
-  if (bufferevent* bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req_)))
-    net::set_send_buffer(static_cast<int>(bufferevent_getfd(bev)), ctx_.config->http.send_buffer);
   started_ = true;
   const media::StreamInfo& info = s->info();
   bool known = info.has_audio || info.has_video;
   auto header = protocol::flv_file_header(known ? info.has_audio : true, known ? info.has_video : true);
-  queue_.push_control(SharedBuffer::copy_of(std::span<const uint8_t>(header)));
+  queue().push_control(SharedBuffer::copy_of(std::span<const uint8_t>(header)));
   stream_ = s;
   ctx_.log->info("http-flv: {} playing {}", info_.peer, key_.str());
   s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
@@ -69,11 +76,11 @@ void HttpFlvSession::start(media::Stream* s) {
 
 void HttpFlvSession::on_frame(const media::FramePtr& f) {
   if (closed_) return;
-  auto r = queue_.push_frame(*f, f->flv_tag());
+  auto r = queue().push_frame(*f, f->flv_tag());
   if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
   if (r == media::OutputQueue::PushResult::Overflow) {
     ctx_.log->warn("http-flv: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", info_.peer,
-                   key_.str(), queue_.bytes(), queue_.duration_ms());
+                   key_.str(), queue().bytes(), queue().duration_ms());
     close("slow consumer");
     return;
   }
@@ -92,6 +99,7 @@ void HttpFlvSession::on_chunk_written(evhttp_connection*, void* arg) {
 }
 
 void HttpFlvSession::flush() {
+  if (body_) return closed_ ? void() : body_->flush();
   if (closed_ || !req_ || in_flight_ || queue_.empty()) return;
   // Hand everything queued to evhttp as one chunk. The next batch waits in our own queue (where
   // the slow-consumer policy applies) until this one reached the socket.
@@ -120,7 +128,7 @@ void HttpFlvSession::on_conn_close(evhttp_connection*, void* arg) {
   auto* self = static_cast<HttpFlvSession*>(arg);
   evhttp_request* req = std::exchange(self->req_, nullptr);
   if (req) {
-    self->http_.log_access(self->info_, 200, self->bytes_);
+    self->log_access_once();
     // A client that went away in the middle of a response leaves the request detached from its
     // connection (libevent frees it only once the handler is done with it): free it here.
     if (evhttp_request_get_connection(req) == nullptr) evhttp_request_free(req);
@@ -129,15 +137,19 @@ void HttpFlvSession::on_conn_close(evhttp_connection*, void* arg) {
 }
 
 void HttpFlvSession::close(const char* reason) {
-  if (closed_) return;
-  if (req_ && started_) {
+  if (retired_) return;
+  if (body_) {
+    if (started_) log_access_once();
+    body_->close(reason);  // an ending body too: the worker stops
+  } else if (req_ && started_) {
     // Abort the connection: the client is too slow or the worker stops.
     evhttp_connection* conn = evhttp_request_get_connection(req_);
     http_.set_close_callback(conn, nullptr, nullptr);
-    http_.log_access(info_, 200, bytes_);
+    log_access_once();
     req_ = nullptr;
     evhttp_connection_free(conn);
   }
+  if (closed_) return retire_once();
   finish(reason);
 }
 
@@ -145,24 +157,64 @@ void HttpFlvSession::finish(const char* reason) {
   if (closed_) return;
   closed_ = true;
   ctx_.flusher->forget(this);
-  if (req_ && started_) {
+  if (body_ && body_->open() && started_) {
+    // Graceful end (stream ended): what is queued goes out, then the chunked terminator (or the
+    // connection's end, HTTP/1.0); the session lives until then (on_body_closed).
+    log_access_once();
+    body_->end(std::chrono::milliseconds(ctx_.config->http.timeout.count()));
+  } else if (req_ && started_) {
     // Graceful end (stream ended): what is queued goes out, then the chunked terminator.
     in_flight_ = false;
     flush_queue_to_evhttp(false);
     http_.set_close_callback(evhttp_request_get_connection(req_), nullptr, nullptr);
-    http_.log_access(info_, 200, bytes_);
+    log_access_once();
     evhttp_send_reply_end(req_);
     req_ = nullptr;
   }
   if (reason) {
-    ctx_.log->info("http-flv: {} closed ({}) {} bytes={} dropped={}", info_.peer, reason, key_.str(), bytes_,
-                   queue_.frames_dropped());
+    ctx_.log->info("http-flv: {} closed ({}) {} bytes={} dropped={}", info_.peer, reason, key_.str(), bytes_out(),
+                   queue().frames_dropped());
   }
   if (stream_) {
     media::Stream* s = std::exchange(stream_, nullptr);
     s->remove_subscriber(this);
   }
   queue_.clear();
+  if (!body_ || !body_->open()) retire_once();
+}
+
+// ---- plain HTTP on a taken-over socket ----------------------------------------------------------
+
+bool HttpFlvSession::take_over() {
+  TakenConnection taken = http_.take_over(req_);
+  if (!taken) return false;
+  // HTTP/1.1 clients get chunks (they can tell the end of the stream from a cut); HTTP/1.0 ones
+  // a body that ends with the connection (RFC 9112 §6.3: no length, read until the close).
+  const bool chunked = req_->major > 1 || (req_->major == 1 && req_->minor >= 1);
+  const std::string head = render_response_head(req_, 200, "OK", chunked);
+  req_ = nullptr;  // evhttp frees it with its connection, on the next loop turn
+  body_ = std::make_unique<HttpBodyStream>(ctx_, std::move(taken), info_.peer, chunked,
+                                           net::queue_limits_for(ctx_.config->find_app(key_.app)),
+                                           [this](const std::string& why) { on_body_closed(why); });
+  // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
+  net::set_send_buffer(body_->fd(), ctx_.config->http.send_buffer);
+  body_->start(head);
+  return true;
+}
+
+void HttpFlvSession::on_body_closed(const std::string& why) {
+  if (closed_) return retire_once();  // the graceful end is done (or gave up)
+  log_access_once();
+  finish(why == "peer closed" ? "client closed" : why.c_str());
+}
+
+void HttpFlvSession::log_access_once() {
+  if (std::exchange(logged_, true)) return;
+  http_.log_access(info_, 200, bytes_out());
+}
+
+void HttpFlvSession::retire_once() {
+  if (std::exchange(retired_, true)) return;
   ctx_.sessions->retire(this);
 }
 

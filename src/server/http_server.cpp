@@ -2,6 +2,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/http_struct.h>
@@ -45,9 +46,23 @@ const char* reason_phrase(int status) { return status == 414 ? "URI Too Long" : 
 // evbuffer_add_reference cleanup: drops the reference taken for libevent.
 void release_buffer(const void*, size_t, void* extra) { static_cast<SharedBuffer*>(extra)->unref(); }
 
+void add_by_reference(evbuffer* b, const BufferRef& body) {
+  SharedBuffer* sb = body.get();
+  sb->ref();  // released by libevent through release_buffer once the bytes are written
+  if (evbuffer_add_reference(b, sb->data(), sb->size(), &release_buffer, sb) != 0)
+    sb->unref();  // libevent 2.1 does not call the cleanup when it fails (out of memory)
+}
+
+// A TLS bufferevent encrypts bytes it reads from its buffer: it cannot take a file segment.
+bool tls_of(evhttp_request* req) {
+  evhttp_connection* conn = evhttp_request_get_connection(req);
+  return conn && bufferevent_openssl_get_ssl(evhttp_connection_get_bufferevent(conn)) != nullptr;
+}
+
 }  // namespace
 
-HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ctx.base)) {
+HttpServer::HttpServer(net::ServerContext& ctx)
+    : ctx_(ctx), http_(evhttp_new(ctx.base)), file_bodies_(std::make_unique<HttpFileBodies>()) {
   configure(http_);
   header_deadline_ = std::make_unique<HttpHeaderDeadline>(ctx_, ctx_.config->http.timeout.count());
   evhttp_set_bevcb(http_, &HttpServer::on_new_connection, this);
@@ -57,7 +72,7 @@ HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx), http_(evhttp_new(ct
     evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control", "no-cache");
     const std::string line = "ok worker=" + std::to_string(ctx_.worker_id) + " sessions=" +
                              std::to_string(ctx_.sessions->size()) + " streams=" + std::to_string(ctx_.streams->size()) +
-                             " http_connections=" + std::to_string(conns_.size()) + "\n";
+                             " http_connections=" + std::to_string(connections()) + "\n";
     log_access(info, 200, reply(req, 200, line));
   });
   routes_.add(HttpMethod::Get, "/", PathMatch::Prefix,
@@ -83,6 +98,8 @@ void HttpServer::configure(evhttp* h) {
 }
 
 HttpServer::~HttpServer() {
+  free_taken();
+  if (free_taken_ev_) event_free(free_taken_ev_);
   evhttp_free(http_);  // frees every connection: on_connection_closed runs for each counted one
   if (https_) evhttp_free(https_);
   for (bufferevent* bev : pending_) bufferevent_decref(bev);
@@ -163,7 +180,7 @@ void HttpServer::admit_pending() {
 
 void HttpServer::admit(evhttp_connection* conn) {
   const size_t limit = ctx_.config->http.max_connections;
-  if (conns_.size() >= limit) {
+  if (connections() >= limit) {
     ctx_.log->warn("http: {} refused: worker connection limit {} reached", peer_name(conn), limit);
     evhttp_connection_free(conn);  // no request of it has reached a handler: close at once
     return;
@@ -230,10 +247,9 @@ size_t HttpServer::reply(evhttp_request* req, int status, const BufferRef& body)
     return 0;
   }
   evbuffer* b = evbuffer_new();
-  SharedBuffer* sb = body.get();
-  sb->ref();  // released by libevent through release_buffer once the bytes are written
-  if (evbuffer_add_reference(b, sb->data(), sb->size(), &release_buffer, sb) != 0) {
-    sb->unref();  // libevent 2.1 does not call the cleanup when it fails (out of memory)
+  // A large body on a plain connection goes out with sendfile (http_file_bodies.h).
+  if (tls_of(req) || !file_bodies_->add(b, body)) add_by_reference(b, body);
+  if (evbuffer_get_length(b) != body.size()) {
     evbuffer_free(b);
     evhttp_remove_header(h, "Content-Length");
     evhttp_send_error(req, 500, nullptr);

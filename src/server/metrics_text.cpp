@@ -140,18 +140,31 @@ void relay_families(std::string& out, const json& gathered) {
 void worker_families(std::string& out, const json& gathered) {
   Family cpu(out, "rill_worker_cpu_seconds_total", "counter", "CPU time of the worker slot's processes.");
   for (const json& r : arr(gathered, "rows")) cpu.sample(num(r, "cpu_seconds"), {"worker", std::to_string(r.value("slot", 0))});
-  const auto per_worker = [&gathered](const std::function<void(const json&, const std::string&)>& f) {
-    for (const json& w : arr(gathered, "workers")) f(w.value("process", json::object()), std::to_string(w.value("slot", 0)));
+  // Per process: a slot has two during a reload (the retiring one and the new one), told apart by pid.
+  const int newest = newest_generation(gathered);
+  Family retiring(out, "rill_worker_retiring", "gauge", "1 for a worker of an older generation (after a reload), else 0.");
+  for (const json& w : arr(gathered, "workers")) {
+    retiring.sample(w.value("generation", 0) < newest ? 1 : 0,
+                    {"worker", std::to_string(w.value("slot", 0)), "pid", std::to_string(w.value("pid", 0))});
+  }
+  const auto per_worker = [&gathered](const std::function<void(const json&, const std::string&, const std::string&)>& f) {
+    for (const json& w : arr(gathered, "workers")) {
+      f(w.value("process", json::object()), std::to_string(w.value("slot", 0)), std::to_string(w.value("pid", 0)));
+    }
   };
   Family rss(out, "rill_worker_resident_memory_bytes", "gauge", "Resident memory of the worker.");
-  per_worker([&](const json& p, const std::string& id) { rss.sample(num(p, "rss_bytes"), {"worker", id}); });
+  per_worker([&](const json& p, const std::string& id, const std::string& pid) {
+    rss.sample(num(p, "rss_bytes"), {"worker", id, "pid", pid});
+  });
   Family fds(out, "rill_worker_open_fds", "gauge", "Open file descriptors of the worker.");
-  per_worker([&](const json& p, const std::string& id) { fds.sample(num(p, "open_fds"), {"worker", id}); });
+  per_worker([&](const json& p, const std::string& id, const std::string& pid) {
+    fds.sample(num(p, "open_fds"), {"worker", id, "pid", pid});
+  });
   Family lag(out, "rill_worker_loop_lag_seconds", "summary", "How late the worker's 1 s timer ran.");
-  per_worker([&](const json& p, const std::string& id) {
+  per_worker([&](const json& p, const std::string& id, const std::string& pid) {
     const json l = p.value("loop_lag", json::object());
-    lag.sample(num(l, "sum_s"), {"worker", id}, "_sum");
-    lag.sample(num(l, "count"), {"worker", id}, "_count");
+    lag.sample(num(l, "sum_s"), {"worker", id, "pid", pid}, "_sum");
+    lag.sample(num(l, "count"), {"worker", id, "pid", pid}, "_count");
   });
 }
 

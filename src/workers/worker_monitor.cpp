@@ -191,8 +191,13 @@ json WorkerMonitor::all_rows(uint32_t slots) {
     return rows;
   }
   counters();
-  for (uint32_t s = 0; s < slots && s < kCounterSlots; ++s) {
+  for (uint32_t s = 0; s < kCounterSlots; ++s) {
     const auto get = [&](Counter c) { return shared_->get(s, c); };
+    // A slot beyond the current worker count keeps what its workers counted before a reload
+    // that lowered `workers`: totals never go backwards.
+    if (s >= slots && get(Counter::BytesIn) == 0 && get(Counter::BytesOut) == 0 && get(Counter::CpuMicros) == 0) {
+      continue;
+    }
     rows.push_back({{"slot", s},
                     {"bytes_in", get(Counter::BytesIn)},
                     {"bytes_out", get(Counter::BytesOut)},

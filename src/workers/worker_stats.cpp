@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/link_query.h"
 #include "rill/workers/stream_locator.h"
 #include "rill/workers/worker_details.h"
 #include "rill/workers/worker_endpoint.h"
+#include "rill/workers/worker_sockets.h"
 
 namespace rill::workers {
 
@@ -116,6 +119,7 @@ json worker_stats(net::ServerContext& ctx) {
 
 struct StatsGatherer::Peer {
   int slot = 0;
+  bool retiring = false;  // found by its per-pid socket: it may leave at any time
   std::unique_ptr<LinkQuery> query;
   json answer;  // the worker's statistics, once it answered
 };
@@ -131,18 +135,25 @@ StatsGatherer::~StatsGatherer() {
 void StatsGatherer::start() {
   local_ = local_answer_ ? local_answer_() : worker_stats(ctx_);
   if (!local_.contains("slot")) local_["slot"] = ctx_.worker_id;
+  if (!local_.contains("pid")) local_["pid"] = static_cast<int>(::getpid());
   const StreamLocator* loc = ctx_.locator;
   const int workers = loc ? static_cast<int>(loc->options().workers) : 1;
   const std::string dir = loc ? loc->options().runtime_dir : ctx_.config->runtime_dir;
+  // This process may be a retiring worker (an API connection opened before a reload): it is
+  // skipped by its socket, not by its slot, so that the slot's new worker is asked too.
+  const auto own = socket_inode(worker_process_socket_path(dir, ctx_.worker_id, ::getpid()));
+  std::set<ino_t> current;
   for (int slot = 0; slot < workers; ++slot) {
-    if (slot == ctx_.worker_id) continue;
-    auto p = std::make_unique<Peer>();
-    p->slot = slot;
-    Peer& peer = *p;
-    p->query = std::make_unique<LinkQuery>(ctx_, worker_socket_path(dir, slot), request_,
-                                           protocol::LinkReaderLimits{}, timeout_,
-                                           [this, &peer](LinkQuery::Result&& r) { answered(peer, std::move(r)); });
-    peers_.push_back(std::move(p));
+    const std::string path = worker_socket_path(dir, slot);
+    const auto inode = socket_inode(path);
+    if (inode) current.insert(*inode);
+    if (own ? inode == own : slot == ctx_.worker_id) continue;
+    add_peer(slot, path, false);
+  }
+  // Retiring workers (an older generation after a reload) answer on their per-pid name only.
+  for (const WorkerSocket& w : list_worker_sockets(dir)) {
+    if (w.pid == ::getpid() || current.contains(w.inode)) continue;
+    add_peer(w.slot, w.path, true);
   }
   pending_ = peers_.size();
   for (auto& p : peers_) p->query->start();
@@ -152,6 +163,16 @@ void StatsGatherer::start() {
       finish();
     });
   }
+}
+
+void StatsGatherer::add_peer(int slot, const std::string& path, bool retiring) {
+  auto p = std::make_unique<Peer>();
+  p->slot = slot;
+  p->retiring = retiring;
+  Peer& peer = *p;
+  p->query = std::make_unique<LinkQuery>(ctx_, path, request_, protocol::LinkReaderLimits{}, timeout_,
+                                         [this, &peer](LinkQuery::Result&& r) { answered(peer, std::move(r)); });
+  peers_.push_back(std::move(p));
 }
 
 void StatsGatherer::answered(Peer& p, LinkQuery::Result&& r) {
@@ -165,7 +186,10 @@ void StatsGatherer::answered(Peer& p, LinkQuery::Result&& r) {
   } else if (r.answer) {
     error = "not a statistics answer";
   }
-  if (!error.empty()) errors_.push_back("worker " + std::to_string(p.slot) + ": " + error);
+  // A retiring worker that left meanwhile is no error: what it carried has gone with it.
+  if (!error.empty() && !(p.retiring && !r.answer)) {
+    errors_.push_back("worker " + std::to_string(p.slot) + ": " + error);
+  }
   if (--pending_ == 0) finish();  // may destroy *this
 }
 
@@ -175,8 +199,11 @@ void StatsGatherer::finish() {
   for (const auto& p : peers_) {
     if (p->answer.is_object()) workers.push_back(std::move(p->answer));
   }
-  std::sort(workers.begin(), workers.end(),
-            [](const json& a, const json& b) { return a.value("slot", 0) < b.value("slot", 0); });
+  // By slot, then the older generation (retiring) before the newer one.
+  const auto order = [](const json& w) {
+    return std::tuple(w.value("slot", 0), w.value("generation", 0), w.value("pid", 0));
+  };
+  std::sort(workers.begin(), workers.end(), [&](const json& a, const json& b) { return order(a) < order(b); });
   json all = {{"workers", workers}, {"errors", errors_}};
   Done done = std::move(done_);
   done(std::move(all));  // may destroy *this

@@ -393,7 +393,7 @@ TEST(Amf0, DeepNestingThrowsCleanly) {
 TEST(Amf0, ElementLimits) {
   // 5000 properties in one object > max_elements 4096.
   Amf0Value big = Amf0Value::object();
-  for (int i = 0; i < 5000; ++i) big.properties().push_back({"k" + std::to_string(i), Amf0Value::null()});
+  for (int i = 0; i < 5000; ++i) big.properties().push_back({std::string("k").append(std::to_string(i)), Amf0Value::null()});
   Bytes b = encode(big);
   expect_error([&] { Amf0Decoder(b).decode(); }, "more than 4096 properties");
   Amf0Limits loose;

@@ -131,7 +131,7 @@ TEST(MetricsText, FamiliesAndSums) {
   EXPECT_NE(text.find("rill_connections_accepted_total{proto=\"rtmp\"} 6\n"), std::string::npos);
   EXPECT_NE(text.find("rill_stream_players{app=\"live\",stream=\"a\",proto=\"hls\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("rill_worker_cpu_seconds_total{worker=\"0\"} 1.5\n"), std::string::npos);
-  EXPECT_NE(text.find("rill_worker_loop_lag_seconds_count{worker=\"0\"} 10\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_loop_lag_seconds_count{worker=\"0\",pid=\"100\"} 10\n"), std::string::npos);
   EXPECT_NE(text.find("rill_streams 2\n"), std::string::npos);
   // Every sample line follows its family's TYPE line.
   std::string family;
@@ -149,3 +149,40 @@ TEST(MetricsText, FamiliesAndSums) {
 }
 
 TEST(MetricsText, LabelEscaping) { EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
+
+// After a reload: slot 0's old worker (generation 0, pid 100) still owns live/a and its players;
+// the new generation's workers of slots 0 and 1 (generation 1) are counted beside it.
+TEST(ApiViews, BothGenerationsAreCountedAndLabelled) {
+  json g = gathered();
+  g["workers"][1]["generation"] = 1;
+  json fresh = {{"slot", 0}, {"pid", 102}, {"generation", 1}, {"sessions", 1},
+                {"stream_details", {stream_detail("a", false, 1, 0, 100)}},
+                {"clients", {{{"id", 30}, {"kind", "player"}, {"proto", "rtmp"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}}}}};
+  g["workers"].push_back(fresh);
+  const json server = server_view(g, kNow);
+  ASSERT_EQ(server["workers"].size(), 3u);
+  EXPECT_EQ(server["workers"][0]["pid"], 100);
+  EXPECT_EQ(server["workers"][0]["retiring"], true);
+  EXPECT_EQ(server["workers"][1]["retiring"], false);
+  EXPECT_EQ(server["workers"][2]["retiring"], false);
+  EXPECT_EQ(server["totals"]["players"]["rtmp"], 4);  // 3 on the retiring worker + 1 on the new one
+  EXPECT_EQ(server["totals"]["players"]["flv"], 2);
+  const json items = stream_items(g, kNow);
+  EXPECT_EQ(items[0]["worker"], 0);
+  EXPECT_EQ(items[0]["worker_pid"], 100);
+  const json clients = client_items(g, "", "", "player");
+  size_t retiring = 0, fresh_ones = 0;
+  for (const json& c : clients) {
+    if (c["proto"] == "hls") continue;
+    (c["worker_retiring"].get<bool>() ? retiring : fresh_ones) += 1;
+    if (c["id"] == 30) {
+      EXPECT_EQ(c["worker_pid"], 102);
+    }
+  }
+  EXPECT_EQ(retiring, 1u);  // id 9 on pid 100
+  EXPECT_EQ(fresh_ones, 2u);
+  const std::string text = metrics_text(g, kNow);
+  EXPECT_NE(text.find("rill_worker_retiring{worker=\"0\",pid=\"100\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_retiring{worker=\"0\",pid=\"102\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_resident_memory_bytes{worker=\"0\",pid=\"102\"} 0\n"), std::string::npos);
+}

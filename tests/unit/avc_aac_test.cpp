@@ -44,10 +44,14 @@ Bytes make_record(const Bytes& sps, const Bytes& pps, uint8_t length_size_minus1
 
 // AVCC sample from NAL units with 4-byte (or `ls`-byte) lengths.
 Bytes avcc(std::initializer_list<Bytes> nals, int ls = 4) {
-  Bytes out;
+  // Sized up front and filled by index: GCC 12 warns falsely on insert() here (-Wstringop-overflow).
+  size_t total = 0;
+  for (const auto& n : nals) total += static_cast<size_t>(ls) + n.size();
+  Bytes out(total);
+  size_t at = 0;
   for (const auto& n : nals) {
-    for (int i = ls - 1; i >= 0; --i) out.push_back(static_cast<uint8_t>(n.size() >> (8 * i)));
-    out.insert(out.end(), n.begin(), n.end());
+    for (int i = ls - 1; i >= 0; --i) out[at++] = static_cast<uint8_t>(n.size() >> (8 * i));
+    for (uint8_t b : n) out[at++] = b;
   }
   return out;
 }

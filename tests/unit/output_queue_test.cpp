@@ -88,6 +88,25 @@ TEST(OutputQueue, SoftBoundByDuration) {
   EXPECT_EQ(q.duration_ms(), 1050u);
 }
 
+TEST(OutputQueue, GopReplayIsNotCountedAgainstTheDurationBounds) {
+  // A late joiner gets a 2.5 s GOP cache with soft 1 s / hard 2 s: nothing is dropped, and the
+  // bounds apply from the first live frame on.
+  OutputQueue q(limits(1 << 20, 1 << 24, 1000, 2000));
+  q.set_replay(true);
+  EXPECT_EQ(push(q, Kind::Key, 0), R::Queued);
+  for (uint32_t ts = 40; ts <= 2500; ts += 40) EXPECT_EQ(push(q, Kind::Inter, ts), R::Queued);
+  q.set_replay(false);
+  EXPECT_EQ(q.duration_ms(), 0u);
+  EXPECT_FALSE(q.skipping_video());
+  EXPECT_EQ(push(q, Kind::Inter, 2540), R::Queued);  // follows the replayed keyframe
+  EXPECT_EQ(push(q, Kind::Audio, 3000), R::Queued);
+  EXPECT_EQ(q.duration_ms(), 460u);
+  EXPECT_EQ(push(q, Kind::Audio, 3600), R::Queued);  // 1060 ms of live media: over soft
+  EXPECT_EQ(push(q, Kind::Inter, 3640), R::Dropped);
+  EXPECT_EQ(push(q, Kind::Audio, 4600), R::Overflow);  // over hard
+  EXPECT_EQ(q.frames_dropped(), 1u);
+}
+
 TEST(OutputQueue, HardOverflowByBytes) {
   OutputQueue q(limits(1000, 2000, 100000, 200000));
   EXPECT_EQ(push(q, Kind::Key, 0, 900), R::Queued);

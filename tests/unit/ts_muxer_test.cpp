@@ -73,11 +73,15 @@ Bytes packet_with_ff(const Bytes& head) {
 
 
 Bytes avcc(std::initializer_list<Bytes> nals) {
-  Bytes out;
+  // Sized up front and filled by index: GCC 12 warns falsely on insert() here (-Wstringop-overflow).
+  size_t total = 0;
+  for (const auto& n : nals) total += 4 + n.size();
+  Bytes out(total);
+  size_t at = 0;
   for (const auto& n : nals) {
-    uint32_t s = static_cast<uint32_t>(n.size());
-    out.insert(out.end(), {uint8_t(s >> 24), uint8_t(s >> 16), uint8_t(s >> 8), uint8_t(s)});
-    out.insert(out.end(), n.begin(), n.end());
+    const uint32_t s = static_cast<uint32_t>(n.size());
+    for (int shift = 24; shift >= 0; shift -= 8) out[at++] = static_cast<uint8_t>(s >> shift);
+    for (uint8_t b : n) out[at++] = b;
   }
   return out;
 }

@@ -37,6 +37,10 @@ class OutputQueue {
   PushResult push_frame(const MediaFrame& frame, BufferRef bytes);
   // Protocol bytes that must never be dropped (status messages, headers). Still counted.
   void push_control(BufferRef bytes);
+  // While a new player receives the GOP cache (Subscriber::on_gop_replay): those frames are
+  // queued whole and are not counted in duration_ms(), so a cache longer than soft_duration does
+  // not make a fast late joiner look slow; the bounds apply from the first live frame on.
+  void set_replay(bool on) { replay_ = on; }
 
   bool empty() const { return entries_.empty(); }
   size_t bytes() const { return bytes_; }  // unsent bytes
@@ -83,6 +87,7 @@ class OutputQueue {
   size_t head_offset_ = 0;  // bytes of entries_.front() already written
   size_t bytes_ = 0;
   bool skipping_video_ = false;  // soft bound hit: drop video until the next keyframe
+  bool replay_ = false;          // set_replay(): GOP-cache frames, queued uncounted
   size_t dropped_ = 0;
   // Timestamps of the oldest and newest queued media frames, for duration_ms(). oldest_ts_ is
   // refreshed only when the media entry at the head is consumed (skipping the control entries

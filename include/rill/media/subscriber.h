@@ -12,6 +12,10 @@ class Subscriber {
   virtual ~Subscriber() = default;
   // A frame, in order: on attach first metadata, sequence headers and the GOP cache, then live.
   virtual void on_frame(const FramePtr& frame) = 0;
+  // Brackets the replay of metadata, sequence headers and the GOP cache to a new subscriber
+  // (true before the first replayed frame, false after the last): outputs with queue bounds in
+  // seconds do not count that burst against them (OutputQueue::set_replay).
+  virtual void on_gop_replay(bool /*active*/) {}
   // A publisher started publishing to a stream this subscriber waits on or watched before.
   // (Not called for the publisher that was already there when the subscriber attached.)
   virtual void on_publish(Stream&) {}

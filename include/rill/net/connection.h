@@ -41,6 +41,9 @@ class ConnectionHandler {
   // The connection is over: "peer closed", "read: <errno text>", "write: ...", "tls ...", or the
   // reason given to close_after_flush().
   virtual void on_close(const std::string& reason) = 0;
+  // Everything queued reached the kernel (an open connection): a handler that keeps a second,
+  // droppable queue of its own (HTTP-FLV's chunk framing) moves its next batch in.
+  virtual void on_drained() {}
 
  protected:
   ~ConnectionHandler() = default;

@@ -35,6 +35,8 @@ nlohmann::json page(const nlohmann::json& all, const Paging& p);
 // RFC 3339 UTC time with milliseconds: "2026-12-01T19:40:00.123Z".
 std::string iso8601(int64_t unix_ms);
 
+// The newest generation among the answers; a worker of an older one is retiring (a reload).
+int newest_generation(const nlohmann::json& gathered);
 nlohmann::json server_view(const nlohmann::json& gathered, int64_t now_unix_ms);
 // Every stream, sorted by app then name; `app` filters when not empty.
 nlohmann::json stream_items(const nlohmann::json& gathered, int64_t now_unix_ms, const std::string& app = "");

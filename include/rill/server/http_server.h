@@ -16,12 +16,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rill/server/http_file_bodies.h"
 #include "rill/server/http_header_deadline.h"
 #include "rill/core/buffer.h"
 #include "rill/core/address_counter.h"
 #include "rill/net/server_context.h"
 #include "rill/net/tls_connection.h"
 #include "rill/server/http_router.h"
+#include "rill/server/http_takeover.h"
 
 struct bufferevent;
 struct event;
@@ -56,7 +58,8 @@ class HttpServer {
 
   // ---- replies: the one place that knows HEAD ---------------------------------------------
   // A complete response with Content-Length; for HEAD the headers alone, with the length the
-  // GET would have had. The body goes to libevent by reference (no copy). Returns the body
+  // GET would have had. The body goes to libevent by reference (no copy), or a large one on a plain
+  // connection as a memory file sent with sendfile (http_file_bodies.h). Returns the body
   // bytes sent (for the access log). The reason phrase is libevent's standard one for `status`.
   size_t reply(evhttp_request* req, int status, const BufferRef& body);
   size_t reply(evhttp_request* req, int status, std::string_view body);
@@ -76,7 +79,11 @@ class HttpServer {
   // evhttp has one close callback per connection and the server uses it to count connections:
   // sessions that need to learn of a close register here (cb null: none any more).
   void set_close_callback(evhttp_connection* conn, void (*cb)(evhttp_connection*, void*), void* arg);
-  size_t connections() const { return conns_.size(); }
+  size_t connections() const { return conns_.size() + taken_; }
+  // The socket of a plain-HTTP request's connection, for a session that writes the rest of the
+  // response itself (http_takeover.h); counted in the limits until its slot is released. Empty
+  // for HTTPS or when the socket cannot be moved: the caller stays on evhttp.
+  TakenConnection take_over(evhttp_request* req);
   // HTTPS (http.tls_listen): serves the same routes on `fd` over TLS (http_server_tls.cpp).
   void listen_tls(int fd, std::shared_ptr<net::TlsContext> tls);
   net::ServerContext& context() { return ctx_; }
@@ -91,6 +98,10 @@ class HttpServer {
   static bufferevent* on_new_connection(struct event_base* base, void* arg);
   static void on_admit(int, short, void* arg);
   static bufferevent* on_new_tls_connection(struct event_base* base, void* arg);
+  friend class HttpConnectionSlot;
+  void release_taken(const std::string& addr);
+  static void on_free_taken(int, short, void* arg);
+  void free_taken();
   void configure(evhttp* h);
   void accept_on(evhttp* h, int fd, std::vector<evhttp_bound_socket*>& bound_list);
   void stop_accepting_tls();
@@ -106,6 +117,7 @@ class HttpServer {
   evhttp* http_;
   HttpRouteTable routes_;
   std::vector<std::pair<StreamRoute, StreamHandler>> stream_handlers_;
+  std::unique_ptr<HttpFileBodies> file_bodies_;  // large bodies by sendfile on plain connections
   std::vector<evhttp_bound_socket*> bound_;
   // Connections accepted but not counted yet (evhttp creates its connection object only after
   // asking us for the bufferevent), and the counted ones.
@@ -113,7 +125,12 @@ class HttpServer {
   event* admit_ev_ = nullptr;
   std::unordered_map<evhttp_connection*, Conn> conns_;
   core::AddressCounter per_address_;  // http.max_connections_per_ip
-  std::unique_ptr<HttpHeaderDeadline> header_deadline_;  // slowloris: first request within timeout
+  std::unique_ptr<HttpHeaderDeadline> header_deadline_;
+  // Taken-over connections (http_takeover.cpp): how many are still counted, and the evhttp
+  // connections left to free on the next loop turn.
+  size_t taken_ = 0;
+  std::vector<evhttp_connection*> to_free_;
+  event* free_taken_ev_ = nullptr;  // slowloris: first request within timeout
   // HTTPS: a second evhttp (libevent makes one kind of bufferevent per evhttp) with the same
   // handlers and counts; created by the first listen_tls.
   evhttp* https_ = nullptr;

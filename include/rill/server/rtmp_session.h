@@ -39,6 +39,7 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   void on_close(const std::string& reason) override;
   // media::Subscriber
   void on_frame(const media::FramePtr& frame) override;
+  void on_gop_replay(bool active) override { queue_.set_replay(active); }
   void on_publish(media::Stream& s) override;
   void on_unpublish(media::Stream& s) override;
   void on_stream_end(media::Stream& s) override;

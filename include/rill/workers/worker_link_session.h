@@ -41,6 +41,9 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void on_close(const std::string& reason) override;
   // media::Subscriber
   void on_frame(const media::FramePtr& frame) override;
+  void on_gop_replay(bool active) override {
+    if (conn_) conn_->queue().set_replay(active);
+  }
   void on_publish(media::Stream&) override {}
   void on_unpublish(media::Stream& s) override;
   void on_stream_end(media::Stream& s) override;

@@ -3,7 +3,9 @@
 // of worker_stats(): its slot, pid, sessions (per protocol), streams (publisher or relay link,
 // subscribers, relay senders) and relay links — sessions described by Session::describe().
 // StatsGatherer asks every other worker (a LinkQuery each) and merges the answers:
-// {"workers": [...sorted by slot], "errors": [...]}. Exposed for tools and tests as "STATS ALL"
+// {"workers": [...sorted by slot, generation, pid], "errors": [...]}. "Every other worker" is
+// the current generation's slots and the retiring workers of older generations (after a reload,
+// found by their per-pid sockets: worker_sockets.h), so both generations are counted. Exposed for tools and tests as "STATS ALL"
 // on any worker's relay socket (the HTTP API will serve the same JSON).
 #include <chrono>
 #include <functional>
@@ -40,6 +42,7 @@ class StatsGatherer {
 
  private:
   struct Peer;
+  void add_peer(int slot, const std::string& path, bool retiring);
   void answered(Peer& p, LinkQuery::Result&& r);
   void finish();
 

@@ -1,0 +1,105 @@
+#include "rill/server/http_body_stream.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cstdio>
+
+#include "rill/core/event_timer_queue.h"
+
+namespace rill::server {
+
+namespace {
+
+// RFC 9112 §7.1: chunk = chunk-size [ chunk-ext ] CRLF chunk-data CRLF; chunk-size = 1*HEXDIG.
+BufferRef chunk_size_line(size_t n) {
+  char line[24];
+  const int len = std::snprintf(line, sizeof line, "%zx\r\n", n);
+  return SharedBuffer::copy_of(std::string_view(line, static_cast<size_t>(len)));
+}
+
+}  // namespace
+
+HttpBodyStream::HttpBodyStream(net::ServerContext& ctx, TakenConnection taken, std::string peer, bool chunked,
+                               media::QueueLimits limits, Closed on_closed)
+    : ctx_(ctx),
+      slot_(std::move(taken.slot)),
+      pending_(limits),
+      crlf_(SharedBuffer::copy_of(std::string_view("\r\n"))),
+      chunked_(chunked),
+      on_closed_(std::move(on_closed)) {
+  // As for an RTMP player: a batch goes out when it is written, not when the previous is acked.
+  int one = 1;
+  ::setsockopt(taken.fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  conn_ = std::make_unique<net::PlainConnection>(ctx.base, *ctx.flusher, std::move(taken.fd), std::move(peer));
+}
+
+HttpBodyStream::~HttpBodyStream() {
+  if (linger_timer_) ctx_.timers->cancel(linger_timer_);
+}
+
+void HttpBodyStream::start(const std::string& head) {
+  if (!head.empty()) conn_->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
+  conn_->start(*this);
+}
+
+void HttpBodyStream::flush() {
+  if (!conn_->is_open() || pending_.empty()) return;
+  if (conn_->queued_bytes() > 0) return;  // the previous batch is on its way: on_drained() calls again
+  move_pending();
+  conn_->flush();  // may end in on_drained() (nothing left pending) or in on_close()
+}
+
+void HttpBodyStream::move_pending() {
+  const size_t n = pending_.bytes();
+  if (n == 0) return;
+  media::OutputQueue& out = conn_->queue();
+  if (chunked_) out.push_control(chunk_size_line(n));
+  pending_.drain_to([&](const BufferRef& b, size_t off, size_t len) {
+    // pending() is always drained whole, so no entry was partly written; copy if one ever is.
+    out.push_control(off == 0 && len == b.size() ? b : SharedBuffer::copy_of(b.span().subspan(off, len)));
+  });
+  if (chunked_) out.push_control(crlf_);
+  body_bytes_ += n;
+}
+
+void HttpBodyStream::end(std::chrono::milliseconds linger) {
+  if (!conn_->is_open()) return;
+  // The end must go out whole: what is pending joins the queue even behind a batch in flight.
+  move_pending();
+  if (chunked_) conn_->queue().push_control(SharedBuffer::copy_of(std::string_view("0\r\n\r\n")));  // last-chunk
+  conn_->close_after_flush("stream ended");
+  if (!open()) return;  // on_close() ran
+  linger_timer_ = ctx_.timers->schedule(linger, [this] {
+    linger_timer_ = 0;
+    if (!open()) return;
+    conn_->close("end not read in time");
+    closed("end not read in time");
+  });
+}
+
+void HttpBodyStream::close(std::string_view reason) {
+  conn_->close(reason);
+  pending_.clear();
+  slot_.release();
+}
+
+void HttpBodyStream::on_data(std::span<const uint8_t> bytes) {
+  // A player sends nothing after its request; a few bytes (a pipelined request) are ignored.
+  ignored_in_ += bytes.size();
+  if (ignored_in_ <= kMaxIgnoredInput) return;
+  conn_->close("client kept sending");
+  closed("client kept sending after its request");
+}
+
+void HttpBodyStream::on_close(const std::string& reason) { closed(reason); }
+
+void HttpBodyStream::closed(const std::string& reason) {
+  pending_.clear();
+  slot_.release();
+  if (linger_timer_) ctx_.timers->cancel(std::exchange(linger_timer_, 0));
+  if (on_closed_) on_closed_(reason);
+}
+
+}  // namespace rill::server
