@@ -10,7 +10,8 @@ void read_merge_writes(const YamlReader& reader, const YamlMap& root, Config& co
     if (f->node.IsScalar() && f->node.Scalar() == "auto") {
       config.merge_writes_auto = true;
     } else {
-      if (!f->node.IsScalar()) reader.fail(*f, "expected auto or a duration, got " + YamlReader::describe(f->node));
+      if (!f->node.IsScalar())
+        reader.fail(*f, "expected auto or a duration, got " + YamlReader::describe(f->node));
       config.merge_writes_auto = false;
       config.merge_writes = reader.duration(*f, milliseconds(0), milliseconds(1000));
     }

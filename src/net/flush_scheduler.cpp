@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "rill/config/config.h"
 
@@ -12,6 +13,7 @@ namespace rill::net {
 
 namespace {
 constexpr int64_t kLoadWindowUs = 250'000;
+constexpr int64_t kIdleWindowUs = MergePolicyParams{}.idle_window_us;
 
 int64_t clock_us(clockid_t id) {
   timespec ts{};
@@ -46,7 +48,9 @@ FlushScheduler::~FlushScheduler() {
   event_free(now_.ev);
 }
 
-int64_t FlushScheduler::current_hold_us() const { return mode_.automatic ? policy_.hold_us() : mode_.fixed_us; }
+int64_t FlushScheduler::current_hold_us() const {
+  return mode_.automatic ? policy_.hold_us() : mode_.fixed_us;
+}
 
 void FlushScheduler::activate(Batch& b) {
   // An activated event joins the loop's active queue behind the callbacks already ready in this
@@ -55,28 +59,40 @@ void FlushScheduler::activate(Batch& b) {
   event_active(b.ev, EV_TIMEOUT, 0);
 }
 
-void FlushScheduler::request(Flushable* f) {
-  if (f->flush_requested_) return;
-  f->flush_requested_ = true;
-  held_.pending.push_back(f);
-  if (held_.armed) return;
-  if (mode_.automatic) sample_load();
-  const int64_t hold = current_hold_us();
-  if (hold <= 0) {
-    activate(held_);
-    return;
-  }
-  held_.armed = true;
-  timeval tv{static_cast<time_t>(hold / 1'000'000), static_cast<suseconds_t>(hold % 1'000'000)};
-  event_add(held_.ev, &tv);
+void FlushScheduler::enqueue(Batch& b, Flushable* f, int64_t hold_us) {
+  if (f->*b.flag) return;
+  f->*b.flag = true;
+  b.pending.push_back(f);
+  if (b.armed) return;  // joins the batch already waiting
+  if (hold_us <= 0) return activate(b);
+  b.armed = true;
+  timeval tv{static_cast<time_t>(hold_us / 1'000'000), static_cast<suseconds_t>(hold_us % 1'000'000)};
+  event_add(b.ev, &tv);
 }
 
-void FlushScheduler::request_now(Flushable* f) {
-  if (f->flush_now_requested_) return;
-  f->flush_now_requested_ = true;
-  now_.pending.push_back(f);
-  if (!now_.armed) activate(now_);
+void FlushScheduler::request(Flushable* f) {
+  if (f->flush_requested_) return;
+  if (mode_.automatic && !held_.armed) sample_load();
+  enqueue(held_, f, current_hold_us());
 }
+
+int64_t FlushScheduler::reported_hold_us() const {
+  if (!mode_.automatic) return mode_.fixed_us;
+  if (clock_us(CLOCK_MONOTONIC) - window_start_us_ >= kIdleWindowUs) return 0;
+  return policy_.hold_us();
+}
+
+uint32_t FlushScheduler::video_frames_per_write() const {
+  if (!mode_.automatic) return 0;  // not counted: the fixed hold applies to every frame
+  return 1 + static_cast<uint32_t>(policy_.hold_us() / kVideoPaceUs);
+}
+
+void FlushScheduler::request_frame(Flushable* f, bool video) {
+  if (video && mode_.automatic && ++f->videos_held_ >= video_frames_per_write()) return request_now(f);
+  request(f);
+}
+
+void FlushScheduler::request_now(Flushable* f) { enqueue(now_, f, 0); }
 
 void FlushScheduler::sample_load() {
   const int64_t now = clock_us(CLOCK_MONOTONIC);
@@ -113,6 +129,7 @@ void FlushScheduler::run(Batch& b) {
     Flushable* f = b.running[i];
     if (!f) continue;  // forgotten (closed) meanwhile
     f->*b.flag = false;
+    f->videos_held_ = 0;
     b.running[i] = nullptr;
     f->flush();  // may request again (lands in pending and re-arms) or destroy other flushables
   }

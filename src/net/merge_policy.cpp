@@ -20,7 +20,10 @@ void MergePolicy::sample(int64_t cpu_us, int64_t wall_us) {
     hold_us_ = 0;
     return;
   }
-  load_ = params_.smoothing * u + (1 - params_.smoothing) * load_;
+  // The first window has no history to smooth against: taken as it is, so that a worker that
+  // starts busy holds from its first window.
+  load_ = primed_ ? params_.smoothing * u + (1 - params_.smoothing) * load_ : u;
+  primed_ = true;
   if (load_ > params_.busy_high) {
     const auto step = static_cast<int64_t>(params_.gain_us * (load_ - params_.busy_high));
     hold_us_ = std::min(max_hold_us_, hold_us_ + std::max(kMinHoldUs, step));

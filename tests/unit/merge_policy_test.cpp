@@ -47,6 +47,7 @@ TEST(MergePolicy, BusyWorkerHoldsLongerUpToTheCap) {
 TEST(MergePolicy, InsideTheBandTheHoldOnlyDriftsDown) {
   MergePolicy p(kMax);
   feed(p, 0.40, 3);
+  feed(p, 0.16, 3);  // the smoothed load settles into the band
   int64_t held = p.hold_us();
   ASSERT_GT(held, 0);
   // The load is in the band, whatever the noise inside it: never longer, only slowly shorter.
@@ -88,7 +89,7 @@ TEST(MergePolicy, ShrinksQuicklyWhenTheLoadGoes) {
   MergePolicy p(kMax);
   feed(p, 1.0, 50);
   ASSERT_EQ(p.hold_us(), kMax);
-  feed(p, 0.0, 3);  // EWMA falls under busy_low, then each window halves the hold
+  feed(p, 0.0, 5);  // within ~1 s the EWMA falls under busy_low, then each window halves the hold
   EXPECT_LT(p.hold_us(), kMax / 2);
   feed(p, 0.0, 10);
   EXPECT_EQ(p.hold_us(), 0);
@@ -166,6 +167,63 @@ TEST_F(SchedulerTest, AutoModeStartsWithoutHolding) {
   s.request(&c);
   run_ready();
   EXPECT_EQ(c.flushes, 1);  // a fresh worker is not busy: no hold
+}
+
+TEST_F(SchedulerTest, VideoLeavesAtOnceWithTheAudioHeldBeforeItWhileTheHoldIsShort) {
+  FlushScheduler s(base.get(), MergeWrites{true, 0, kMax});
+  feed(*s.policy(), 0.40);  // busy: a hold shorter than one video interval
+  ASSERT_GT(s.current_hold_us(), 0);
+  ASSERT_LT(s.current_hold_us(), FlushScheduler::kVideoPaceUs);
+  ASSERT_EQ(s.video_frames_per_write(), 1u);
+  Counter audio_only, with_video;
+  s.request_frame(&audio_only, false);
+  s.request_frame(&with_video, false);
+  s.request_frame(&with_video, true);
+  run_ready();
+  EXPECT_EQ(audio_only.flushes, 0);  // held
+  EXPECT_EQ(with_video.flushes, 1);  // the video frame took the audio before it along
+  s.forget(&audio_only);
+  s.forget(&with_video);
+}
+
+TEST_F(SchedulerTest, LongerHoldsPutSeveralVideoFramesInOneWrite) {
+  FlushScheduler s(base.get(), MergeWrites{true, 0, kMax});
+  feed(*s.policy(), 1.0, 50);  // saturated: the hold is at the cap
+  ASSERT_EQ(s.current_hold_us(), kMax);
+  ASSERT_EQ(s.video_frames_per_write(), 3u);
+  Counter c;
+  s.request_frame(&c, true);
+  s.request_frame(&c, true);
+  run_ready();
+  EXPECT_EQ(c.flushes, 0);  // two of three
+  s.request_frame(&c, true);
+  run_ready();
+  EXPECT_EQ(c.flushes, 1);    // the third one flushes, in this iteration
+  s.request_frame(&c, true);  // the count restarted with that flush
+  run_ready();
+  EXPECT_EQ(c.flushes, 1);
+  event_base_loop(base.get(), EVLOOP_ONCE);  // the hold timer bounds it: kMax
+  EXPECT_GE(c.flushes, 2);
+  s.forget(&c);
+}
+
+TEST_F(SchedulerTest, FixedHoldsTreatVideoLikeEverythingElse) {
+  FlushScheduler s(base.get(), 1000);
+  Counter c;
+  for (int i = 0; i < 5; ++i) s.request_frame(&c, true);
+  run_ready();
+  EXPECT_EQ(c.flushes, 0);
+  s.forget(&c);
+}
+
+TEST_F(SchedulerTest, AnIdleAutoWorkerFlushesEveryFrameAtOnce) {
+  FlushScheduler s(base.get(), MergeWrites{true, 0, kMax});
+  Counter a, v;
+  s.request_frame(&a, false);
+  s.request_frame(&v, true);
+  run_ready();
+  EXPECT_EQ(a.flushes, 1);
+  EXPECT_EQ(v.flushes, 1);
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ TEST(MergeWritesConfig, FixedDurationsStayValid) {
 
 TEST(MergeWritesConfig, BadValuesSayWhere) {
   EXPECT_CONTAINS(error_of("merge_writes: fast\n" + kApps), "t.yaml:1:15: merge_writes: expected a duration");
-  EXPECT_CONTAINS(error_of("merge_writes: [auto]\n" + kApps), "merge_writes: expected auto or a duration, got a list");
+  EXPECT_CONTAINS(error_of("merge_writes: [auto]\n" + kApps),
+                  "merge_writes: expected auto or a duration, got a list");
   EXPECT_CONTAINS(error_of("merge_writes: 2s\n" + kApps), "merge_writes");
   EXPECT_CONTAINS(error_of("merge_writes_max: 200ms\n" + kApps), "merge_writes_max");
   EXPECT_CONTAINS(error_of("merge_writes_max: 0s\n" + kApps), "merge_writes_max");

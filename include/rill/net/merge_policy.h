@@ -26,12 +26,12 @@
 namespace rill::net {
 
 struct MergePolicyParams {
-  double busy_low = 0.12;     // below: halve the hold
-  double busy_high = 0.20;    // above: lengthen it
-  double smoothing = 0.5;     // EWMA weight of a new sample
-  double gain_us = 100'000;   // hold added per sample per unit of utilization above busy_high
+  double busy_low = 0.12;              // below: halve the hold
+  double busy_high = 0.20;             // above: lengthen it
+  double smoothing = 0.5;              // EWMA weight of a new sample
+  double gain_us = 100'000;            // hold added per sample per unit of utilization above busy_high
   int64_t idle_window_us = 1'000'000;  // a window this long had no flush: the worker is idle
-  int64_t band_decay = 16;    // inside the band the hold loses 1/band_decay a window
+  int64_t band_decay = 16;             // inside the band the hold loses 1/band_decay a window
 };
 
 class MergePolicy {
@@ -49,6 +49,7 @@ class MergePolicy {
   int64_t max_hold_us_;
   MergePolicyParams params_;
   double load_ = 0;
+  bool primed_ = false;  // a sample was taken
   int64_t hold_us_ = 0;
 };
 
