@@ -8,14 +8,15 @@
 #include <string_view>
 #include <vector>
 
-#include "rill/config/config.h"
+#include "rill/config/api_config.h"
 #include "rill/config/cluster_config.h"
-#include "rill/core/name_rule.h"
+#include "rill/config/config.h"
 #include "rill/config/default_config.h"
+#include "rill/config/merge_writes_config.h"
 #include "rill/config/security_config.h"
 #include "rill/config/units.h"
-#include "rill/config/api_config.h"
 #include "rill/config/yaml_reader.h"
+#include "rill/core/name_rule.h"
 
 namespace rill::config {
 namespace {
@@ -31,29 +32,46 @@ constexpr int64_t kMaxConnections = 1'000'000;
 constexpr size_t kMaxRuntimeDirLength = 80;
 
 const std::vector<std::string_view> kRootKeys = {
-    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "log", "rtmp", "http", "api", "worker_link", "relay", "apps"};
+    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "merge_writes_max",
+    "log",     "rtmp", "http",     "api",         "worker_link",      "relay",        "apps"};
 const std::vector<std::string_view> kLogKeys = {"level", "file", "access_log"};
 const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
-const std::vector<std::string_view> kRtmpKeys = {"listen",           "chunk_size",        "max_chunk_size",
-                                                 "max_message_size", "handshake_timeout", "idle_timeout",
-                                                 "ping_interval",    "ack_window",        "max_connections",
-                                                 "send_buffer", "max_connections_per_ip", "tls_listen", "tls_cert",
+const std::vector<std::string_view> kRtmpKeys = {"listen",
+                                                 "chunk_size",
+                                                 "max_chunk_size",
+                                                 "max_message_size",
+                                                 "handshake_timeout",
+                                                 "idle_timeout",
+                                                 "ping_interval",
+                                                 "ack_window",
+                                                 "max_connections",
+                                                 "send_buffer",
+                                                 "max_connections_per_ip",
+                                                 "tls_listen",
+                                                 "tls_cert",
                                                  "tls_key"};
-const std::vector<std::string_view> kHttpKeys = {"listen",  "max_header_size", "max_body_size",
-                                                 "timeout", "max_connections", "cors_origin",
-                                                 "send_buffer", "max_connections_per_ip", "tls_listen", "tls_cert",
-                                                 "tls_key"};
+const std::vector<std::string_view> kHttpKeys = {
+    "listen",      "max_header_size",        "max_body_size", "timeout",  "max_connections", "cors_origin",
+    "send_buffer", "max_connections_per_ip", "tls_listen",    "tls_cert", "tls_key"};
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
-const std::vector<std::string_view> kAppKeys = {"gop_cache", "gop_cache_max_bytes",    "gop_cache_max_frames",
-                                                "play_wait", "publisher_idle_timeout", "queue",
-                                                "hls",       "auth",                   "access",
-                                                "callbacks", "edge",                   "push",
+const std::vector<std::string_view> kAppKeys = {"gop_cache",
+                                                "gop_cache_max_bytes",
+                                                "gop_cache_max_frames",
+                                                "play_wait",
+                                                "publisher_idle_timeout",
+                                                "queue",
+                                                "hls",
+                                                "auth",
+                                                "access",
+                                                "callbacks",
+                                                "edge",
+                                                "push",
                                                 "pull"};
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
-const std::vector<std::string_view> kHlsKeys = {"enabled", "fragment", "window", "max_fragment",
-                                                "max_segment_size", "container", "low_latency", "part"};
+const std::vector<std::string_view> kHlsKeys = {
+    "enabled", "fragment", "window", "max_fragment", "max_segment_size", "container", "low_latency", "part"};
 
 bool contains(const std::vector<std::string_view>& list, std::string_view word) {
   for (const auto& w : list) {
@@ -211,7 +229,8 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   map.read_size("max_segment_size", hls.max_segment_size, kKiB, 4 * kGiB);
   std::string container = "ts";
   map.read_string("container", container, /*allow_empty=*/false);
-  if (container != "ts" && container != "fmp4") reader.fail(*map.get("container"), "container must be ts or fmp4");
+  if (container != "ts" && container != "fmp4")
+    reader.fail(*map.get("container"), "container must be ts or fmp4");
   hls.container = container == "fmp4" ? HlsContainer::Fmp4 : HlsContainer::Ts;
   map.read_bool("low_latency", hls.low_latency);
   map.read_duration("part", hls.part, milliseconds(100), milliseconds(2000));
@@ -229,8 +248,9 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   AppConfig app;
   app.name = entry.key;
   if (auto why = core::name_error(entry.key)) {
-    reader.fail(entry.key_mark, entry.value.path,
-                "invalid app name (" + *why + "): use 1 to 128 letters, digits, '_', '-', '~' and '.' (no '..')");
+    reader.fail(
+        entry.key_mark, entry.value.path,
+        "invalid app name (" + *why + "): use 1 to 128 letters, digits, '_', '-', '~' and '.' (no '..')");
   }
   const YamlField& f = entry.value;
   if (!f.node.IsNull() && !f.node.IsMap()) {
@@ -299,7 +319,7 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
                                               " characters long, so that Unix socket paths under it fit");
   }
   root.read_duration("shutdown_timeout", config.shutdown_timeout, milliseconds(0), hours(24));
-  root.read_duration("merge_writes", config.merge_writes, milliseconds(0), milliseconds(1000));
+  read_merge_writes(reader, root, config);
   if (auto log = root.get("log")) config.log = read_log(reader, *log);
 
   std::vector<PlacedAddress> addresses;

@@ -34,7 +34,8 @@ void Connection::start(ConnectionHandler& handler) {
   handler_ = &handler;
   reading_ = true;
   update_read_event();
-  request_flush();  // what was queued before; a TLS client's first handshake flight
+  if (state_ != State::Closed)
+    flusher_.request_now(this);  // what was queued before; a TLS client's first flight
 }
 
 void Connection::set_queue_limits(const media::QueueLimits& limits) {
@@ -49,7 +50,7 @@ void Connection::set_queue_limits(const media::QueueLimits& limits) {
 void Connection::send(BufferRef bytes) {
   if (state_ == State::Closed) return;
   queue_.push_control(std::move(bytes));
-  request_flush();
+  flusher_.request_now(this);
 }
 
 void Connection::pause_reading() {
@@ -110,7 +111,7 @@ void Connection::close_after_flush(std::string_view reason) {
   state_ = State::Closing;
   close_reason_ = reason;
   update_read_event();
-  request_flush();  // closes from flush() once the queue is empty, in this loop iteration
+  flush_now();  // closes from flush() once the queue is empty, in this loop iteration
 }
 
 void Connection::finish(std::string reason) {
@@ -189,7 +190,8 @@ void PlainConnection::flush() {
     }
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return wait_writable(true);
-    return fail(w < 0 && errno == EPIPE ? std::string("peer closed") : std::string("write: ") + std::strerror(errno));
+    return fail(w < 0 && errno == EPIPE ? std::string("peer closed")
+                                        : std::string("write: ") + std::strerror(errno));
   }
   flushed();
 }

@@ -1,54 +1,139 @@
 #include "rill/net/flush_scheduler.h"
 
 #include <event2/event.h>
+#include <time.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "rill/config/config.h"
 
 namespace rill::net {
 
-FlushScheduler::FlushScheduler(event_base* base, int merge_ms)
-    : ev_(event_new(base, -1, 0, &FlushScheduler::on_run, this)), merge_ms_(merge_ms) {}
+namespace {
+constexpr int64_t kLoadWindowUs = 250'000;
+constexpr int64_t kIdleWindowUs = MergePolicyParams{}.idle_window_us;
 
-FlushScheduler::~FlushScheduler() { event_free(ev_); }
+int64_t clock_us(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+}  // namespace
+
+MergeWrites merge_writes_of(const config::Config& config) {
+  using std::chrono::duration_cast;
+  using std::chrono::microseconds;
+  return MergeWrites{config.merge_writes_auto, duration_cast<microseconds>(config.merge_writes).count(),
+                     duration_cast<microseconds>(config.merge_writes_max).count()};
+}
+
+FlushScheduler::FlushScheduler(event_base* base, MergeWrites mode) : mode_(mode), policy_(mode.max_us) {
+  held_.ev = event_new(base, -1, 0, &FlushScheduler::on_held, this);
+  held_.flag = &Flushable::flush_requested_;
+  now_.ev = event_new(base, -1, 0, &FlushScheduler::on_now, this);
+  now_.flag = &Flushable::flush_now_requested_;
+  if (mode_.automatic) {
+    window_start_us_ = clock_us(CLOCK_MONOTONIC);
+    window_cpu_us_ = clock_us(CLOCK_THREAD_CPUTIME_ID);
+  }
+}
+
+FlushScheduler::FlushScheduler(event_base* base, int merge_ms)
+    : FlushScheduler(base, MergeWrites{false, int64_t{merge_ms} * 1000, 0}) {}
+
+FlushScheduler::~FlushScheduler() {
+  event_free(held_.ev);
+  event_free(now_.ev);
+}
+
+int64_t FlushScheduler::current_hold_us() const {
+  return mode_.automatic ? policy_.hold_us() : mode_.fixed_us;
+}
+
+void FlushScheduler::activate(Batch& b) {
+  // An activated event joins the loop's active queue behind the callbacks already ready in this
+  // iteration, so every write they queue is flushed together.
+  b.armed = true;
+  event_active(b.ev, EV_TIMEOUT, 0);
+}
+
+void FlushScheduler::enqueue(Batch& b, Flushable* f, int64_t hold_us) {
+  if (f->*b.flag) return;
+  f->*b.flag = true;
+  b.pending.push_back(f);
+  if (b.armed) return;  // joins the batch already waiting
+  if (hold_us <= 0) return activate(b);
+  b.armed = true;
+  timeval tv{static_cast<time_t>(hold_us / 1'000'000), static_cast<suseconds_t>(hold_us % 1'000'000)};
+  event_add(b.ev, &tv);
+}
 
 void FlushScheduler::request(Flushable* f) {
   if (f->flush_requested_) return;
-  f->flush_requested_ = true;
-  pending_.push_back(f);
-  if (!armed_) {
-    armed_ = true;
-    if (merge_ms_ > 0) {
-      timeval tv{merge_ms_ / 1000, (merge_ms_ % 1000) * 1000};
-      event_add(ev_, &tv);
-    } else {
-      // An activated event joins the loop's active queue behind the callbacks already ready in
-      // this iteration, so every write they queue is flushed together.
-      event_active(ev_, EV_TIMEOUT, 0);
-    }
-  }
+  if (mode_.automatic && !held_.armed) sample_load();
+  enqueue(held_, f, current_hold_us());
+}
+
+int64_t FlushScheduler::reported_hold_us() const {
+  if (!mode_.automatic) return mode_.fixed_us;
+  if (clock_us(CLOCK_MONOTONIC) - window_start_us_ >= kIdleWindowUs) return 0;
+  return policy_.hold_us();
+}
+
+uint32_t FlushScheduler::video_frames_per_write() const {
+  if (!mode_.automatic) return 0;  // not counted: the fixed hold applies to every frame
+  return 1 + static_cast<uint32_t>(policy_.hold_us() / kVideoPaceUs);
+}
+
+void FlushScheduler::request_frame(Flushable* f, bool video) {
+  if (video && mode_.automatic && ++f->videos_held_ >= video_frames_per_write()) return request_now(f);
+  request(f);
+}
+
+void FlushScheduler::request_now(Flushable* f) { enqueue(now_, f, 0); }
+
+void FlushScheduler::sample_load() {
+  const int64_t now = clock_us(CLOCK_MONOTONIC);
+  const int64_t wall = now - window_start_us_;
+  if (wall < kLoadWindowUs) return;
+  const int64_t cpu = clock_us(CLOCK_THREAD_CPUTIME_ID);
+  policy_.sample(cpu - window_cpu_us_, wall);
+  window_start_us_ = now;
+  window_cpu_us_ = cpu;
+}
+
+void FlushScheduler::forget_in(Batch& b, Flushable* f) {
+  if (!(f->*b.flag)) return;
+  f->*b.flag = false;
+  auto drop = [f](std::vector<Flushable*>& v) {
+    std::replace(v.begin(), v.end(), f, static_cast<Flushable*>(nullptr));
+  };
+  drop(b.pending);
+  drop(b.running);
 }
 
 void FlushScheduler::forget(Flushable* f) {
-  if (!f->flush_requested_) return;
-  f->flush_requested_ = false;
-  auto drop = [f](std::vector<Flushable*>& v) { std::replace(v.begin(), v.end(), f, static_cast<Flushable*>(nullptr)); };
-  drop(pending_);
-  drop(running_);
+  forget_in(held_, f);
+  forget_in(now_, f);
 }
 
-void FlushScheduler::on_run(int, short, void* arg) { static_cast<FlushScheduler*>(arg)->run(); }
+void FlushScheduler::on_held(int, short, void* arg) { run(static_cast<FlushScheduler*>(arg)->held_); }
+void FlushScheduler::on_now(int, short, void* arg) { run(static_cast<FlushScheduler*>(arg)->now_); }
 
-void FlushScheduler::run() {
-  armed_ = false;
-  running_.swap(pending_);
-  for (size_t i = 0; i < running_.size(); ++i) {
-    Flushable* f = running_[i];
+void FlushScheduler::run(Batch& b) {
+  b.armed = false;
+  b.running.swap(b.pending);
+  for (size_t i = 0; i < b.running.size(); ++i) {
+    Flushable* f = b.running[i];
     if (!f) continue;  // forgotten (closed) meanwhile
-    f->flush_requested_ = false;
-    running_[i] = nullptr;
-    f->flush();  // may request() again (lands in pending_ and re-arms) or destroy other flushables
+    f->*b.flag = false;
+    f->videos_held_ = 0;
+    b.running[i] = nullptr;
+    f->flush();  // may request again (lands in pending and re-arms) or destroy other flushables
   }
-  running_.clear();
+  b.running.clear();
 }
 
 }  // namespace rill::net

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <vector>
 #include <ctime>
 #include <set>
+#include <vector>
 
 #include "rill/server/http_router.h"
 #include "rill/server/json_fields.h"
@@ -23,7 +23,8 @@ using json_fields::num;
 using json_fields::u64;
 
 bool parse_size_param(const std::string& text, size_t& out) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
   out = static_cast<size_t>(std::stoul(text));
   return true;
 }
@@ -99,7 +100,8 @@ json stream_item(const Merged& m, size_t hls_players, int64_t now_unix_ms) {
           {"bytes_in", u64(d, "bytes_in")},
           {"bytes_out", m.bytes_out},
           {"dropped_frames", m.dropped},
-          {"players", {{"rtmp", m.rtmp}, {"flv", m.flv}, {"hls", hls_players}, {"total", m.rtmp + m.flv + hls_players}}},
+          {"players",
+           {{"rtmp", m.rtmp}, {"flv", m.flv}, {"hls", hls_players}, {"total", m.rtmp + m.flv + hls_players}}},
           {"hls",
            {{"enabled", hls.value("enabled", false)},
             {"media_sequence", u64(hls, "media_sequence")},
@@ -181,7 +183,8 @@ json stream_items(const json& gathered, int64_t now_unix_ms, const std::string& 
   return items;  // std::map: sorted by "app/name"
 }
 
-json client_items(const json& gathered, const std::string& app, const std::string& name, const std::string& kind) {
+json client_items(const json& gathered, const std::string& app, const std::string& name,
+                  const std::string& kind) {
   const auto keep = [&](const std::string& a, const std::string& n, const std::string& k) {
     return (app.empty() || a == app) && (name.empty() || n == name) && (kind.empty() || k == kind);
   };
@@ -199,8 +202,9 @@ json client_items(const json& gathered, const std::string& app, const std::strin
       items.push_back(std::move(item));
     }
   }
-  std::sort(items.begin(), items.end(),
-            [](const json& a, const json& b) { return a.value("id", uint64_t{0}) < b.value("id", uint64_t{0}); });
+  std::sort(items.begin(), items.end(), [](const json& a, const json& b) {
+    return a.value("id", uint64_t{0}) < b.value("id", uint64_t{0});
+  });
   // HLS viewers: no connection, no id (they cannot be kicked); "addr user-agent" as seen.
   for (const auto& [key, viewers] : hls_viewers(gathered)) {
     const size_t slash = key.find('/');
@@ -208,8 +212,13 @@ json client_items(const json& gathered, const std::string& app, const std::strin
     if (!keep(a, n, "player")) continue;
     for (const std::string& v : viewers) {
       const size_t sp = v.find(' ');
-      items.push_back({{"id", nullptr}, {"kind", "player"}, {"proto", "hls"}, {"addr", v.substr(0, sp)},
-                       {"user_agent", sp == std::string::npos ? "" : v.substr(sp + 1)}, {"app", a}, {"name", n}});
+      items.push_back({{"id", nullptr},
+                       {"kind", "player"},
+                       {"proto", "hls"},
+                       {"addr", v.substr(0, sp)},
+                       {"user_agent", sp == std::string::npos ? "" : v.substr(sp + 1)},
+                       {"app", a},
+                       {"name", n}});
     }
   }
   json out = json::array();
@@ -227,7 +236,8 @@ json server_view(const json& gathered, int64_t now_unix_ms) {
   for (const json& w : arr(gathered, "workers")) {
     const json process = w.value("process", json::object());
     size_t owned = 0;
-    for (const json& d : arr(w, "stream_details")) owned += d.value("owner", false) && d.value("live", false) ? 1 : 0;
+    for (const json& d : arr(w, "stream_details"))
+      owned += d.value("owner", false) && d.value("live", false) ? 1 : 0;
     workers.push_back({{"id", w.value("slot", 0)},
                        {"pid", w.value("pid", 0)},
                        {"generation", w.value("generation", 0)},
@@ -236,8 +246,10 @@ json server_view(const json& gathered, int64_t now_unix_ms) {
                        {"streams", owned},
                        {"cpu_pct", std::round(num(process, "cpu_pct") * 10) / 10},
                        {"rss_bytes", u64(process, "rss_bytes")},
-                       {"bitrate_out_kbps", std::round(num(process, "bitrate_out_kbps"))}});
-    if (process.contains("server_started_ms")) started = std::min(started, process.value("server_started_ms", now_unix_ms));
+                       {"bitrate_out_kbps", std::round(num(process, "bitrate_out_kbps"))},
+                       {"merge_hold_ms", std::round(num(process, "merge_hold_ms") * 10) / 10}});
+    if (process.contains("server_started_ms"))
+      started = std::min(started, process.value("server_started_ms", now_unix_ms));
     master_pid = w.value("master_pid", master_pid);
     version = w.value("version", version);
     in_kbps += num(process, "bitrate_in_kbps");

@@ -14,7 +14,12 @@ namespace rill::server {
 
 HttpFlvSession::HttpFlvSession(net::ServerContext& ctx, HttpServer& http, evhttp_request* req,
                                const HttpRequestInfo& info, const StreamPath& route)
-    : net::Session(net::SessionProtocol::HttpFlv), ctx_(ctx), http_(http), req_(req), info_(info), key_(route.key),
+    : net::Session(net::SessionProtocol::HttpFlv),
+      ctx_(ctx),
+      http_(http),
+      req_(req),
+      info_(info),
+      key_(route.key),
       queue_(net::queue_limits_for(ctx.config->find_app(route.key.app))) {
   set_id(info.id);
 }
@@ -70,8 +75,8 @@ void HttpFlvSession::start(media::Stream* s) {
   queue().push_control(SharedBuffer::copy_of(std::span<const uint8_t>(header)));
   stream_ = s;
   ctx_.log->info("http-flv: {} playing {}", info_.peer, key_.str());
-  s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
-  ctx_.flusher->request(this);
+  s->add_subscriber(this);          // replays metadata, sequence headers and the GOP cache
+  ctx_.flusher->request_now(this);  // that first burst is never held by write merging
 }
 
 void HttpFlvSession::on_frame(const media::FramePtr& f) {
@@ -84,7 +89,7 @@ void HttpFlvSession::on_frame(const media::FramePtr& f) {
     close("slow consumer");
     return;
   }
-  ctx_.flusher->request(this);
+  ctx_.flusher->request_frame(this, f->type == media::MediaType::Video);
 }
 
 void HttpFlvSession::on_stream_end(media::Stream&) {
@@ -113,9 +118,9 @@ void HttpFlvSession::flush_queue_to_evhttp(bool want_callback) {
   // reference once the bytes reached the socket.
   queue_.drain_to([b](const BufferRef& buf, size_t off, size_t len) {
     buf->ref();
-    evbuffer_add_reference(b, buf.data() + off, len,
-                           [](const void*, size_t, void* extra) { static_cast<SharedBuffer*>(extra)->unref(); },
-                           buf.get());
+    evbuffer_add_reference(
+        b, buf.data() + off, len,
+        [](const void*, size_t, void* extra) { static_cast<SharedBuffer*>(extra)->unref(); }, buf.get());
   });
   bytes_ += evbuffer_get_length(b);
   in_flight_ = want_callback;
@@ -172,8 +177,8 @@ void HttpFlvSession::finish(const char* reason) {
     req_ = nullptr;
   }
   if (reason) {
-    ctx_.log->info("http-flv: {} closed ({}) {} bytes={} dropped={}", info_.peer, reason, key_.str(), bytes_out(),
-                   queue().frames_dropped());
+    ctx_.log->info("http-flv: {} closed ({}) {} bytes={} dropped={}", info_.peer, reason, key_.str(),
+                   bytes_out(), queue().frames_dropped());
   }
   if (stream_) {
     media::Stream* s = std::exchange(stream_, nullptr);

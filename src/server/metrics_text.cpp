@@ -42,7 +42,8 @@ class Family {
     out_ += '\n';
   }
   // labels: "k1", "v1", "k2", "v2"...
-  void sample(double value, std::initializer_list<std::string_view> labels = {}, std::string_view suffix = "") {
+  void sample(double value, std::initializer_list<std::string_view> labels = {},
+              std::string_view suffix = "") {
     out_ += name_;
     out_ += suffix;
     if (labels.size() >= 2) {
@@ -72,10 +73,14 @@ using json_fields::arr;
 using json_fields::num;
 
 void server_families(std::string& out, const json& gathered, const json& server, const json& streams) {
-  Family(out, "rill_build_info", "gauge", "Rill's version, as a label.").sample(1, {"version", server.value("version", "")});
-  Family(out, "rill_uptime_seconds", "gauge", "Seconds since the master started.").sample(num(server, "uptime_s"));
-  Family(out, "rill_workers", "gauge", "Worker processes that answered.").sample(static_cast<double>(server["workers"].size()));
-  Family(out, "rill_streams", "gauge", "Live streams (one publisher each).").sample(static_cast<double>(streams.size()));
+  Family(out, "rill_build_info", "gauge", "Rill's version, as a label.")
+      .sample(1, {"version", server.value("version", "")});
+  Family(out, "rill_uptime_seconds", "gauge", "Seconds since the master started.")
+      .sample(num(server, "uptime_s"));
+  Family(out, "rill_workers", "gauge", "Worker processes that answered.")
+      .sample(static_cast<double>(server["workers"].size()));
+  Family(out, "rill_streams", "gauge", "Live streams (one publisher each).")
+      .sample(static_cast<double>(streams.size()));
 
   std::map<std::string, double> live{{"rtmp", 0}, {"flv", 0}, {"hls", 0}, {"worker-link", 0}};
   for (const json& w : arr(gathered, "workers")) {
@@ -96,7 +101,8 @@ void server_families(std::string& out, const json& gathered, const json& server,
     bytes_in += num(r, "bytes_in");
     bytes_out += num(r, "bytes_out");
   }
-  Family acc(out, "rill_connections_accepted_total", "counter", "Connections accepted (HLS: requests) by protocol.");
+  Family acc(out, "rill_connections_accepted_total", "counter",
+             "Connections accepted (HLS: requests) by protocol.");
   for (const auto& [proto, n] : accepted) acc.sample(n, {"proto", proto});
   Family(out, "rill_bytes_in_total", "counter", "Bytes read from clients and workers.").sample(bytes_in);
   Family(out, "rill_bytes_out_total", "counter", "Bytes written to clients and workers.").sample(bytes_out);
@@ -106,7 +112,8 @@ void stream_families(std::string& out, const json& streams) {
   Family players(out, "rill_stream_players", "gauge", "Players of a stream by protocol.");
   for (const json& s : streams) {
     for (const char* proto : {"rtmp", "flv", "hls"}) {
-      players.sample(num(s["players"], proto), {"app", s.value("app", ""), "stream", s.value("name", ""), "proto", proto});
+      players.sample(num(s["players"], proto),
+                     {"app", s.value("app", ""), "stream", s.value("name", ""), "proto", proto});
     }
   }
   struct Per {
@@ -116,42 +123,54 @@ void stream_families(std::string& out, const json& streams) {
     double (*value)(const json&);
   };
   static const Per kPer[] = {
-      {"rill_stream_bytes_in_total", "counter", "Bytes the stream's publisher sent.", [](const json& s) { return num(s, "bytes_in"); }},
-      {"rill_stream_bytes_out_total", "counter", "Bytes sent to the stream's players (all workers).", [](const json& s) { return num(s, "bytes_out"); }},
-      {"rill_stream_bitrate_in_kbps", "gauge", "Input bitrate over the last 10 s.", [](const json& s) { return num(s, "bitrate_in_kbps"); }},
-      {"rill_stream_uptime_seconds", "gauge", "Seconds since the publisher started.", [](const json& s) { return num(s, "uptime_s"); }},
-      {"rill_dropped_frames_total", "counter", "Frames dropped for slow players of the stream.", [](const json& s) { return num(s, "dropped_frames"); }},
-      {"rill_hls_segments_total", "counter", "HLS segments produced for the stream.", [](const json& s) { return num(s["hls"], "segments_total"); }},
+      {"rill_stream_bytes_in_total", "counter", "Bytes the stream's publisher sent.",
+       [](const json& s) { return num(s, "bytes_in"); }},
+      {"rill_stream_bytes_out_total", "counter", "Bytes sent to the stream's players (all workers).",
+       [](const json& s) { return num(s, "bytes_out"); }},
+      {"rill_stream_bitrate_in_kbps", "gauge", "Input bitrate over the last 10 s.",
+       [](const json& s) { return num(s, "bitrate_in_kbps"); }},
+      {"rill_stream_uptime_seconds", "gauge", "Seconds since the publisher started.",
+       [](const json& s) { return num(s, "uptime_s"); }},
+      {"rill_dropped_frames_total", "counter", "Frames dropped for slow players of the stream.",
+       [](const json& s) { return num(s, "dropped_frames"); }},
+      {"rill_hls_segments_total", "counter", "HLS segments produced for the stream.",
+       [](const json& s) { return num(s["hls"], "segments_total"); }},
   };
   for (const Per& p : kPer) {
     Family f(out, p.name, p.type, p.help);
-    for (const json& s : streams) f.sample(p.value(s), {"app", s.value("app", ""), "stream", s.value("name", "")});
+    for (const json& s : streams)
+      f.sample(p.value(s), {"app", s.value("app", ""), "stream", s.value("name", "")});
   }
 }
 
 void relay_families(std::string& out, const json& gathered) {
   Family up(out, "rill_relay_up", "gauge", "1 while a relay (edge pull, push, pull) moves media, else 0.");
   for (const json& r : relay_items(gathered)) {
-    up.sample(r.value("state", "") == "up" ? 1 : 0, {"kind", r.value("kind", ""), "app", r.value("app", ""), "stream",
-                                                      r.value("name", ""), "url", r.value("url", "")});
+    up.sample(r.value("state", "") == "up" ? 1 : 0,
+              {"kind", r.value("kind", ""), "app", r.value("app", ""), "stream", r.value("name", ""), "url",
+               r.value("url", "")});
   }
 }
 
 void worker_families(std::string& out, const json& gathered) {
   Family cpu(out, "rill_worker_cpu_seconds_total", "counter", "CPU time of the worker slot's processes.");
-  for (const json& r : arr(gathered, "rows")) cpu.sample(num(r, "cpu_seconds"), {"worker", std::to_string(r.value("slot", 0))});
+  for (const json& r : arr(gathered, "rows"))
+    cpu.sample(num(r, "cpu_seconds"), {"worker", std::to_string(r.value("slot", 0))});
   // Per process: a slot has two during a reload (the retiring one and the new one), told apart by pid.
   const int newest = newest_generation(gathered);
-  Family retiring(out, "rill_worker_retiring", "gauge", "1 for a worker of an older generation (after a reload), else 0.");
+  Family retiring(out, "rill_worker_retiring", "gauge",
+                  "1 for a worker of an older generation (after a reload), else 0.");
   for (const json& w : arr(gathered, "workers")) {
     retiring.sample(w.value("generation", 0) < newest ? 1 : 0,
                     {"worker", std::to_string(w.value("slot", 0)), "pid", std::to_string(w.value("pid", 0))});
   }
-  const auto per_worker = [&gathered](const std::function<void(const json&, const std::string&, const std::string&)>& f) {
-    for (const json& w : arr(gathered, "workers")) {
-      f(w.value("process", json::object()), std::to_string(w.value("slot", 0)), std::to_string(w.value("pid", 0)));
-    }
-  };
+  const auto per_worker =
+      [&gathered](const std::function<void(const json&, const std::string&, const std::string&)>& f) {
+        for (const json& w : arr(gathered, "workers")) {
+          f(w.value("process", json::object()), std::to_string(w.value("slot", 0)),
+            std::to_string(w.value("pid", 0)));
+        }
+      };
   Family rss(out, "rill_worker_resident_memory_bytes", "gauge", "Resident memory of the worker.");
   per_worker([&](const json& p, const std::string& id, const std::string& pid) {
     rss.sample(num(p, "rss_bytes"), {"worker", id, "pid", pid});
@@ -159,6 +178,12 @@ void worker_families(std::string& out, const json& gathered) {
   Family fds(out, "rill_worker_open_fds", "gauge", "Open file descriptors of the worker.");
   per_worker([&](const json& p, const std::string& id, const std::string& pid) {
     fds.sample(num(p, "open_fds"), {"worker", id, "pid", pid});
+  });
+  Family hold(
+      out, "rill_worker_merge_hold_seconds", "gauge",
+      "How long the worker holds player writes to merge them (merge_writes; auto: follows the load).");
+  per_worker([&](const json& p, const std::string& id, const std::string& pid) {
+    hold.sample(num(p, "merge_hold_ms") / 1000.0, {"worker", id, "pid", pid});
   });
   Family lag(out, "rill_worker_loop_lag_seconds", "summary", "How late the worker's 1 s timer ran.");
   per_worker([&](const json& p, const std::string& id, const std::string& pid) {
@@ -174,10 +199,14 @@ std::string escape_label_value(std::string_view v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }

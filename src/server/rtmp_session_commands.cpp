@@ -10,7 +10,6 @@ namespace rill::server {
 
 using protocol::Amf0Value;
 
-
 void RtmpSession::handle_command(const protocol::RtmpMessage& msg) {
   protocol::Amf0Limits lim;
   lim.max_depth = 16;
@@ -30,7 +29,10 @@ void RtmpSession::handle_command(const protocol::RtmpMessage& msg) {
     if (publishing_) cmd_close_stream("FCUnpublish");
     return;
   }
-  if (n == "receiveAudio") { receive_audio_ = c.arg_bool(0, true); return; }
+  if (n == "receiveAudio") {
+    receive_audio_ = c.arg_bool(0, true);
+    return;
+  }
   if (n == "receiveVideo") {
     receive_video_ = c.arg_bool(0, true);
     if (receive_video_) wait_keyframe_ = true;
@@ -66,21 +68,25 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
   if (auto tc = c.command_object.find_string("tcUrl")) tc_url_ = std::string(*tc);
   if (auto pu = c.command_object.find_string("pageUrl")) page_url_ = std::string(*pu);
   if (auto fv = c.command_object.find_string("flashVer")) flash_ver_ = std::string(*fv);
-  relay_hops_ = static_cast<uint32_t>(std::clamp(c.command_object.find_number("rill-hops").value_or(0), 0.0, 255.0));
+  relay_hops_ =
+      static_cast<uint32_t>(std::clamp(c.command_object.find_number("rill-hops").value_or(0), 0.0, 255.0));
   app_cfg_ = ctx_.config->find_app(app_);
   if (app_cfg_ == nullptr) {
     ctx_.log->warn("rtmp: {} connect to unknown app '{}' rejected", peer_, app_);
-    Amf0Value args[] = {protocol::status_info("error", "NetConnection.Connect.Rejected", "unknown application " + app_)};
+    Amf0Value args[] = {
+        protocol::status_info("error", "NetConnection.Connect.Rejected", "unknown application " + app_)};
     send_command(3, 0, "_error", c.transaction_id, Amf0Value::null(), args);
     close_after_flush("unknown app");
     return;
   }
   conn_->set_queue_limits(net::queue_limits_for(app_cfg_));  // keeps what is queued
   // §7.2.1.1: Window Acknowledgement Size, Set Peer Bandwidth, then the _result.
-  send_message(protocol::msg_type::WindowAckSize, 2, 0, 0, protocol::window_ack_size_payload(ctx_.config->rtmp.ack_window));
+  send_message(protocol::msg_type::WindowAckSize, 2, 0, 0,
+               protocol::window_ack_size_payload(ctx_.config->rtmp.ack_window));
   send_message(protocol::msg_type::SetPeerBandwidth, 2, 0, 0,
                protocol::set_peer_bandwidth_payload(ctx_.config->rtmp.ack_window, 2));
-  send_message(protocol::msg_type::SetChunkSize, 2, 0, 0, protocol::set_chunk_size_payload(ctx_.config->rtmp.chunk_size));
+  send_message(protocol::msg_type::SetChunkSize, 2, 0, 0,
+               protocol::set_chunk_size_payload(ctx_.config->rtmp.chunk_size));
   out_chunk_size_ = ctx_.config->rtmp.chunk_size;
   Amf0Value props = Amf0Value::object();
   props.set("fmsVer", Amf0Value::string("FMS/3,5,7,7009"));
@@ -140,8 +146,9 @@ void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
   // The answer may come later (an HTTP callback): media that arrives meanwhile is dropped, as
   // encoders wait for NetStream.Publish.Start before they send any.
   awaiting_gate_ = true;  // the decision may come before admit_publish returns
-  const auto t = ctx_.gate->admit_publish(admission_request(*key, std::move(query)), this,
-                                         [this, msid](GateDecision d) { on_publish_decision(msid, std::move(d)); });
+  const auto t =
+      ctx_.gate->admit_publish(admission_request(*key, std::move(query)), this,
+                               [this, msid](GateDecision d) { on_publish_decision(msid, std::move(d)); });
   if (awaiting_gate_) gate_ticket_ = t;
 }
 
@@ -150,7 +157,8 @@ void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
   gate_ticket_ = 0;
   if (d.verdict != Verdict::Admitted) {
     ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, d.reason);
-    send_status(msid, "error", d.unauthorized ? "NetStream.Publish.Unauthorized" : "NetStream.Publish.BadName",
+    send_status(msid, "error",
+                d.unauthorized ? "NetStream.Publish.Unauthorized" : "NetStream.Publish.BadName",
                 d.verdict == Verdict::Busy ? "stream " + stream_name_ + " is already publishing"
                                            : "cannot publish " + stream_name_ + ": " + d.reason);
     close_after_flush(d.verdict == Verdict::Busy ? "stream already publishing" : "publish refused");
@@ -174,8 +182,9 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
   const auto key = stream_key_of(c, msid, "NetStream.Play.StreamNotFound", query);
   if (!key) return;
   awaiting_gate_ = true;
-  const auto t = ctx_.gate->admit_play(admission_request(*key, std::move(query)),
-                                      [this, msid](GateDecision d) { on_play_decision(msid, std::move(d)); });
+  const auto t =
+      ctx_.gate->admit_play(admission_request(*key, std::move(query)),
+                            [this, msid](GateDecision d) { on_play_decision(msid, std::move(d)); });
   if (awaiting_gate_) gate_ticket_ = t;
 }
 
@@ -210,6 +219,7 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
   playing_ = true;
   ctx_.log->info("rtmp: {} playing {}/{}", peer_, app_, stream_name_);
   s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+  conn_->flush_now();      // that first burst is never held by write merging
 }
 
 void RtmpSession::cmd_pause(const protocol::RtmpCommand& c) {
@@ -246,8 +256,8 @@ void RtmpSession::stop_publishing() {
 void RtmpSession::stop_playing() {
   if (!playing_) return;
   playing_ = false;
-  ctx_.log->info("rtmp: {} stopped playing {}/{} frames_out={} dropped={}", peer_, app_, stream_name_, frames_out_,
-                 queue_.frames_dropped());
+  ctx_.log->info("rtmp: {} stopped playing {}/{} frames_out={} dropped={}", peer_, app_, stream_name_,
+                 frames_out_, queue_.frames_dropped());
   media::Stream* s = std::exchange(stream_, nullptr);
   if (s) s->remove_subscriber(this);
 }
@@ -273,8 +283,9 @@ void RtmpSession::on_frame(const media::FramePtr& f) {
   } else {
     protocol::RtmpMessage m;
     m.type_id = static_cast<uint8_t>(f->type);
-    m.csid = f->type == media::MediaType::Audio ? media::kRtmpCsidAudio
-             : f->type == media::MediaType::Video ? media::kRtmpCsidVideo : media::kRtmpCsidData;
+    m.csid = f->type == media::MediaType::Audio   ? media::kRtmpCsidAudio
+             : f->type == media::MediaType::Video ? media::kRtmpCsidVideo
+                                                  : media::kRtmpCsidData;
     m.stream_id = play_msid_;
     m.timestamp = f->timestamp;
     m.payload = f->payload;
@@ -288,7 +299,7 @@ void RtmpSession::on_frame(const media::FramePtr& f) {
     return;
   }
   if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
-  conn_->request_flush();
+  conn_->request_flush(f->type == media::MediaType::Video);
 }
 
 void RtmpSession::on_publish(media::Stream&) {

@@ -13,16 +13,13 @@
 #include <cstdint>
 
 #include "rill/cluster/cluster.h"
-#include "rill/workers/hls_fetcher.h"
-#include "rill/workers/hls_sequence_memo.h"
-#include "rill/workers/worker_endpoint.h"
-#include "rill/workers/stream_locator.h"
-#include "rill/workers/worker_monitor.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/send_buffer.h"
+#include "rill/net/server_context.h"
+#include "rill/server/admission_checks.h"
 #include "rill/server/api_routes.h"
 #include "rill/server/api_server.h"
 #include "rill/server/hls_handler.h"
@@ -30,12 +27,15 @@
 #include "rill/server/http_flv_session.h"
 #include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
-#include "rill/server/admission_checks.h"
 #include "rill/server/rtmps_context.h"
 #include "rill/server/session_address_limit.h"
 #include "rill/server/stream_gate.h"
 #include "rill/server/worker_retirement.h"
-#include "rill/net/server_context.h"
+#include "rill/workers/hls_fetcher.h"
+#include "rill/workers/hls_sequence_memo.h"
+#include "rill/workers/stream_locator.h"
+#include "rill/workers/worker_endpoint.h"
+#include "rill/workers/worker_monitor.h"
 
 namespace rill::server {
 
@@ -65,7 +65,15 @@ struct Worker::Impl {
   std::unique_ptr<WorkerRetirement> retirement;  // an old generation after a reload
 
   Impl(event_base* b, WorkerContext c)
-      : base(b), wctx(std::move(c)), timers(b), flusher(b, static_cast<int>(wctx.config->merge_writes.count())), streams(timers, wctx.log, [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) { return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o); }), sessions(timers) {
+      : base(b),
+        wctx(std::move(c)),
+        timers(b),
+        flusher(b, net::merge_writes_of(*wctx.config)),
+        streams(timers, wctx.log,
+                [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) {
+                  return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o);
+                }),
+        sessions(timers) {
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;
@@ -97,22 +105,23 @@ struct Worker::Impl {
       workers::HlsFetcherOptions fo;
       fo.runtime_dir = wctx.config->runtime_dir;
       for (const auto& [name, app] : wctx.config->apps) {
-        fo.max_object = static_cast<uint32_t>(std::max<size_t>(fo.max_object, std::min<size_t>(app.hls.max_segment_size, UINT32_MAX)));
+        fo.max_object = static_cast<uint32_t>(
+            std::max<size_t>(fo.max_object, std::min<size_t>(app.hls.max_segment_size, UINT32_MAX)));
       }
       hls_fetcher = std::make_unique<workers::HlsFetcher>(ctx, fo);
       ctx.hls_fetcher = hls_fetcher.get();
     }
     http = std::make_unique<HttpServer>(ctx);
-    http->set_stream_handler(StreamRoute::Flv, [this](evhttp_request* req, const HttpRequestInfo& info,
-                                                      const StreamPath& route) {
-      // The session exists only once admitted: a refused or vanished client leaves nothing behind.
-      admit_http_play(ctx, *http, req, info, GateProto::HttpFlv, route.key,
-                      [this, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision d) {
-                        auto* s = static_cast<HttpFlvSession*>(
-                            sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, r, i, route)));
-                        s->start(d.stream);
-                      });
-    });
+    http->set_stream_handler(
+        StreamRoute::Flv, [this](evhttp_request* req, const HttpRequestInfo& info, const StreamPath& route) {
+          // The session exists only once admitted: a refused or vanished client leaves nothing behind.
+          admit_http_play(ctx, *http, req, info, GateProto::HttpFlv, route.key,
+                          [this, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision d) {
+                            auto* s = static_cast<HttpFlvSession*>(
+                                sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, r, i, route)));
+                            s->start(d.stream);
+                          });
+        });
     install_hls_handlers(*http, ctx);
     monitor = std::make_unique<workers::WorkerMonitor>(ctx, wctx.counters, static_cast<uint32_t>(wctx.id));
     ctx.monitor = monitor.get();
@@ -133,7 +142,8 @@ struct Worker::Impl {
       int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno == EMFILE || errno == ENFILE) ctx.log->error("rtmp: accept: {} (raise LimitNOFILE)", strerror(errno));
+        if (errno == EMFILE || errno == ENFILE)
+          ctx.log->error("rtmp: accept: {} (raise LimitNOFILE)", strerror(errno));
         return;
       }
       net::UniqueFd owned(fd);
@@ -146,7 +156,8 @@ struct Worker::Impl {
       }
       const std::string peer = net::peer_name(ss);
       if (!rtmp_per_address.try_take(peer, wctx.config->rtmp.max_connections_per_ip)) {
-        ctx.log->warn("rtmp: {} refused: max_connections_per_ip {} reached", peer, wctx.config->rtmp.max_connections_per_ip);
+        ctx.log->warn("rtmp: {} refused: max_connections_per_ip {} reached", peer,
+                      wctx.config->rtmp.max_connections_per_ip);
         continue;
       }
       int one = 1;
@@ -183,7 +194,8 @@ void Worker::start() {
   std::vector<int> rtmp_fds = impl_->wctx.rtmp_fds;
   try {
     impl_->rtmps = make_rtmps_context(impl_->wctx.config->rtmp);
-    if (impl_->rtmps) rtmp_fds.insert(rtmp_fds.end(), impl_->wctx.rtmps_fds.begin(), impl_->wctx.rtmps_fds.end());
+    if (impl_->rtmps)
+      rtmp_fds.insert(rtmp_fds.end(), impl_->wctx.rtmps_fds.begin(), impl_->wctx.rtmps_fds.end());
   } catch (const net::TlsError& e) {
     impl_->ctx.log->error("rtmps: not listening: {}", e.what());  // `rill -t` and reload check it first
   }

@@ -45,8 +45,8 @@ void WorkerLinkSession::close(const char* reason) {
   if (hls_wait_) ctx_.streams->hls().cancel_wait(hls_wait_);  // a held LL-HLS request
   hls_wait_ = 0;
   if (stream_) {
-    ctx_.log->info("relay: sending {} to another worker ended ({}): {} frames, {} bytes, {} dropped", key_, reason,
-                   frames_out_, conn_->bytes_out(), conn_->queue().frames_dropped());
+    ctx_.log->info("relay: sending {} to another worker ended ({}): {} frames, {} bytes, {} dropped", key_,
+                   reason, frames_out_, conn_->bytes_out(), conn_->queue().frames_dropped());
   } else {
     ctx_.log->debug("relay: connection closed ({})", reason);
   }
@@ -166,22 +166,26 @@ void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {
   if (!key) return refuse("bad HLS request: " + why);
   const media::HlsStreamState* st = ctx_.streams->hls().find(key->app, key->name);
   if (!st) return refuse("stream " + key->str() + " has no HLS playlist");
-  if (r.object.playlist && !st->has_segments()) return refuse("stream " + key->str() + " has no HLS segment yet");
+  if (r.object.playlist && !st->has_segments())
+    return refuse("stream " + key->str() + " has no HLS segment yet");
   // LL-HLS: a blocking reload or the hinted part is held here, by the owner (the asking worker
   // sends one request per distinct position, whatever number of its clients wait on it).
   media::HlsStore::WaitTarget target;
   switch (hls_hold(*st, r.object, target)) {
-    case HlsHold::Now: return send_hls(*st, r.object);
+    case HlsHold::Now:
+      return send_hls(*st, r.object);
     case HlsHold::TooFar:
       return refuse("bad request: _HLS_msn more than two segments ahead of " + key->str());
-    case HlsHold::Wait: break;
+    case HlsHold::Wait:
+      break;
   }
   const int64_t limit = 3 * 1000 * static_cast<int64_t>(st->playlist().state().target_duration);
   hls_wait_ = ctx_.streams->hls().wait(*key, target, limit, [this, k = *key, object = r.object](bool ok) {
     hls_wait_ = 0;
     const media::HlsStreamState* now = ctx_.streams->hls().find(k);
     if (now && ok) return send_hls(*now, object);
-    if (now && object.playlist) return refuse("unavailable: the position did not come within 3 target durations");
+    if (now && object.playlist)
+      return refuse("unavailable: the position did not come within 3 target durations");
     refuse(protocol::format_hls_object(object) + " of " + k.str() + " was not produced");
   });
 }
@@ -192,12 +196,16 @@ WorkerLinkSession::HlsHold WorkerLinkSession::hls_hold(const media::HlsStreamSta
   if (!st.low_latency()) return HlsHold::Now;
   if (o.playlist) {
     if (o.directives.empty()) return HlsHold::Now;
-    const protocol::HlsDeliveryDirectives d = protocol::parse_hls_delivery_directives(o.directives);  // checked
+    const protocol::HlsDeliveryDirectives d =
+        protocol::parse_hls_delivery_directives(o.directives);  // checked
     if (!d.msn) return HlsHold::Now;
     switch (protocol::hls_block_verdict(st.progress(), *d.msn, d.part)) {
-      case protocol::HlsBlockVerdict::Ready: return HlsHold::Now;
-      case protocol::HlsBlockVerdict::TooFar: return HlsHold::TooFar;
-      case protocol::HlsBlockVerdict::Wait: break;
+      case protocol::HlsBlockVerdict::Ready:
+        return HlsHold::Now;
+      case protocol::HlsBlockVerdict::TooFar:
+        return HlsHold::TooFar;
+      case protocol::HlsBlockVerdict::Wait:
+        break;
     }
     target = media::HlsStore::WaitTarget{false, *d.msn, d.part};
     return HlsHold::Wait;
@@ -215,11 +223,13 @@ void WorkerLinkSession::send_hls(const media::HlsStreamState& st, const protocol
   BufferRef body;
   uint32_t max_age = 0;
   if (object.playlist) {
-    const bool skip = !object.directives.empty() && protocol::parse_hls_delivery_directives(object.directives).skip;
+    const bool skip =
+        !object.directives.empty() && protocol::parse_hls_delivery_directives(object.directives).skip;
     body = skip && st.low_latency() ? SharedBuffer::copy_of(std::string_view(st.playlist_text_skipping()))
                                     : st.playlist_text();
     // A blocking response is cacheable (hls_blocking.h): its max-age travels with it.
-    if (object.directives.find("_HLS_msn") != std::string::npos) max_age = st.playlist().state().target_duration;
+    if (object.directives.find("_HLS_msn") != std::string::npos)
+      max_age = st.playlist().state().target_duration;
   } else {
     const BufferRef* data = st.file(object.form, object.sequence);
     if (!data) {
@@ -255,19 +265,19 @@ void WorkerLinkSession::on_frame(const media::FramePtr& f) {
   // drop policy judges); the payload, shared with every other output, follows it as a control
   // entry so that it is never dropped apart from its header.
   media::OutputQueue& q = conn_->queue();
-  const auto r = q.push_frame(*f, protocol::link_media_header(static_cast<protocol::LinkFrameType>(f->type),
-                                                              frame_flags(*f), f->timestamp,
-                                                              static_cast<uint32_t>(f->payload.size())));
+  const auto r = q.push_frame(
+      *f, protocol::link_media_header(static_cast<protocol::LinkFrameType>(f->type), frame_flags(*f),
+                                      f->timestamp, static_cast<uint32_t>(f->payload.size())));
   if (r == media::OutputQueue::PushResult::Overflow) {
-    ctx_.log->warn("relay: worker reading {} too slow ({} bytes, {} ms queued), disconnecting", key_, q.bytes(),
-                   q.duration_ms());
+    ctx_.log->warn("relay: worker reading {} too slow ({} bytes, {} ms queued), disconnecting", key_,
+                   q.bytes(), q.duration_ms());
     close("slow consumer");
     return;
   }
   if (r == media::OutputQueue::PushResult::Dropped) return;
   if (f->payload.size()) q.push_control(f->payload);
   ++frames_out_;
-  conn_->request_flush();
+  conn_->flush_now();  // one link serves many players: holding here would add the merge hold twice
 }
 
 void WorkerLinkSession::on_unpublish(media::Stream&) {

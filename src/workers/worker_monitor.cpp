@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "rill/media/hls_store.h"
+#include "rill/net/flush_scheduler.h"
 
 namespace rill::workers {
 
@@ -19,14 +20,17 @@ constexpr size_t kRateSamples = 11;  // 10 s between the oldest and the newest
 constexpr int64_t kMinHlsWindowMs = 4000;
 
 int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 uint64_t cpu_micros() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
-  const auto us = [](const timeval& t) { return static_cast<uint64_t>(t.tv_sec) * 1000000 + static_cast<uint64_t>(t.tv_usec); };
+  const auto us = [](const timeval& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000 + static_cast<uint64_t>(t.tv_usec);
+  };
   return us(ru.ru_utime) + us(ru.ru_stime);
 }
 
@@ -119,9 +123,8 @@ void WorkerMonitor::sample_streams(int64_t now) {
   hls_segments_total();
   // Per-stream totals of streams gone from this worker and no longer watched over HLS are dropped
   // (a stream's series restarts when it comes back, as Prometheus expects of a new series).
-  std::erase_if(gone_out_, [this](const auto& e) {
-    return !stream_rates_.count(e.first) && !hls_seen_.count(e.first);
-  });
+  std::erase_if(gone_out_,
+                [this](const auto& e) { return !stream_rates_.count(e.first) && !hls_seen_.count(e.first); });
 }
 
 void WorkerMonitor::retired(const net::SessionInfo& i) {
@@ -172,10 +175,11 @@ json WorkerMonitor::counters() {
   json c;
   c["bytes_in"] = publisher_.publish(Counter::BytesIn, t.bytes_in);
   c["bytes_out"] = publisher_.publish(Counter::BytesOut, t.bytes_out);
-  c["accepted"] = {{"rtmp", publisher_.publish(Counter::AcceptedRtmp, accepted(SessionProtocol::Rtmp))},
-                   {"flv", publisher_.publish(Counter::AcceptedFlv, accepted(SessionProtocol::HttpFlv))},
-                   {"hls", publisher_.publish(Counter::AcceptedHls, hls_requests_)},
-                   {"worker-link", publisher_.publish(Counter::AcceptedLink, accepted(SessionProtocol::WorkerLink))}};
+  c["accepted"] = {
+      {"rtmp", publisher_.publish(Counter::AcceptedRtmp, accepted(SessionProtocol::Rtmp))},
+      {"flv", publisher_.publish(Counter::AcceptedFlv, accepted(SessionProtocol::HttpFlv))},
+      {"hls", publisher_.publish(Counter::AcceptedHls, hls_requests_)},
+      {"worker-link", publisher_.publish(Counter::AcceptedLink, accepted(SessionProtocol::WorkerLink))}};
   c["dropped_frames"] = publisher_.publish(Counter::DroppedFrames, t.dropped);
   c["hls_segments"] = publisher_.publish(Counter::HlsSegments, hls_segments_total());
   c["cpu_seconds"] = static_cast<double>(publisher_.publish(Counter::CpuMicros, cpu_micros())) / 1e6;
@@ -195,14 +199,18 @@ json WorkerMonitor::all_rows(uint32_t slots) {
     const auto get = [&](Counter c) { return shared_->get(s, c); };
     // A slot beyond the current worker count keeps what its workers counted before a reload
     // that lowered `workers`: totals never go backwards.
-    if (s >= slots && get(Counter::BytesIn) == 0 && get(Counter::BytesOut) == 0 && get(Counter::CpuMicros) == 0) {
+    if (s >= slots && get(Counter::BytesIn) == 0 && get(Counter::BytesOut) == 0 &&
+        get(Counter::CpuMicros) == 0) {
       continue;
     }
     rows.push_back({{"slot", s},
                     {"bytes_in", get(Counter::BytesIn)},
                     {"bytes_out", get(Counter::BytesOut)},
-                    {"accepted", {{"rtmp", get(Counter::AcceptedRtmp)}, {"flv", get(Counter::AcceptedFlv)},
-                                  {"hls", get(Counter::AcceptedHls)}, {"worker-link", get(Counter::AcceptedLink)}}},
+                    {"accepted",
+                     {{"rtmp", get(Counter::AcceptedRtmp)},
+                      {"flv", get(Counter::AcceptedFlv)},
+                      {"hls", get(Counter::AcceptedHls)},
+                      {"worker-link", get(Counter::AcceptedLink)}}},
                     {"dropped_frames", get(Counter::DroppedFrames)},
                     {"hls_segments", get(Counter::HlsSegments)},
                     {"cpu_seconds", static_cast<double>(get(Counter::CpuMicros)) / 1e6}});
@@ -215,13 +223,16 @@ int64_t WorkerMonitor::server_started_unix_ms() const {
 }
 
 json WorkerMonitor::process() const {
-  return {{"server_started_ms", server_started_unix_ms()},
-          {"cpu_pct", cpu_pct_},
-          {"rss_bytes", rss_bytes()},
-          {"open_fds", open_fds()},
-          {"loop_lag", {{"sum_s", lag_sum_s_}, {"count", lag_count_}, {"max_s", lag_max_s_}}},
-          {"bitrate_in_kbps", in_rate_.kbps()},
-          {"bitrate_out_kbps", out_rate_.kbps()}};
+  return {
+      {"server_started_ms", server_started_unix_ms()},
+      {"cpu_pct", cpu_pct_},
+      {"rss_bytes", rss_bytes()},
+      {"open_fds", open_fds()},
+      {"loop_lag", {{"sum_s", lag_sum_s_}, {"count", lag_count_}, {"max_s", lag_max_s_}}},
+      {"bitrate_in_kbps", in_rate_.kbps()},
+      {"bitrate_out_kbps", out_rate_.kbps()},
+      // The write-merging hold in force (merge_writes: auto follows the load; docs/configuration.md).
+      {"merge_hold_ms", ctx_.flusher ? static_cast<double>(ctx_.flusher->reported_hold_us()) / 1000.0 : 0.0}};
 }
 
 void WorkerMonitor::hls_sent(const std::string& key, uint64_t bytes) {
@@ -273,6 +284,8 @@ double WorkerMonitor::bitrate_in_kbps(const std::string& key) const {
   return it == stream_rates_.end() ? 0 : it->second.kbps();
 }
 
-int64_t WorkerMonitor::unix_ms(int64_t timer_ms) const { return wall_ms() - (ctx_.timers->now_ms() - timer_ms); }
+int64_t WorkerMonitor::unix_ms(int64_t timer_ms) const {
+  return wall_ms() - (ctx_.timers->now_ms() - timer_ms);
+}
 
 }  // namespace rill::workers

@@ -297,7 +297,8 @@ class ApiTest(unittest.TestCase):
             self.assertEqual(total(m, 'rill_stream_players', stream=s['name']), s['players']['total'])
         for family in ('rill_build_info', 'rill_uptime_seconds', 'rill_connections', 'rill_stream_bytes_out_total',
                        'rill_stream_bitrate_in_kbps', 'rill_stream_uptime_seconds', 'rill_dropped_frames_total',
-                       'rill_hls_segments_total', 'rill_worker_resident_memory_bytes', 'rill_worker_open_fds'):
+                       'rill_hls_segments_total', 'rill_worker_resident_memory_bytes', 'rill_worker_open_fds',
+                       'rill_worker_merge_hold_seconds'):
             self.assertIn(family, m)
 
     def check_kick(self, r, mux, clients):

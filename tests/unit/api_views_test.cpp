@@ -1,9 +1,10 @@
 // server/api_views + metrics_text: the control plane's rules on JSON (no socket, no clock).
+#include "rill/server/api_views.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "rill/server/api_views.h"
 #include "rill/server/metrics_text.h"
 
 using namespace rill::server;
@@ -14,32 +15,79 @@ namespace {
 constexpr int64_t kNow = 1'800'000'000'000;
 
 json stream_detail(const std::string& name, bool owner, uint64_t rtmp, uint64_t flv, uint64_t bytes_out) {
-  json d = {{"key", "live/" + name}, {"app", "live"}, {"name", name}, {"owner", owner}, {"live", true},
-            {"publisher", nullptr}, {"video", nullptr}, {"audio", nullptr}, {"bitrate_in_kbps", 700.4},
-            {"bytes_in", 1000}, {"bytes_out", bytes_out}, {"dropped_frames", 1},
+  json d = {{"key", "live/" + name},
+            {"app", "live"},
+            {"name", name},
+            {"owner", owner},
+            {"live", true},
+            {"publisher", nullptr},
+            {"video", nullptr},
+            {"audio", nullptr},
+            {"bitrate_in_kbps", 700.4},
+            {"bytes_in", 1000},
+            {"bytes_out", bytes_out},
+            {"dropped_frames", 1},
             {"players", {{"rtmp", rtmp}, {"flv", flv}}},
             {"hls", {{"enabled", true}, {"media_sequence", 3}, {"segments", 5}, {"segments_total", 8}}}};
-  if (owner) d["publisher"] = {{"client_id", 7}, {"proto", "rtmp"}, {"addr", "127.0.0.1:5000"}, {"since_ms", kNow - 10'000}};
+  if (owner)
+    d["publisher"] = {
+        {"client_id", 7}, {"proto", "rtmp"}, {"addr", "127.0.0.1:5000"}, {"since_ms", kNow - 10'000}};
   return d;
 }
 
 // Two workers: worker 0 owns live/a (3 RTMP players there), worker 1 owns live/b and has 2 FLV
 // players of live/a through its worker link; one HLS viewer of live/a is seen by both workers.
 json gathered() {
-  json w0 = {{"slot", 0}, {"pid", 100}, {"sessions", 4}, {"master_pid", 99}, {"version", "0.1.0"},
+  json w0 = {{"slot", 0},
+             {"pid", 100},
+             {"sessions", 4},
+             {"master_pid", 99},
+             {"version", "0.1.0"},
              {"connections", {{"rtmp", 4}, {"http-flv", 0}, {"worker-link", 1}}},
-             {"process", {{"cpu_pct", 1.25}, {"rss_bytes", 1000}, {"open_fds", 20}, {"server_started_ms", kNow - 60'000},
-                          {"loop_lag", {{"sum_s", 0.5}, {"count", 10}, {"max_s", 0.1}}}}},
+             {"process",
+              {{"cpu_pct", 1.25},
+               {"rss_bytes", 1000},
+               {"open_fds", 20},
+               {"merge_hold_ms", 12.34},
+               {"server_started_ms", kNow - 60'000},
+               {"loop_lag", {{"sum_s", 0.5}, {"count", 10}, {"max_s", 0.1}}}}},
              {"stream_details", {stream_detail("a", true, 3, 0, 300)}},
-             {"clients", {{{"id", 9}, {"kind", "player"}, {"proto", "rtmp"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}},
-                          {{"id", 7}, {"kind", "publisher"}, {"proto", "rtmp"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}}}},
+             {"clients",
+              {{{"id", 9},
+                {"kind", "player"},
+                {"proto", "rtmp"},
+                {"app", "live"},
+                {"name", "a"},
+                {"since_ms", kNow}},
+               {{"id", 7},
+                {"kind", "publisher"},
+                {"proto", "rtmp"},
+                {"app", "live"},
+                {"name", "a"},
+                {"since_ms", kNow}}}},
              {"hls_viewers", {{"live/a", {"127.0.0.1 ua1"}}}}};
-  json w1 = {{"slot", 1}, {"pid", 101}, {"sessions", 3},
+  json w1 = {{"slot", 1},
+             {"pid", 101},
+             {"sessions", 3},
              {"stream_details", {stream_detail("a", false, 0, 2, 200), stream_detail("b", true, 0, 0, 0)}},
-             {"clients", {{{"id", 20}, {"kind", "player"}, {"proto", "flv"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}}}},
+             {"clients",
+              {{{"id", 20},
+                {"kind", "player"},
+                {"proto", "flv"},
+                {"app", "live"},
+                {"name", "a"},
+                {"since_ms", kNow}}}},
              {"hls_viewers", {{"live/a", {"127.0.0.1 ua1", "127.0.0.1 ua2"}}}}};
-  json rows = {{{"slot", 0}, {"bytes_in", 10}, {"bytes_out", 20}, {"accepted", {{"rtmp", 5}, {"flv", 0}}}, {"cpu_seconds", 1.5}},
-               {{"slot", 1}, {"bytes_in", 1}, {"bytes_out", 2}, {"accepted", {{"rtmp", 1}, {"flv", 2}}}, {"cpu_seconds", 0.5}}};
+  json rows = {{{"slot", 0},
+                {"bytes_in", 10},
+                {"bytes_out", 20},
+                {"accepted", {{"rtmp", 5}, {"flv", 0}}},
+                {"cpu_seconds", 1.5}},
+               {{"slot", 1},
+                {"bytes_in", 1},
+                {"bytes_out", 2},
+                {"accepted", {{"rtmp", 1}, {"flv", 2}}},
+                {"cpu_seconds", 0.5}}};
   return {{"workers", {w0, w1}}, {"errors", json::array()}, {"rows", rows}};
 }
 
@@ -65,6 +113,8 @@ TEST(ApiViews, ServerTotals) {
   EXPECT_DOUBLE_EQ(s["uptime_s"].get<double>(), 60.0);
   EXPECT_EQ(s["workers"].size(), 2u);
   EXPECT_EQ(s["workers"][1]["streams"], 1);
+  EXPECT_DOUBLE_EQ(s["workers"][0]["merge_hold_ms"].get<double>(), 12.3);
+  EXPECT_DOUBLE_EQ(s["workers"][1]["merge_hold_ms"].get<double>(), 0.0);  // not reported: none
   EXPECT_EQ(s["totals"]["streams"], 2);
   EXPECT_EQ(s["totals"]["publishers"], 2);
   EXPECT_EQ(s["totals"]["players"], json({{"rtmp", 3}, {"flv", 2}, {"hls", 2}}));
@@ -95,7 +145,8 @@ TEST(ApiViews, Paging) {
   EXPECT_EQ(paging("limit=1").limit, 1u);
   EXPECT_EQ(paging("limit=1000").limit, 1000u);
   EXPECT_TRUE(error.empty());
-  for (const char* bad : {"limit=0", "limit=1001", "limit=-1", "limit=x", "limit=", "offset=-1", "offset=1e3"}) {
+  for (const char* bad :
+       {"limit=0", "limit=1001", "limit=-1", "limit=x", "limit=", "offset=-1", "offset=1e3"}) {
     paging(bad);
     EXPECT_FALSE(error.empty()) << bad;
   }
@@ -131,7 +182,8 @@ TEST(MetricsText, FamiliesAndSums) {
   EXPECT_NE(text.find("rill_connections_accepted_total{proto=\"rtmp\"} 6\n"), std::string::npos);
   EXPECT_NE(text.find("rill_stream_players{app=\"live\",stream=\"a\",proto=\"hls\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("rill_worker_cpu_seconds_total{worker=\"0\"} 1.5\n"), std::string::npos);
-  EXPECT_NE(text.find("rill_worker_loop_lag_seconds_count{worker=\"0\",pid=\"100\"} 10\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_loop_lag_seconds_count{worker=\"0\",pid=\"100\"} 10\n"),
+            std::string::npos);
   EXPECT_NE(text.find("rill_streams 2\n"), std::string::npos);
   // Every sample line follows its family's TYPE line.
   std::string family;
@@ -155,9 +207,18 @@ TEST(MetricsText, LabelEscaping) { EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "
 TEST(ApiViews, BothGenerationsAreCountedAndLabelled) {
   json g = gathered();
   g["workers"][1]["generation"] = 1;
-  json fresh = {{"slot", 0}, {"pid", 102}, {"generation", 1}, {"sessions", 1},
+  json fresh = {{"slot", 0},
+                {"pid", 102},
+                {"generation", 1},
+                {"sessions", 1},
                 {"stream_details", {stream_detail("a", false, 1, 0, 100)}},
-                {"clients", {{{"id", 30}, {"kind", "player"}, {"proto", "rtmp"}, {"app", "live"}, {"name", "a"}, {"since_ms", kNow}}}}};
+                {"clients",
+                 {{{"id", 30},
+                   {"kind", "player"},
+                   {"proto", "rtmp"},
+                   {"app", "live"},
+                   {"name", "a"},
+                   {"since_ms", kNow}}}}};
   g["workers"].push_back(fresh);
   const json server = server_view(g, kNow);
   ASSERT_EQ(server["workers"].size(), 3u);

@@ -9,10 +9,10 @@
 #include <sstream>
 #include <string>
 
+#include "config_test_util.h"
 #include "rill/config/default_config.h"
 #include "rill/config/units.h"
 #include "rill/config/yaml_reader.h"
-#include "config_test_util.h"
 
 namespace rill::config {
 namespace {
@@ -244,7 +244,7 @@ TEST(Config, EmbeddedDefaultValues) {
 TEST(Config, EmbeddedDefaultDocumentsEveryKey) {
   const std::string text(default_config_yaml());
   std::istringstream keys(R"(
-    workers user pid_file runtime_dir shutdown_timeout merge_writes
+    workers user pid_file runtime_dir shutdown_timeout merge_writes merge_writes_max
     log level file access_log
     rtmp listen chunk_size max_chunk_size max_message_size handshake_timeout idle_timeout
          ping_interval ack_window max_connections
@@ -583,7 +583,9 @@ TEST(Config, ApiSection) {
   EXPECT_EQ(defaults.api.listen[0].to_string(), "127.0.0.1:8081");
   EXPECT_FALSE(defaults.api.token);
   EXPECT_FALSE(defaults.api.metrics_public);
-  const Config c = load("api:\n  listen: [\"127.0.0.1:9000\", \"[::1]:9000\"]\n  token: s3cret\n  metrics_public: true\n" + kApps);
+  const Config c =
+      load("api:\n  listen: [\"127.0.0.1:9000\", \"[::1]:9000\"]\n  token: s3cret\n  metrics_public: true\n" +
+           kApps);
   ASSERT_EQ(c.api.listen.size(), 2u);
   EXPECT_EQ(c.api.listen[1].to_string(), "[::1]:9000");
   EXPECT_EQ(c.api.token, std::optional<std::string>("s3cret"));
@@ -591,10 +593,10 @@ TEST(Config, ApiSection) {
   EXPECT_TRUE(load("api:\n  listen: []\n" + kApps).api.listen.empty());
   EXPECT_NE(error_of("api:\n  token: \"\"\n" + kApps).find("token"), std::string::npos);
   EXPECT_NE(error_of("api:\n  token: \"a b\"\n" + kApps).find("printable"), std::string::npos);
-  EXPECT_NE(error_of("api:\n  listen: [\"127.0.0.1:9000\", \"127.0.0.1:9000\"]\n" + kApps).find("duplicate"), std::string::npos);
+  EXPECT_NE(error_of("api:\n  listen: [\"127.0.0.1:9000\", \"127.0.0.1:9000\"]\n" + kApps).find("duplicate"),
+            std::string::npos);
   EXPECT_NE(error_of("api:\n  tokn: x\n" + kApps).find("tokn"), std::string::npos);
 }
 
 }  // namespace
 }  // namespace rill::config
-

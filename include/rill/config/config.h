@@ -35,16 +35,16 @@ using LogConfig = core::LogConfig;
 
 struct RtmpConfig {
   std::vector<ListenAddress> listen{{"0.0.0.0", 1935}};
-  uint32_t chunk_size = 4096;                 // outgoing chunk size we announce
-  uint32_t max_chunk_size = 65536;            // largest Set Chunk Size accepted from a peer
-  size_t max_message_size = 16 * 1024 * 1024; // largest RTMP message accepted
+  uint32_t chunk_size = 4096;                  // outgoing chunk size we announce
+  uint32_t max_chunk_size = 65536;             // largest Set Chunk Size accepted from a peer
+  size_t max_message_size = 16 * 1024 * 1024;  // largest RTMP message accepted
   Duration handshake_timeout{10000};
-  Duration idle_timeout{30000};               // no bytes from a peer for this long: close
-  Duration ping_interval{10000};              // PingRequest to idle-looking peers
-  uint32_t ack_window = 2500000;              // Window Acknowledgement Size we announce
-  size_t max_connections = 10000;             // per worker
-  size_t send_buffer = 32 * 1024;             // SO_SNDBUF of accepted sockets; 0 = kernel autotuning (net/send_buffer.h)
-  size_t max_connections_per_ip = 0;          // per worker, 0 = no limit
+  Duration idle_timeout{30000};    // no bytes from a peer for this long: close
+  Duration ping_interval{10000};   // PingRequest to idle-looking peers
+  uint32_t ack_window = 2500000;   // Window Acknowledgement Size we announce
+  size_t max_connections = 10000;  // per worker
+  size_t send_buffer = 32 * 1024;  // SO_SNDBUF of accepted sockets; 0 = kernel autotuning (net/send_buffer.h)
+  size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
   // RTMPS (docs/security.md): TLS listeners and the PEM chain and key they present, read by
   // every new worker (so a reload re-reads them).
   std::vector<ListenAddress> tls_listen;
@@ -57,10 +57,10 @@ struct HttpConfig {
   std::vector<ListenAddress> listen{{"0.0.0.0", 8080}};
   size_t max_header_size = 8 * 1024;
   size_t max_body_size = 64 * 1024;
-  Duration timeout{30000};          // read/write timeout of normal requests
-  size_t max_connections = 10000;   // per worker
-  std::string cors_origin = "*";    // Access-Control-Allow-Origin on stream responses; "" = off
-  size_t send_buffer = 32 * 1024;   // SO_SNDBUF of HTTP-FLV players; 0 = kernel autotuning
+  Duration timeout{30000};            // read/write timeout of normal requests
+  size_t max_connections = 10000;     // per worker
+  std::string cors_origin = "*";      // Access-Control-Allow-Origin on stream responses; "" = off
+  size_t send_buffer = 32 * 1024;     // SO_SNDBUF of HTTP-FLV players; 0 = kernel autotuning
   size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
   // HTTPS for HTTP-FLV, HLS and the API (docs/security.md), as rtmp.tls_*.
   std::vector<ListenAddress> tls_listen;
@@ -86,7 +86,7 @@ struct HlsConfig {
 // The control plane (docs/api.md): JSON API, /metrics and /console/ on their own listeners.
 struct ApiConfig {
   std::vector<ListenAddress> listen{{"127.0.0.1", 8081}};  // [] disables the API
-  std::vector<ListenAddress> tls_listen;  // HTTPS, with http.tls_cert and http.tls_key
+  std::vector<ListenAddress> tls_listen;                   // HTTPS, with http.tls_cert and http.tls_key
   std::optional<std::string> token;  // set: every request needs "Authorization: Bearer TOKEN"
   bool metrics_public = false;       // /metrics answers without the token
   bool operator==(const ApiConfig&) const = default;
@@ -183,9 +183,13 @@ struct Config {
   std::optional<std::string> pid_file;
   std::string runtime_dir = "/tmp/rill";
   Duration shutdown_timeout{10000};  // graceful stop / old workers after reload: drain at most this long
-  // 0: every write goes out in the loop iteration that produced it (no added latency). > 0: writes
-  // to players are held for up to this long and merged (fewer syscalls, more latency), SRS-style.
+  // `merge_writes: auto` (default): writes to players are held only while the worker is busy, for
+  // up to merge_writes_max (net::MergePolicy). A duration: 0 sends every write in the loop
+  // iteration that produced it (no added latency); > 0 holds writes that long and merges them
+  // (fewer syscalls, more latency), SRS-style. merge_writes.cpp parses both keys.
+  bool merge_writes_auto = true;
   Duration merge_writes{0};
+  Duration merge_writes_max{80};
   LogConfig log;
   RtmpConfig rtmp;
   HttpConfig http;
@@ -206,8 +210,8 @@ Config load_config_string(const std::string& yaml_text, const std::string& sourc
 Config load_default_config();  // the embedded conf/rill.yaml
 
 // Helpers exposed for tests and for other YAML-driven pieces.
-Duration parse_duration(const std::string& text);         // "2s", "500ms", "1m", "1h"; throws ConfigError
-size_t parse_size(const std::string& text);                // "64KiB", "16MiB", "1GiB", "512", "4k"? (see docs)
-ListenAddress parse_listen(const std::string& text);       // "0.0.0.0:1935", "[::1]:1935", "1935"
+Duration parse_duration(const std::string& text);     // "2s", "500ms", "1m", "1h"; throws ConfigError
+size_t parse_size(const std::string& text);           // "64KiB", "16MiB", "1GiB", "512", "4k"? (see docs)
+ListenAddress parse_listen(const std::string& text);  // "0.0.0.0:1935", "[::1]:1935", "1935"
 
 }  // namespace rill::config

@@ -9,10 +9,10 @@
 // same non-blocking socket). They differ by one virtual call per read slice and one per flush,
 // never by one per buffer: the RTMP fan-out to a thousand players stays as cheap as a bare fd.
 //
-// Writes are batched per loop iteration: send() and request_flush() ask the worker's
-// FlushScheduler, which calls flush() once the callbacks ready in this iteration have run
-// (docs/architecture.md). A write that would block arms the write event and the queue keeps the
-// rest; a partly written buffer resumes mid-buffer.
+// Writes are batched: send() and request_flush() ask the worker's FlushScheduler, which calls
+// flush() once the callbacks ready in this iteration have run — request_flush() after the merge
+// hold (`merge_writes`, docs/architecture.md), send() and flush_now() in this iteration. A write that would
+// block arms the write event and the queue keeps the rest; a partly written buffer resumes mid-buffer.
 //
 // Life cycle: Open, then Closed — at once (close(), EOF, an error) or through Closing
 // (close_after_flush(): no more reading, what is queued goes out, then the socket closes).
@@ -68,10 +68,23 @@ class Connection : public Flushable {
   const media::OutputQueue& queue() const { return queue_; }
   // New bounds (an RTMP app's queue settings, known after connect); what is queued stays.
   void set_queue_limits(const media::QueueLimits& limits);
-  // Protocol bytes that are never dropped: queued, flushed in this loop iteration.
+  // Protocol bytes that are never dropped: queued, flushed in this loop iteration (never held).
   void send(BufferRef bytes);
-  void request_flush() {
-    if (state_ != State::Closed) flusher_.request(this);
+  // Media queued: flushed after the worker's merge hold (video paces it: request_frame) —
+  // at once when the queue holds more than kCatchUpMs of media (the player fell behind, or a
+  // GOP-cache burst), unless the socket is full (then its writability flushes it).
+  static constexpr uint32_t kCatchUpMs = 500;
+  void request_flush(bool video = false) {
+    if (state_ == State::Closed) return;
+    if (!write_armed_ && queue_.duration_ms() > kCatchUpMs) {
+      flusher_.request_now(this);
+    } else {
+      flusher_.request_frame(this, video);
+    }
+  }
+  // Flushes in this loop iteration whatever the merge hold: a new player's first burst.
+  void flush_now() {
+    if (state_ != State::Closed) flusher_.request_now(this);
   }
   // Back-pressure: bytes accepted but not yet handed to the kernel.
   size_t queued_bytes() const { return queue_.bytes() + staged_bytes_; }
@@ -94,7 +107,7 @@ class Connection : public Flushable {
   const std::string& peer() const { return peer_; }
   int fd() const { return fd_.get(); }  // for socket options; -1 once closed
   virtual bool secure() const { return false; }
-  uint64_t bytes_in() const { return bytes_in_; }    // application bytes (TLS: decrypted)
+  uint64_t bytes_in() const { return bytes_in_; }  // application bytes (TLS: decrypted)
   uint64_t bytes_out() const { return bytes_out_; }
 
  protected:

@@ -1,12 +1,38 @@
 #pragma once
-// FlushScheduler: batches socket writes per event-loop iteration. Whatever a callback queues for
-// a connection (one publisher read may fan out a video frame and several audio frames to 1000
-// players) is written once, with one writev per connection, when the loop has run the callbacks
-// that are ready — never later, and never delayed by a timer: latency is part of the product.
+// FlushScheduler: batches socket writes. Whatever a callback queues for a connection (one
+// publisher read may fan out a video frame and several audio frames to 1000 players) is written
+// once, with one writev per connection, when the loop has run the callbacks that are ready.
+//
+// How long writes wait (config `merge_writes`, docs/configuration.md):
+//  - 0 (hold 0): flush in the current loop iteration — no added latency;
+//  - a fixed duration: flushes wait that long so that more frames go out per writev (SRS's trade);
+//  - auto (the default): the hold follows the worker's load (MergePolicy, merge_policy.h): 0 while
+//    the worker is idle or lightly loaded, growing up to a cap while it is busy. The load is the
+//    worker thread's CPU utilization, sampled here every ~250 ms with CLOCK_THREAD_CPUTIME_ID and
+//    CLOCK_MONOTONIC — one clock read per held batch, one CPU-clock read per window.
+// request_now() never waits, whatever the mode: a new player's first burst (metadata, sequence
+// headers, the GOP cache), protocol replies, a player that fell behind, internal links.
+//
+// Video paces the hold (auto mode): request_frame() counts the video frames each flushable queued
+// since its last flush and flushes it at once when it holds video_frames_per_write() of them:
+// one while the hold is under kVideoPaceUs, one more per further kVideoPaceUs. The audio and data
+// frames held meanwhile leave in the same writev. Under a short hold video therefore goes out at
+// once, and only the audio waits for it — a player cannot present that audio before the video
+// frame of the same time arrives anyway, and it removes most of the sends (a 30 fps + 44.1 kHz AAC
+// stream is ~73 frames a second, ~30 of them video). Under a longer hold two (three) video frames
+// share a write: a video frame waits one (two) frame intervals, never a timer's phase, and the
+// hold timer still bounds every frame. The fixed modes hold every frame alike.
+#include <cstdint>
 #include <vector>
+
+#include "rill/net/merge_policy.h"
 
 struct event_base;
 struct event;
+
+namespace rill::config {
+struct Config;
+}
 
 namespace rill::net {
 
@@ -18,27 +44,72 @@ class Flushable {
  private:
   friend class FlushScheduler;
   bool flush_requested_ = false;
+  bool flush_now_requested_ = false;
+  uint32_t videos_held_ = 0;  // video frames queued since the last flush (auto mode)
 };
+
+struct MergeWrites {
+  bool automatic = false;  // auto: the hold follows the load, up to max_us
+  int64_t fixed_us = 0;    // fixed hold when !automatic (0: flush in this loop iteration)
+  int64_t max_us = 0;      // auto: the cap
+};
+// The keys `merge_writes` and `merge_writes_max`.
+MergeWrites merge_writes_of(const config::Config& config);
 
 class FlushScheduler {
  public:
-  // merge_ms > 0 (config `merge_writes`): flushes wait that long so that more frames go out per
-  // writev; 0 (default): flush in the current loop iteration.
+  FlushScheduler(event_base* base, MergeWrites mode);
+  // Fixed hold of merge_ms (0: flush in the current loop iteration).
   explicit FlushScheduler(event_base* base, int merge_ms = 0);
   ~FlushScheduler();
-  // Idempotent until the flush ran. The Flushable must call forget() before it is destroyed.
+  FlushScheduler(const FlushScheduler&) = delete;
+  FlushScheduler& operator=(const FlushScheduler&) = delete;
+
+  // Flush f after the current hold. Idempotent until the flush ran. The Flushable must call
+  // forget() before it is destroyed.
   void request(Flushable* f);
+  // A media frame was queued for f: request(), except that in auto mode the video frame that
+  // makes video_frames_per_write() held flushes f in this iteration.
+  void request_frame(Flushable* f, bool video);
+  // Flush f in this loop iteration, whatever the hold (it may also run again when a held request
+  // fires: a flush of an empty queue costs nothing).
+  void request_now(Flushable* f);
+  static constexpr int64_t kVideoPaceUs = 40'000;
   void forget(Flushable* f);
 
- private:
-  static void on_run(int, short, void* arg);
-  void run();
+  int64_t current_hold_us() const;  // what a request() made now would wait
+  // The hold as the stats report it: auto mode samples the load only when writes are requested,
+  // so after a second without any the hold is reported as the 0 the next request will find.
+  int64_t reported_hold_us() const;
+  uint32_t video_frames_per_write() const;
+  const MergePolicy* policy() const { return mode_.automatic ? &policy_ : nullptr; }
+  MergePolicy* policy() { return mode_.automatic ? &policy_ : nullptr; }  // tests feed it samples
 
-  event* ev_;
-  int merge_ms_;
-  bool armed_ = false;
-  std::vector<Flushable*> pending_;
-  std::vector<Flushable*> running_;
+ private:
+  // One batch of pending flushables and the event that runs it.
+  struct Batch {
+    event* ev = nullptr;
+    bool armed = false;
+    bool Flushable::*flag = nullptr;
+    std::vector<Flushable*> pending;
+    std::vector<Flushable*> running;
+  };
+  static void on_held(int, short, void* arg);
+  static void on_now(int, short, void* arg);
+  // Adds f to b, to run after hold_us (0: in this iteration).
+  static void enqueue(Batch& b, Flushable* f, int64_t hold_us);
+  static void run(Batch& b);
+  static void forget_in(Batch& b, Flushable* f);
+  static void activate(Batch& b);
+  void sample_load();
+
+  MergeWrites mode_;
+  MergePolicy policy_;
+  Batch held_;
+  Batch now_;
+  // auto: the current load window
+  int64_t window_start_us_ = 0;
+  int64_t window_cpu_us_ = 0;
 };
 
 }  // namespace rill::net

@@ -13,12 +13,11 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-
-#include <nlohmann/json.hpp>
 
 #include "rill/core/timer_queue.h"
 #include "rill/net/server_context.h"
@@ -46,7 +45,8 @@ class WorkerMonitor {
   // is ever above what the row holds): {bytes_in, bytes_out, accepted: {rtmp, flv, hls,
   // worker-link}, dropped_frames, hls_segments, cpu_seconds}.
   nlohmann::json counters();
-  // {cpu_pct, rss_bytes, open_fds, loop_lag: {sum_s, count, max_s}, bitrate_in_kbps, bitrate_out_kbps}.
+  // {cpu_pct, rss_bytes, open_fds, loop_lag: {sum_s, count, max_s}, bitrate_in_kbps, bitrate_out_kbps,
+  // merge_hold_ms}.
   nlohmann::json process() const;
   // Per stream key, the HLS viewers seen within their window: {"live/a": ["addr ua", ...]}.
   nlohmann::json hls_viewers();
@@ -86,11 +86,11 @@ class WorkerMonitor {
   CounterPublisher publisher_;
   std::optional<TimerId> timer_;
   int64_t expected_tick_ms_ = 0;
-  Totals gone_;                                       // of retired sessions
+  Totals gone_;  // of retired sessions
   uint64_t hls_bytes_ = 0, hls_requests_ = 0;
-  std::unordered_map<std::string, uint64_t> gone_out_;  // per stream: retired players + HLS bytes
+  std::unordered_map<std::string, uint64_t> gone_out_;              // per stream: retired players + HLS bytes
   std::map<std::string, std::map<std::string, int64_t>> hls_seen_;  // key -> viewer -> expiry
-  std::unordered_map<std::string, uint64_t> hls_produced_;  // key -> segments, last seen
+  std::unordered_map<std::string, uint64_t> hls_produced_;          // key -> segments, last seen
   uint64_t hls_produced_gone_ = 0;
   std::unordered_map<std::string, Rate> stream_rates_;
   Rate in_rate_, out_rate_;
