@@ -17,7 +17,6 @@ RtmpSession::RtmpSession(net::ServerContext& ctx, std::unique_ptr<net::Connectio
       ctx_(ctx),
       conn_(std::move(conn)),
       peer_(conn_->peer()),
-      handshake_(protocol::system_random()),
       queue_(conn_->queue()) {}
 
 RtmpSession::~RtmpSession() {
@@ -109,9 +108,11 @@ void RtmpSession::on_data(std::span<const uint8_t> bytes) {
 
 void RtmpSession::handle_bytes(const uint8_t* data, size_t len) {
   if (state_ == State::Handshake) {
-    size_t used = handshake_.feed({data, len});
-    if (handshake_.has_output()) queue_control(handshake_.take_output());
-    if (!handshake_.done()) return;
+    if (!handshake_) handshake_ = std::make_unique<protocol::ServerHandshake>(protocol::system_random());
+    size_t used = handshake_->feed({data, len});
+    if (handshake_->has_output()) queue_control(handshake_->take_output());
+    if (!handshake_->done()) return;
+    handshake_.reset();
     state_ = State::Connected;
     protocol::ChunkReaderLimits lim;
     lim.max_message_size = static_cast<uint32_t>(ctx_.config->rtmp.max_message_size);

@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.role = flags & 1 ? RtmpClientRole::Publish : RtmpClientRole::Play;
   o.app = "live";
   o.tc_url = "rtmp://127.0.0.1/live";
-  o.stream = "s";
+  o.stream = std::string("s");  // not = "s": GCC 12 warns -Wrestrict on that (a false positive)
   o.media_prefix = flags & 2 ? 16 : 0;
   o.complex_handshake = flags & 4;
   o.connect_timeout_ms = 1000;
