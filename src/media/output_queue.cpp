@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace rill::media {
 
@@ -121,6 +122,21 @@ void OutputQueue::consume(size_t n) {
     n -= rem;
     pop_head();
   }
+}
+
+size_t OutputQueue::move_all_to(OutputQueue& out) {
+  const size_t moved = bytes_;
+  for (Entry& e : entries_) {
+    BufferRef b = std::move(e.bytes);
+    if (head_offset_ > 0) b = SharedBuffer::copy_of(b.span().subspan(std::exchange(head_offset_, 0)));
+    out.push_control(std::move(b));
+  }
+  // As consume(bytes_) would leave it: the drop state (skipping video) carries on.
+  entries_.clear();
+  head_offset_ = 0;
+  bytes_ = 0;
+  media_entries_ = 0;
+  return moved;
 }
 
 void OutputQueue::clear() {

@@ -86,7 +86,8 @@ uint32_t FlushScheduler::video_frames_per_write() const {
   return 1 + static_cast<uint32_t>(policy_.hold_us() / kVideoPaceUs);
 }
 
-void FlushScheduler::request_frame(Flushable* f, bool video) {
+void FlushScheduler::request_frame(Flushable* f, bool video, uint32_t queued_ms) {
+  if (queued_ms > kCatchUpMs) return request_now(f);
   if (video && mode_.automatic && ++f->videos_held_ >= video_frames_per_write()) return request_now(f);
   request(f);
 }

@@ -4,8 +4,6 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <cstdio>
-
 #include "rill/core/event_timer_queue.h"
 
 namespace rill::server {
@@ -13,10 +11,20 @@ namespace rill::server {
 namespace {
 
 // RFC 9112 §7.1: chunk = chunk-size [ chunk-ext ] CRLF chunk-data CRLF; chunk-size = 1*HEXDIG.
-BufferRef chunk_size_line(size_t n) {
-  char line[24];
-  const int len = std::snprintf(line, sizeof line, "%zx\r\n", n);
-  return SharedBuffer::copy_of(std::string_view(line, static_cast<size_t>(len)));
+// Written into `line` when nothing else holds it any more (the previous batch was sent, which
+// is when the next one is framed), so a steady stream reuses one buffer for every chunk.
+void write_chunk_size_line(BufferRef& line, size_t n) {
+  constexpr size_t kCapacity = 2 * sizeof(size_t) + 2;
+  if (!line || line->use_count() > 1) line = SharedBuffer::create(kCapacity);
+  char hex[2 * sizeof(size_t)];
+  size_t len = 0;
+  do {
+    hex[sizeof hex - ++len] = "0123456789abcdef"[n & 0xf];
+    n >>= 4;
+  } while (n != 0);
+  line->resize(0);
+  line->append(hex + sizeof hex - len, len);
+  line->append("\r\n", 2);
 }
 
 }  // namespace
@@ -55,11 +63,11 @@ void HttpBodyStream::move_pending() {
   const size_t n = pending_.bytes();
   if (n == 0) return;
   media::OutputQueue& out = conn_->queue();
-  if (chunked_) out.push_control(chunk_size_line(n));
-  pending_.drain_to([&](const BufferRef& b, size_t off, size_t len) {
-    // pending() is always drained whole, so no entry was partly written; copy if one ever is.
-    out.push_control(off == 0 && len == b.size() ? b : SharedBuffer::copy_of(b.span().subspan(off, len)));
-  });
+  if (chunked_) {
+    write_chunk_size_line(size_line_, n);
+    out.push_control(size_line_);
+  }
+  pending_.move_all_to(out);
   if (chunked_) out.push_control(crlf_);
   body_bytes_ += n;
 }

@@ -89,7 +89,9 @@ void HttpFlvSession::on_frame(const media::FramePtr& f) {
     close("slow consumer");
     return;
   }
-  ctx_.flusher->request_frame(this, f->type == media::MediaType::Video);
+  // A batch still on its way (body stream) makes flush() wait for it; a catch-up request then
+  // costs nothing.
+  ctx_.flusher->request_frame(this, f->type == media::MediaType::Video, queue().duration_ms());
 }
 
 void HttpFlvSession::on_stream_end(media::Stream&) {

@@ -15,7 +15,10 @@ std::vector<uint8_t> hevc_record(uint8_t length_size_minus_one = 3) {
                             0x5D, 0xF0, 0x00, 0xFC, 0xFD, 0xF8, 0xF8, 0x00, 0x00,
                             static_cast<uint8_t>(0x0C | length_size_minus_one), 0x04};
   for (uint8_t type : {32, 33, 34, 39}) {  // VPS, SPS, PPS, and an SEI array (skipped)
-    r.insert(r.end(), {static_cast<uint8_t>(0x80 | type), 0x00, 0x01, 0x00, 0x02, static_cast<uint8_t>(type << 1), 0x01});
+    // Byte by byte: GCC 12 misreads a range insert here as out of bounds (-Warray-bounds).
+    for (uint8_t b : {static_cast<uint8_t>(0x80 | type), uint8_t{0x00}, uint8_t{0x01}, uint8_t{0x00}, uint8_t{0x02},
+                      static_cast<uint8_t>(type << 1), uint8_t{0x01}})
+      r.push_back(b);
   }
   return r;
 }

@@ -226,5 +226,20 @@ TEST_F(SchedulerTest, AnIdleAutoWorkerFlushesEveryFrameAtOnce) {
   EXPECT_EQ(v.flushes, 1);
 }
 
+TEST_F(SchedulerTest, APlayerThatFellBehindCatchesUpWithoutWaitingForTheHold) {
+  for (const MergeWrites mode : {MergeWrites{false, 1'000'000, 0}, MergeWrites{true, 0, kMax}}) {
+    FlushScheduler s(base.get(), mode);
+    if (s.policy()) feed(*s.policy(), 1.0, 50);  // auto and saturated: held up to the cap
+    Counter c;
+    s.request_frame(&c, false, FlushScheduler::kCatchUpMs);  // at the bound: held
+    run_ready();
+    EXPECT_EQ(c.flushes, 0);
+    s.request_frame(&c, false, FlushScheduler::kCatchUpMs + 1);
+    run_ready();
+    EXPECT_EQ(c.flushes, 1);
+    s.forget(&c);
+  }
+}
+
 }  // namespace
 }  // namespace rill::net

@@ -226,5 +226,29 @@ TEST(OutputQueue, ClearSkipsVideoUntilKeyframe) {
   EXPECT_EQ(push(q, Kind::Inter, 160), R::Queued);
 }
 
+TEST(OutputQueue, MoveAllToHandsOverEveryUnsentByteAndKeepsTheDropState) {
+  OutputQueue from(limits(1000, 100000, 100000, 200000)), to(QueueLimits{});
+  BufferRef shared = SharedBuffer::copy_of(std::string_view("abcdef"));
+  auto key = frame(Kind::Key, 0);
+  from.push_frame(*key, shared);
+  push(from, Kind::Inter, 40, 1200);  // over soft: video is skipped until a keyframe
+  ASSERT_TRUE(from.skipping_video());
+  from.consume(2);  // "ab" was written: only the rest moves, copied
+  to.push_control(SharedBuffer::copy_of(std::string_view("<")));
+  EXPECT_EQ(from.move_all_to(to), 4u + 1200u);
+  EXPECT_TRUE(from.empty());
+  EXPECT_EQ(from.bytes(), 0u);
+  EXPECT_EQ(from.duration_ms(), 0u);
+  EXPECT_TRUE(from.skipping_video());  // as after consume(): the drop state carries on
+  EXPECT_EQ(push(from, Kind::Inter, 80), R::Dropped);
+  EXPECT_EQ(to.bytes(), 1u + 4u + 1200u);
+  EXPECT_EQ(to.duration_ms(), 0u);  // moved entries are control bytes there: never dropped
+  EXPECT_EQ(drain_iov(to).substr(0, 5), "<cdef");
+  EXPECT_EQ(shared->use_count(), 1u);  // the partly written head's rest was copied
+  EXPECT_EQ(from.push_frame(*frame(Kind::Key, 120), shared), R::Queued);
+  from.move_all_to(to);
+  EXPECT_EQ(shared->use_count(), 2u);  // moved, not copied: `to` holds it, `from` no longer
+}
+
 }  // namespace
 }  // namespace rill::media

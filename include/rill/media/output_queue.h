@@ -66,6 +66,10 @@ class OutputQueue {
     }
     consume(bytes_);
   }
+  // Moves every unsent entry to the end of `out` as control entries (no reference counting, no
+  // copy; a partly written head keeps only its rest, copied) and empties this queue: how a
+  // batch leaves a session's drop-policy queue for its connection's. Returns the bytes moved.
+  size_t move_all_to(OutputQueue& out);
   // Drops everything queued (the partially written head too: only for a connection that is
   // going away or restarting its byte stream). Video is then skipped until the next keyframe.
   void clear();

@@ -70,17 +70,11 @@ class Connection : public Flushable {
   void set_queue_limits(const media::QueueLimits& limits);
   // Protocol bytes that are never dropped: queued, flushed in this loop iteration (never held).
   void send(BufferRef bytes);
-  // Media queued: flushed after the worker's merge hold (video paces it: request_frame) —
-  // at once when the queue holds more than kCatchUpMs of media (the player fell behind, or a
-  // GOP-cache burst), unless the socket is full (then its writability flushes it).
-  static constexpr uint32_t kCatchUpMs = 500;
+  // Media queued: flushed after the worker's merge hold (video paces it), at once when the
+  // player fell behind (FlushScheduler::request_frame) unless the socket is full (then its
+  // writability flushes it).
   void request_flush(bool video = false) {
-    if (state_ == State::Closed) return;
-    if (!write_armed_ && queue_.duration_ms() > kCatchUpMs) {
-      flusher_.request_now(this);
-    } else {
-      flusher_.request_frame(this, video);
-    }
+    if (state_ != State::Closed) flusher_.request_frame(this, video, write_armed_ ? 0 : queue_.duration_ms());
   }
   // Flushes in this loop iteration whatever the merge hold: a new player's first burst.
   void flush_now() {

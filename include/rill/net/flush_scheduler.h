@@ -68,9 +68,13 @@ class FlushScheduler {
   // Flush f after the current hold. Idempotent until the flush ran. The Flushable must call
   // forget() before it is destroyed.
   void request(Flushable* f);
-  // A media frame was queued for f: request(), except that in auto mode the video frame that
-  // makes video_frames_per_write() held flushes f in this iteration.
-  void request_frame(Flushable* f, bool video);
+  // A media frame was queued for f, whose queue now spans queued_ms of media: request(), except
+  // that f flushes in this iteration when the video frame makes video_frames_per_write() held
+  // (auto mode), or in any mode when more than kCatchUpMs is queued (a player that fell behind,
+  // or a GOP-cache burst, catches up without waiting for the timer). Pass queued_ms 0 while the
+  // socket is full: its writability flushes it then.
+  void request_frame(Flushable* f, bool video, uint32_t queued_ms = 0);
+  static constexpr uint32_t kCatchUpMs = 500;
   // Flush f in this loop iteration, whatever the hold (it may also run again when a held request
   // fires: a flush of an empty queue costs nothing).
   void request_now(Flushable* f);

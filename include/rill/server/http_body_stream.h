@@ -70,7 +70,8 @@ class HttpBodyStream final : private net::ConnectionHandler {
   std::unique_ptr<net::PlainConnection> conn_;
   HttpConnectionSlot slot_;
   media::OutputQueue pending_;
-  BufferRef crlf_;  // every chunk's trailing CRLF, shared by the chunks of this response
+  BufferRef crlf_;       // every chunk's trailing CRLF, shared by the chunks of this response
+  BufferRef size_line_;  // the chunk-size line, rewritten in place once the previous one was sent
   const bool chunked_;
   uint64_t body_bytes_ = 0;
   uint64_t ignored_in_ = 0;
