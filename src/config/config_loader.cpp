@@ -47,13 +47,14 @@ const std::vector<std::string_view> kRtmpKeys = {"listen",
                                                  "ack_window",
                                                  "max_connections",
                                                  "send_buffer",
+                                                 "notsent_lowat",
                                                  "max_connections_per_ip",
                                                  "tls_listen",
                                                  "tls_cert",
                                                  "tls_key"};
 const std::vector<std::string_view> kHttpKeys = {
     "listen",      "max_header_size",        "max_body_size", "timeout",  "max_connections", "cors_origin",
-    "send_buffer", "max_connections_per_ip", "tls_listen",    "tls_cert", "tls_key"};
+    "send_buffer", "notsent_lowat", "max_connections_per_ip", "tls_listen", "tls_cert", "tls_key"};
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache",
                                                 "gop_cache_max_bytes",
@@ -168,6 +169,7 @@ RtmpConfig read_rtmp(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_int("ack_window", rtmp.ack_window, 1024, std::numeric_limits<int32_t>::max());
   map.read_int("max_connections", rtmp.max_connections, 1, kMaxConnections);
   map.read_size("send_buffer", rtmp.send_buffer, 0, 64 * kMiB);
+  map.read_size("notsent_lowat", rtmp.notsent_lowat, 0, 64 * kMiB);
   read_connections_per_ip(map, rtmp.max_connections_per_ip);
   read_rtmp_tls(reader, map, rtmp);
   return rtmp;
@@ -183,6 +185,7 @@ HttpConfig read_http(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_int("max_connections", http.max_connections, 1, kMaxConnections);
   map.read_string("cors_origin", http.cors_origin, /*allow_empty=*/true);
   map.read_size("send_buffer", http.send_buffer, 0, 64 * kMiB);
+  map.read_size("notsent_lowat", http.notsent_lowat, 0, 64 * kMiB);
   read_connections_per_ip(map, http.max_connections_per_ip);
   read_http_tls(reader, map, http);
   return http;

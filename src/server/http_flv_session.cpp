@@ -66,7 +66,8 @@ void HttpFlvSession::start(media::Stream* s) {
     http_.set_close_callback(evhttp_request_get_connection(req_), &HttpFlvSession::on_conn_close, this);
     // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
     if (bufferevent* bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req_)))
-      net::set_send_buffer(static_cast<int>(bufferevent_getfd(bev)), ctx_.config->http.send_buffer);
+      net::limit_kernel_send_queue(static_cast<int>(bufferevent_getfd(bev)), ctx_.config->http.send_buffer,
+                                   ctx_.config->http.notsent_lowat);
   }
   started_ = true;
   const media::StreamInfo& info = s->info();
@@ -204,7 +205,7 @@ bool HttpFlvSession::take_over() {
                                            net::queue_limits_for(ctx_.config->find_app(key_.app)),
                                            [this](const std::string& why) { on_body_closed(why); });
   // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
-  net::set_send_buffer(body_->fd(), ctx_.config->http.send_buffer);
+  net::limit_kernel_send_queue(body_->fd(), ctx_.config->http.send_buffer, ctx_.config->http.notsent_lowat);
   body_->start(head);
   return true;
 }

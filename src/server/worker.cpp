@@ -162,7 +162,8 @@ struct Worker::Impl {
       }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      net::set_send_buffer(fd, wctx.config->rtmp.send_buffer);  // slow players cut in seconds
+      // Slow players cut in seconds (net/send_buffer.h).
+      net::limit_kernel_send_queue(fd, wctx.config->rtmp.send_buffer, wctx.config->rtmp.notsent_lowat);
       std::unique_ptr<net::Connection> conn;
       if (is_tls_listener(lfd)) {
         conn = std::make_unique<net::TlsConnection>(base, flusher, std::move(owned), peer, rtmps);

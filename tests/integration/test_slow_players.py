@@ -61,13 +61,14 @@ def log_time(line):
 
 class SlowPlayersTest(unittest.TestCase):
 
-    def run_stalled(self, send_buffer=None):
+    def run_stalled(self, **listener):
+        """listener: rtmp/http keys for both (send_buffer, notsent_lowat); none: the defaults."""
         require_tool('ffmpeg')
         queue = {'soft_duration': '%ds' % SOFT_S, 'hard_duration': '%ds' % HARD_S}
         cfg = {'workers': 2, 'apps': {'live': {'queue': queue}}}
-        if send_buffer is not None:
-            cfg['rtmp'] = {'send_buffer': send_buffer}
-            cfg['http'] = {'send_buffer': send_buffer}
+        if listener:
+            cfg['rtmp'] = dict(listener)
+            cfg['http'] = dict(listener)
         with Rill(cfg) as rill:
             rill.wait_workers(2)
             _pub, healthy = start_healthy(self, rill, 3, media=rilltest.make_test_media(), settle_s=1)
@@ -92,9 +93,17 @@ class SlowPlayersTest(unittest.TestCase):
             return delays, missing, snap, rill.log_text()
 
     def test_stalled_players_are_cut_within_a_second_of_hard_duration(self):
-        delays, missing, healthy, log = self.run_stalled()
-        print('\nslow players: %d cut, after %.2f .. %.2f s (hard_duration %d s)' % (
-            len(delays), delays[0] if delays else -1, delays[-1] if delays else -1, HARD_S))
+        self.check_cut_in_time(*self.run_stalled(), 'send_buffer 32KiB (default)')
+
+    def test_notsent_lowat_bounds_stalled_players_with_an_autotuned_buffer(self):
+        # The kernel keeps its send-buffer autotuning (bandwidth for far players), and
+        # TCP_NOTSENT_LOWAT alone keeps a stalled player's unsent media to 16 KiB.
+        self.check_cut_in_time(*self.run_stalled(send_buffer='0B', notsent_lowat='16KiB'),
+                               'send_buffer 0B, notsent_lowat 16KiB')
+
+    def check_cut_in_time(self, delays, missing, healthy, log, what):
+        print('\nslow players (%s): %d cut, after %.2f .. %.2f s (hard_duration %d s)' % (
+            what, len(delays), delays[0] if delays else -1, delays[-1] if delays else -1, HARD_S))
         self.assertEqual(missing, [], 'stalled players never cut')
         self.assertLessEqual(delays[-1], HARD_S + TOLERANCE_S + LOAD_MARGIN_S, delays)
         self.assertGreaterEqual(delays[0], HARD_S - TOLERANCE_S, delays)

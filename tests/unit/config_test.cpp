@@ -192,6 +192,11 @@ TEST(Config, SendBuffer) {
   Config c = load("apps:\n  live:\nrtmp:\n  send_buffer: 16KiB\nhttp:\n  send_buffer: 0B\n");
   EXPECT_EQ(c.rtmp.send_buffer, 16 * kKiB);
   EXPECT_EQ(c.http.send_buffer, 0u);  // kernel autotuning
+  EXPECT_EQ(c.rtmp.notsent_lowat, 0u);  // not set by default
+  Config lowat = load("apps:\n  live:\nrtmp:\n  notsent_lowat: 16KiB\nhttp:\n  notsent_lowat: 1MiB\n");
+  EXPECT_EQ(lowat.rtmp.notsent_lowat, 16 * kKiB);
+  EXPECT_EQ(lowat.http.notsent_lowat, kMiB);
+  EXPECT_THROW(load("apps:\n  live:\nhttp:\n  notsent_lowat: 65MiB\n"), ConfigError);
   EXPECT_THROW(load("apps:\n  live:\nrtmp:\n  send_buffer: 65MiB\n"), ConfigError);
 }
 

@@ -44,6 +44,7 @@ struct RtmpConfig {
   uint32_t ack_window = 2500000;   // Window Acknowledgement Size we announce
   size_t max_connections = 10000;  // per worker
   size_t send_buffer = 32 * 1024;  // SO_SNDBUF of accepted sockets; 0 = kernel autotuning (net/send_buffer.h)
+  size_t notsent_lowat = 0;        // TCP_NOTSENT_LOWAT of accepted sockets; 0 = not set
   size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
   // RTMPS (docs/security.md): TLS listeners and the PEM chain and key they present, read by
   // every new worker (so a reload re-reads them).
@@ -61,6 +62,7 @@ struct HttpConfig {
   size_t max_connections = 10000;     // per worker
   std::string cors_origin = "*";      // Access-Control-Allow-Origin on stream responses; "" = off
   size_t send_buffer = 32 * 1024;     // SO_SNDBUF of HTTP-FLV players; 0 = kernel autotuning
+  size_t notsent_lowat = 0;           // TCP_NOTSENT_LOWAT of HTTP-FLV players; 0 = not set
   size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
   // HTTPS for HTTP-FLV, HLS and the API (docs/security.md), as rtmp.tls_*.
   std::vector<ListenAddress> tls_listen;
