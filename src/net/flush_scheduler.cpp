@@ -28,7 +28,17 @@ MergeWrites merge_writes_of(const config::Config& config) {
                      duration_cast<microseconds>(config.merge_writes_max).count()};
 }
 
-FlushScheduler::FlushScheduler(event_base* base, MergeWrites mode) : mode_(mode), policy_(mode.max_us) {
+namespace {
+// The hold steps with video pacing: each kVideoPaceUs puts one more video frame in a write.
+MergePolicyParams paced_params() {
+  MergePolicyParams p;
+  p.step_us = FlushScheduler::kVideoPaceUs;
+  return p;
+}
+}  // namespace
+
+FlushScheduler::FlushScheduler(event_base* base, MergeWrites mode)
+    : mode_(mode), policy_(mode.max_us, paced_params()) {
   held_.ev = event_new(base, -1, 0, &FlushScheduler::on_held, this);
   held_.flag = &Flushable::flush_requested_;
   now_.ev = event_new(base, -1, 0, &FlushScheduler::on_now, this);

@@ -24,16 +24,39 @@ void MergePolicy::sample(int64_t cpu_us, int64_t wall_us) {
   // starts busy holds from its first window.
   load_ = primed_ ? params_.smoothing * u + (1 - params_.smoothing) * load_ : u;
   primed_ = true;
-  if (load_ > params_.busy_high) {
-    const auto step = static_cast<int64_t>(params_.gain_us * (load_ - params_.busy_high));
+  const double high = grow_above();
+  if (load_ > high) {
+    const auto step = static_cast<int64_t>(params_.gain_us * (load_ - high));
     hold_us_ = std::min(max_hold_us_, hold_us_ + std::max(kMinHoldUs, step));
   } else {
     // Below the band: halve. Inside it: drift down slowly, so that a hold a burst left behind (a
     // ramp of handshakes) does not stay, and the hold settles at the least that keeps the load
-    // under busy_high.
-    hold_us_ -= load_ < params_.busy_low ? hold_us_ / 2 : hold_us_ / params_.band_decay;
+    // under the growth threshold.
+    hold_us_ = load_ < params_.busy_low ? hold_us_ / 2 : drift_down();
     if (hold_us_ < kMinHoldUs) hold_us_ = 0;
   }
+}
+
+int64_t MergePolicy::drift_down() const {
+  const int64_t next = hold_us_ - hold_us_ / params_.band_decay;
+  if (params_.step_us <= 0) return next;
+  const int64_t steps = hold_us_ / params_.step_us;
+  const int64_t base = steps * params_.step_us;
+  if (steps == 0 || next >= base) return next;
+  // Down a step every write carries one video frame fewer: the writes grow by (steps + 1) /
+  // steps, and the load by at most that. Crossed only if that load would still not make the
+  // hold grow there; else the hold stays at this step's base (a stable state, not a probe that
+  // costs a window at the lower step and comes back).
+  const double below = load_ * static_cast<double>(steps + 1) / static_cast<double>(steps);
+  return below > threshold_at(steps - 1) ? base : next;
+}
+
+double MergePolicy::threshold_at(int64_t steps) const {
+  return params_.busy_high * (1 + params_.step_margin * static_cast<double>(steps));
+}
+
+double MergePolicy::grow_above() const {
+  return params_.step_us > 0 ? threshold_at(hold_us_ / params_.step_us) : params_.busy_high;
 }
 
 }  // namespace rill::net

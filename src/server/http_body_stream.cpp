@@ -65,10 +65,10 @@ void HttpBodyStream::move_pending() {
   media::OutputQueue& out = conn_->queue();
   if (chunked_) {
     write_chunk_size_line(size_line_, n);
-    out.push_control(size_line_);
+    pending_.push_front_control(size_line_);
+    pending_.push_control(crlf_);
   }
-  pending_.move_all_to(out);
-  if (chunked_) out.push_control(crlf_);
+  pending_.move_all_to(out);  // whole, in O(1), when the previous batch is gone (the usual case)
   body_bytes_ += n;
 }
 

@@ -1,5 +1,7 @@
 // Fuzz target: config::parse_rtmp_url (the URLs of apps.X.edge.origins, push, pull and of the
-// relays the API creates) and the cluster keys of a YAML app read through the loader.
+// relays the API creates). The YAML keys that carry these URLs are the config_loader target's
+// (its corpus seeds cluster_*.yaml): through yaml-cpp an input costs ~100 times more, and this
+// target would not reach its 10 million executions in a campaign.
 // Invariants: no crash; an accepted URL has a non-empty host without '/', a port in 1..65535,
 // an app (and a name, when present) that follow the one name rule; stream_url() of it parses back
 // to the same host, port and app; a refusal always says why; a config either loads or throws
@@ -10,7 +12,6 @@
 #include <string_view>
 
 #include "rill/config/cluster_config.h"
-#include "rill/config/config.h"
 #include "rill/core/name_rule.h"
 
 namespace {
@@ -40,12 +41,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   check_url(text);
   check_url(std::string("rtmp://") + std::string(text));
-  if (size < 4096) {
-    const std::string yaml = "apps:\n  live:\n    edge:\n      origins: [\"" + std::string(text) + "\"]\n";
-    try {
-      rill::config::load_config_string(yaml, "fuzz.yaml");
-    } catch (const rill::config::ConfigError&) {
-    }
-  }
   return 0;
 }

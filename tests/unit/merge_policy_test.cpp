@@ -115,6 +115,42 @@ TEST(MergePolicy, ZeroCapNeverHoldsAndBadSamplesAreIgnored) {
   EXPECT_LE(p.load(), 1.0);
 }
 
+TEST(MergePolicy, EachVideoStepTakenNeedsMoreLoadToGrowFurther) {
+  MergePolicyParams stepped;
+  stepped.step_us = 40'000;  // FlushScheduler::kVideoPaceUs
+  MergePolicy p(kMax, stepped);
+  EXPECT_DOUBLE_EQ(p.grow_above(), 0.20);
+  // Just above busy_high (HTTP-FLV's 1000 players with two video frames per write): the hold
+  // grows into the second step and stays there, never reaching the third (the cap).
+  feed(p, 0.30, 10);
+  ASSERT_GE(p.hold_us(), 40'000);
+  EXPECT_DOUBLE_EQ(p.grow_above(), 0.25);
+  for (int i = 0; i < 200; ++i) {
+    feed(p, 0.22);
+    EXPECT_LT(p.hold_us(), kMax) << "sample " << i;
+    // Nor does it drift back into the first step, where one frame per write would cost ~2x:
+    // the two-frame state is stable.
+    EXPECT_GE(p.hold_us(), 40'000) << "sample " << i;
+  }
+  // Busier than the second step's threshold: on to the cap (the 5000-player fan-out).
+  feed(p, 0.60, 20);
+  EXPECT_EQ(p.hold_us(), kMax);
+  EXPECT_DOUBLE_EQ(p.grow_above(), 0.30);
+  // A lighter load drifts down across steps when the step below can carry it: 0.15 at three
+  // frames is at most 0.225 at two (under 0.25), but 0.30 at one (over 0.20): it stops at two.
+  feed(p, 0.15, 100);
+  EXPECT_GE(p.hold_us(), 40'000);
+  EXPECT_LT(p.hold_us(), kMax);
+  // Below busy_low the hold halves, across steps: a worker that went quiet sends at once again.
+  feed(p, 0.05, 10);
+  EXPECT_EQ(p.hold_us(), 0);
+  // Without steps the same load climbs to the cap: the old behaviour, kept for other users.
+  MergePolicy flat(kMax);
+  feed(flat, 0.30, 10);
+  feed(flat, 0.22, 200);
+  EXPECT_EQ(flat.hold_us(), kMax);
+}
+
 struct Counter final : Flushable {
   int flushes = 0;
   void flush() override { ++flushes; }

@@ -19,6 +19,15 @@
 //  - below `busy_low`: halve it (multiplicative decrease; < 1 ms is 0): a worker that went quiet
 //    soon sends at once again;
 //  - a window of 1 s or more without a flush (the worker was idle): back to 0 at once.
+// Steps (`step_us`, FlushScheduler's video pacing): when video paces the writes, the hold acts
+// in steps — each `step_us` more puts one more video frame in a write and adds a frame interval
+// to every player's latency, while saving less than the step before (1 → 2 frames halves the
+// writes, 2 → 3 saves a third). So each step taken raises the load it takes to grow further:
+// busy_high × (1 + step_margin × steps). Without it a worker whose load sits just above
+// busy_high with two frames per write (HTTP-FLV's 1000 players: ~0.21) climbed to three and
+// came back, over and over, and its p99 latency was the three-frame one. Likewise the in-band
+// drift crosses down into a lower step only when the load there (estimated: the writes grow by
+// (steps + 1) / steps) would not make the hold grow again at once.
 // An idle or lightly loaded worker (the default band: under 20 % of a core) therefore adds no
 // latency at all; a busy one trades up to `max` of latency for fewer, larger writes.
 #include <cstdint>
@@ -32,6 +41,8 @@ struct MergePolicyParams {
   double gain_us = 100'000;            // hold added per sample per unit of utilization above busy_high
   int64_t idle_window_us = 1'000'000;  // a window this long had no flush: the worker is idle
   int64_t band_decay = 16;             // inside the band the hold loses 1/band_decay a window
+  int64_t step_us = 0;                 // the hold's step (video pacing); 0: no steps
+  double step_margin = 0.25;           // each step taken raises busy_high by this fraction
 };
 
 class MergePolicy {
@@ -44,8 +55,12 @@ class MergePolicy {
   int64_t hold_us() const { return hold_us_; }  // 0: flush in this loop iteration
   double load() const { return load_; }         // smoothed utilization, 0..1
   int64_t max_hold_us() const { return max_hold_us_; }
+  // The load above which the hold grows, at the current hold (busy_high raised per step taken).
+  double grow_above() const;
 
  private:
+  int64_t drift_down() const;                  // the in-band hold of the next window
+  double threshold_at(int64_t steps) const;  // grow_above() with `steps` steps taken
   int64_t max_hold_us_;
   MergePolicyParams params_;
   double load_ = 0;
