@@ -8,6 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <string>
+
+#include "rill/net/socket.h"
+
 namespace rill::net {
 namespace {
 
@@ -18,38 +22,39 @@ int int_option(int fd, int level, int name) {
   return v;
 }
 
-// A connected TCP socket on 127.0.0.1 (the accepting end is closed with the listener).
-int loopback_tcp() {
-  const int ls = ::socket(AF_INET, SOCK_STREAM, 0);
+// A TCP socket connecting to a listener on 127.0.0.1 (net::connect_tcp, as the cluster's clients
+// do); the listener closes on return: only the socket's own options are checked.
+UniqueFd loopback_tcp() {
+  UniqueFd ls(::socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
-  EXPECT_EQ(::bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  EXPECT_EQ(::listen(ls, 1), 0);
-  EXPECT_EQ(::getsockname(ls, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ::close(ls);
+  EXPECT_EQ(::bind(ls.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(::listen(ls.get(), 1), 0);
+  EXPECT_EQ(::getsockname(ls.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
+  std::string error;
+  UniqueFd fd = connect_tcp("127.0.0.1", ntohs(a.sin_port), &error);
+  EXPECT_TRUE(fd) << error;
   return fd;
 }
 
 TEST(SendBuffer, NotsentLowatLeavesTheBufferAutotuned) {
-  const int fd = loopback_tcp();
+  const UniqueFd owned = loopback_tcp();
+  const int fd = owned.get();
   const int autotuned = int_option(fd, SOL_SOCKET, SO_SNDBUF);
   limit_kernel_send_queue(fd, 0, 16 * 1024);
   EXPECT_EQ(int_option(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT), 16 * 1024);
   EXPECT_EQ(int_option(fd, SOL_SOCKET, SO_SNDBUF), autotuned);
-  ::close(fd);
 }
 
 TEST(SendBuffer, SendBufferIsFixedAndZeroLeavesBothAlone) {
-  const int fd = loopback_tcp();
+  const UniqueFd owned = loopback_tcp();
+  const int fd = owned.get();
   const int lowat = int_option(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT);
   limit_kernel_send_queue(fd, 32 * 1024, 0);
   EXPECT_EQ(int_option(fd, SOL_SOCKET, SO_SNDBUF), 64 * 1024);  // the kernel doubles it
   EXPECT_EQ(int_option(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT), lowat);
-  ::close(fd);
 }
 
 TEST(SendBuffer, NotsentLowatFailsCleanlyOffTcp) {
