@@ -33,7 +33,7 @@ constexpr size_t kMaxRuntimeDirLength = 80;
 
 const std::vector<std::string_view> kRootKeys = {
     "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "merge_writes_max",
-    "log",     "rtmp", "http",     "api",         "worker_link",      "relay",        "apps"};
+    "send_method", "log",     "rtmp", "http",     "api",         "worker_link",      "relay",        "apps"};
 const std::vector<std::string_view> kLogKeys = {"level", "file", "access_log"};
 const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};

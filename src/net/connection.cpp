@@ -39,6 +39,7 @@ void Connection::start(ConnectionHandler& handler) {
 }
 
 void Connection::set_queue_limits(const media::QueueLimits& limits) {
+  // Called from on_data (a connect command), never inside a flush batch: no send is in a ring.
   media::OutputQueue fresh(limits);
   queue_.drain_to([&](const BufferRef& b, size_t off, size_t len) {
     // Only the head can be partly written; its rest is copied (once, at connect time).
@@ -175,7 +176,8 @@ Connection::ReadResult PlainConnection::read_some(uint8_t* buf, size_t len) {
 }
 
 void PlainConnection::flush() {
-  if (state_ == State::Closed) return;
+  if (state_ == State::Closed || send_in_ring()) return;  // ring_sent() goes on from there
+  if (flusher_.send_via_ring(this, fd_.get(), queue_, kMaxIov)) return;
   iovec iov[kMaxIov];
   while (!queue_.empty()) {
     msghdr msg{};
@@ -183,17 +185,31 @@ void PlainConnection::flush() {
     msg.msg_iovlen = queue_.fill_iov(iov, kMaxIov);
     // sendmsg is writev with flags: MSG_NOSIGNAL turns a closed peer into EPIPE, not SIGPIPE.
     const ssize_t w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
-    if (w > 0) {
-      queue_.consume(static_cast<size_t>(w));
-      bytes_out_ += static_cast<uint64_t>(w);
-      continue;
-    }
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return wait_writable(true);
-    return fail(w < 0 && errno == EPIPE ? std::string("peer closed")
-                                        : std::string("write: ") + std::strerror(errno));
+    if (!sent(w < 0 ? -errno : w)) return;
   }
   flushed();
+}
+
+void PlainConnection::ring_sent(int result) {
+  if (state_ == State::Closed) return;
+  if (sent(result)) flush();  // the rest, or flushed() when nothing is left
+}
+
+bool PlainConnection::sent(ssize_t w) {
+  if (w > 0) {
+    queue_.consume(static_cast<size_t>(w));
+    bytes_out_ += static_cast<uint64_t>(w);
+    return true;
+  }
+  if (w == -EINTR) return true;
+  if (w == -EAGAIN || w == -EWOULDBLOCK) {
+    wait_writable(true);
+    return false;
+  }
+  fail(w == -EPIPE ? std::string("peer closed")
+                   : w == 0 ? std::string("write: no progress")
+                            : std::string("write: ") + std::strerror(static_cast<int>(-w)));
+  return false;
 }
 
 }  // namespace rill::net

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "rill/config/config.h"
+#include "rill/media/output_queue.h"
 
 namespace rill::net {
 
@@ -127,12 +128,77 @@ void FlushScheduler::forget_in(Batch& b, Flushable* f) {
 void FlushScheduler::forget(Flushable* f) {
   forget_in(held_, f);
   forget_in(now_, f);
+  if (f->ring_slot_ >= 0) {
+    // Its descriptor closes and its buffers go once this returns: a send still prepared is
+    // submitted (and completes) first — the kernel must not read freed memory or a reused fd.
+    RingSlot& slot = slots_[static_cast<size_t>(f->ring_slot_)];
+    if (!slot.done) submit_ring();
+    slots_[static_cast<size_t>(f->ring_slot_)].f = nullptr;
+    f->ring_slot_ = -1;
+  }
 }
 
-void FlushScheduler::on_held(int, short, void* arg) { run(static_cast<FlushScheduler*>(arg)->held_); }
-void FlushScheduler::on_now(int, short, void* arg) { run(static_cast<FlushScheduler*>(arg)->now_); }
+void FlushScheduler::on_held(int, short, void* arg) {
+  auto* self = static_cast<FlushScheduler*>(arg);
+  self->run(self->held_);
+}
+void FlushScheduler::on_now(int, short, void* arg) {
+  auto* self = static_cast<FlushScheduler*>(arg);
+  self->run(self->now_);
+}
+
+bool FlushScheduler::send_via_ring(Flushable* f, int fd, const media::OutputQueue& q, size_t max_iov) {
+  if (!ring_open_ || f->ring_slot_ >= 0) return false;
+  const size_t want = std::min(q.entries(), std::min(max_iov, SendRing::kArenaIovecs));
+  if (want == 0) return false;
+  if (!ring_->has_room(want)) {
+    submit_ring();
+    if (!ring_->has_room(want)) return false;  // the ring broke: sendmsg from now on
+  }
+  const size_t n = q.fill_iov(ring_->iov_space(), want);
+  f->ring_slot_ = static_cast<int32_t>(slots_.size());
+  ring_->prepare(fd, n, slots_.size());
+  slots_.push_back(RingSlot{f, 0, false});
+  return true;
+}
+
+void FlushScheduler::submit_ring() {
+  ring_->submit_and_wait(completions_);
+  for (const SendRing::Completion& c : completions_) {
+    RingSlot& slot = slots_[c.user];
+    slot.result = c.result;
+    slot.done = true;
+  }
+  completions_.clear();
+}
+
+void FlushScheduler::deliver_ring() {
+  // Deliveries may prepare more sends (the rest of a partial write, a drained HTTP-FLV session's
+  // next batch): they join slots_ and are submitted when the loop reaches them.
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].done) submit_ring();
+    Flushable* f = slots_[i].f;
+    if (!f) continue;
+    const int result = slots_[i].result;
+    slots_[i].f = nullptr;
+    f->ring_slot_ = -1;
+    f->ring_sent(result);  // may destroy other flushables: forget() clears their slots
+  }
+  slots_.clear();
+}
 
 void FlushScheduler::run(Batch& b) {
+  if (ring_ && !ring_open_) {
+    ring_open_ = true;
+    run_flushes(b);
+    deliver_ring();
+    ring_open_ = false;
+    return;
+  }
+  run_flushes(b);
+}
+
+void FlushScheduler::run_flushes(Batch& b) {
   b.armed = false;
   b.running.swap(b.pending);
   for (size_t i = 0; i < b.running.size(); ++i) {

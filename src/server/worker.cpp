@@ -79,6 +79,14 @@ struct Worker::Impl {
     ctx.config = wctx.config;
     ctx.streams = &streams;
     ctx.flusher = &flusher;
+    if (wctx.config->send_method == config::Config::SendMethod::IoUring) {
+      std::string why;
+      if (auto ring = net::SendRing::create(&why)) {
+        flusher.use_ring(std::move(ring));
+      } else {
+        wctx.log->warn("send_method io_uring unavailable ({}): worker {} sends with sendmsg", why, wctx.id);
+      }
+    }
     ctx.timers = &timers;
     ctx.sessions = &sessions;
     ctx.log = wctx.log;

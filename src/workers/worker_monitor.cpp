@@ -232,7 +232,9 @@ json WorkerMonitor::process() const {
       {"bitrate_in_kbps", in_rate_.kbps()},
       {"bitrate_out_kbps", out_rate_.kbps()},
       // The write-merging hold in force (merge_writes: auto follows the load; docs/configuration.md).
-      {"merge_hold_ms", ctx_.flusher ? static_cast<double>(ctx_.flusher->reported_hold_us()) / 1000.0 : 0.0}};
+      {"merge_hold_ms", ctx_.flusher ? static_cast<double>(ctx_.flusher->reported_hold_us()) / 1000.0 : 0.0},
+      // What hands player writes to the kernel (send_method; io_uring may have fallen back).
+      {"send_method", ctx_.flusher && ctx_.flusher->uses_ring() ? "io_uring" : "sendmsg"}};
 }
 
 void WorkerMonitor::hls_sent(const std::string& key, uint64_t bytes) {

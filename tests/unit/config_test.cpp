@@ -249,7 +249,7 @@ TEST(Config, EmbeddedDefaultValues) {
 TEST(Config, EmbeddedDefaultDocumentsEveryKey) {
   const std::string text(default_config_yaml());
   std::istringstream keys(R"(
-    workers user pid_file runtime_dir shutdown_timeout merge_writes merge_writes_max
+    workers user pid_file runtime_dir shutdown_timeout merge_writes merge_writes_max send_method
     log level file access_log
     rtmp listen chunk_size max_chunk_size max_message_size handshake_timeout idle_timeout
          ping_interval ack_window max_connections

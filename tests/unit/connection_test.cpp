@@ -50,7 +50,7 @@ std::string pattern(size_t n, size_t seed = 0) {
   return s;
 }
 
-class ConnectionTest : public ::testing::Test {
+class ConnectionFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     int sv[2];
@@ -98,7 +98,21 @@ class ConnectionTest : public ::testing::Test {
   std::unique_ptr<Connection> conn, other;
 };
 
-TEST_F(ConnectionTest, ReadsBytesThenReportsEofOnce) {
+// Every test runs twice: sends with sendmsg, and through the scheduler's io_uring (send_ring.h).
+class ConnectionTest : public ConnectionFixture, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    ConnectionFixture::SetUp();
+    if (GetParam()) {
+      std::string why;
+      auto ring = SendRing::create(&why);
+      if (!ring) GTEST_SKIP() << "no io_uring here: " << why;
+      flusher.use_ring(std::move(ring));
+    }
+  }
+};
+
+TEST_P(ConnectionTest, ReadsBytesThenReportsEofOnce) {
   conn = plain();
   conn->start(rec);
   write_peer("hello ");
@@ -113,7 +127,7 @@ TEST_F(ConnectionTest, ReadsBytesThenReportsEofOnce) {
   EXPECT_EQ(conn->fd(), -1);
 }
 
-TEST_F(ConnectionTest, WritesManySharedBuffersInOrderWithoutCopies) {
+TEST_P(ConnectionTest, WritesManySharedBuffersInOrderWithoutCopies) {
   conn = plain();
   conn->start(rec);
   std::vector<BufferRef> pieces;
@@ -135,7 +149,7 @@ TEST_F(ConnectionTest, WritesManySharedBuffersInOrderWithoutCopies) {
   EXPECT_EQ(pieces[0]->use_count(), 1u);  // the queue let go of every reference
 }
 
-TEST_F(ConnectionTest, PartialWritesResumeMidBufferUnderBackPressure) {
+TEST_P(ConnectionTest, PartialWritesResumeMidBufferUnderBackPressure) {
   const int small = 4096;
   ASSERT_EQ(::setsockopt(ours.get(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
   ASSERT_EQ(::setsockopt(peer.get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
@@ -157,7 +171,7 @@ TEST_F(ConnectionTest, PartialWritesResumeMidBufferUnderBackPressure) {
   EXPECT_TRUE(rec.closes.empty());
 }
 
-TEST_F(ConnectionTest, CloseAfterFlushSendsEverythingThenReportsTheReason) {
+TEST_P(ConnectionTest, CloseAfterFlushSendsEverythingThenReportsTheReason) {
   conn = plain();
   conn->start(rec);
   const std::string s = pattern(1 << 20);
@@ -173,7 +187,7 @@ TEST_F(ConnectionTest, CloseAfterFlushSendsEverythingThenReportsTheReason) {
   EXPECT_EQ(rec.data, "");
 }
 
-TEST_F(ConnectionTest, CloseDropsTheQueueWithoutACallback) {
+TEST_P(ConnectionTest, CloseDropsTheQueueWithoutACallback) {
   conn = plain();
   conn->start(rec);
   conn->send(SharedBuffer::copy_of(std::string_view("never sent")));
@@ -188,7 +202,7 @@ TEST_F(ConnectionTest, CloseDropsTheQueueWithoutACallback) {
   EXPECT_TRUE(rec.closes.empty());
 }
 
-TEST_F(ConnectionTest, PausedReadingHoldsInputUntilResumed) {
+TEST_P(ConnectionTest, PausedReadingHoldsInputUntilResumed) {
   conn = plain();
   conn->start(rec);
   conn->pause_reading();
@@ -199,7 +213,7 @@ TEST_F(ConnectionTest, PausedReadingHoldsInputUntilResumed) {
   ASSERT_TRUE(run_until([&] { return rec.data == "later"; }));
 }
 
-TEST_F(ConnectionTest, ReadsInBoundedSlices) {
+TEST_P(ConnectionTest, ReadsInBoundedSlices) {
   const int big = 1 << 20;
   ::setsockopt(peer.get(), SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
   conn = plain();
@@ -214,7 +228,7 @@ TEST_F(ConnectionTest, ReadsInBoundedSlices) {
   EXPECT_LE(rec.largest_slice, Connection::kReadSlice);
 }
 
-TEST_F(ConnectionTest, HandlerMayDestroyTheConnectionInsideItsCallbacks) {
+TEST_P(ConnectionTest, HandlerMayDestroyTheConnectionInsideItsCallbacks) {
   conn = plain();
   rec.after_data = [&] { conn.reset(); };
   conn->start(rec);
@@ -234,7 +248,7 @@ TEST_F(ConnectionTest, HandlerMayDestroyTheConnectionInsideItsCallbacks) {
   ::close(sv[1]);
 }
 
-TEST_F(ConnectionTest, WriteToAClosedPeerIsAnErrorNotASignal) {
+TEST_P(ConnectionTest, WriteToAClosedPeerIsAnErrorNotASignal) {
   conn = plain();
   conn->start(rec);
   peer.reset();
@@ -244,7 +258,7 @@ TEST_F(ConnectionTest, WriteToAClosedPeerIsAnErrorNotASignal) {
   EXPECT_TRUE(rec.closes[0] == "peer closed" || rec.closes[0].rfind("write: ", 0) == 0) << rec.closes[0];
 }
 
-TEST_F(ConnectionTest, NewQueueLimitsKeepWhatIsQueued) {
+TEST_P(ConnectionTest, NewQueueLimitsKeepWhatIsQueued) {
   conn = plain();
   conn->queue().push_control(SharedBuffer::copy_of(std::string_view("abc")));
   conn->queue().push_control(SharedBuffer::copy_of(std::string_view("def")));
@@ -258,6 +272,9 @@ TEST_F(ConnectionTest, NewQueueLimitsKeepWhatIsQueued) {
   ASSERT_TRUE(run_until([&] { drain_peer(got); return got.size() >= 5; }));
   EXPECT_EQ(got, "bcdef");
 }
+
+INSTANTIATE_TEST_SUITE_P(SendMethod, ConnectionTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "io_uring" : "sendmsg"; });
 
 // ---------------------------------------------------------------- connect_unix
 
@@ -322,7 +339,7 @@ struct TestCert {
   ~TestCert() { std::filesystem::remove_all(dir); }
 };
 
-class TlsTest : public ConnectionTest {
+class TlsTest : public ConnectionFixture {
  protected:
   // `conn` is the server on one end, `other` the client on the other.
   void pair(const std::string& server_name = "localhost") {

@@ -1,4 +1,4 @@
-// The `merge_writes` / `merge_writes_max` keys (config/merge_writes_config.cpp).
+// The `merge_writes` / `merge_writes_max` / `send_method` keys (config/merge_writes_config.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -40,6 +40,20 @@ TEST(MergeWritesConfig, BadValuesSayWhere) {
   EXPECT_CONTAINS(error_of("merge_writes: 2s\n" + kApps), "merge_writes");
   EXPECT_CONTAINS(error_of("merge_writes_max: 200ms\n" + kApps), "merge_writes_max");
   EXPECT_CONTAINS(error_of("merge_writes_max: 0s\n" + kApps), "merge_writes_max");
+}
+
+TEST(SendMethodConfig, SendmsgByDefaultIoUringOnRequest) {
+  EXPECT_EQ(load(kApps).send_method, Config::SendMethod::Sendmsg);
+  EXPECT_EQ(load_default_config().send_method, Config::SendMethod::Sendmsg);
+  EXPECT_EQ(load("send_method: io_uring\n" + kApps).send_method, Config::SendMethod::IoUring);
+  EXPECT_EQ(load("send_method: sendmsg\n" + kApps).send_method, Config::SendMethod::Sendmsg);
+}
+
+TEST(SendMethodConfig, AnUnknownMethodNamesTheChoices) {
+  EXPECT_CONTAINS(error_of("send_method: iouring\n" + kApps),
+                  "t.yaml:1:14: send_method: expected one of sendmsg, io_uring; got 'iouring'; did you mean "
+                  "'io_uring'?");
+  EXPECT_CONTAINS(error_of("send_method: [sendmsg]\n" + kApps), "send_method");
 }
 
 }  // namespace

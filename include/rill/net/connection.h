@@ -19,6 +19,8 @@
 // The handler's on_close() runs exactly once for every end it did not ask for with close(): EOF,
 // a read, write or TLS error, the end of close_after_flush(). The socket is closed by then.
 // A handler may close or even destroy the connection from inside any of its callbacks.
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -187,11 +189,15 @@ class PlainConnection final : public Connection {
  public:
   PlainConnection(event_base* base, FlushScheduler& flusher, UniqueFd fd, std::string peer)
       : Connection(base, flusher, std::move(fd), std::move(peer)) {}
-  // One sendmsg per IOV_MAX buffers until the queue is empty or the socket is full.
+  // One sendmsg per IOV_MAX buffers until the queue is empty or the socket is full. Inside a
+  // FlushScheduler batch with an io_uring, the send is prepared there and continues in ring_sent().
   void flush() override;
 
  private:
   ReadResult read_some(uint8_t* buf, size_t len) override;
+  void ring_sent(int result) override;
+  // A write returned w (bytes, or -errno): consume, wait for writability, or fail. True: go on.
+  bool sent(ssize_t w);
 };
 
 }  // namespace rill::net

@@ -22,16 +22,22 @@
 // stream is ~73 frames a second, ~30 of them video). Under a longer hold two (three) video frames
 // share a write: a video frame waits one (two) frame intervals, never a timer's phase, and the
 // hold timer still bounds every frame. The fixed modes hold every frame alike.
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "rill/net/merge_policy.h"
+#include "rill/net/send_ring.h"
 
 struct event_base;
 struct event;
 
 namespace rill::config {
 struct Config;
+}
+namespace rill::media {
+class OutputQueue;
 }
 
 namespace rill::net {
@@ -41,11 +47,19 @@ class Flushable {
   virtual ~Flushable() = default;
   virtual void flush() = 0;
 
+ protected:
+  // A send prepared through FlushScheduler::send_via_ring() has not reported yet: the queue's
+  // head is the kernel's until ring_sent() (append only; flush() waits for the result).
+  bool send_in_ring() const { return ring_slot_ >= 0; }
+  // The result of that send: bytes written or -errno.
+  virtual void ring_sent(int /*result*/) {}
+
  private:
   friend class FlushScheduler;
   bool flush_requested_ = false;
   bool flush_now_requested_ = false;
   uint32_t videos_held_ = 0;  // video frames queued since the last flush (auto mode)
+  int32_t ring_slot_ = -1;    // index of its prepared send in the running batch
 };
 
 struct MergeWrites {
@@ -86,6 +100,16 @@ class FlushScheduler {
   // so after a second without any the hold is reported as the 0 the next request will find.
   int64_t reported_hold_us() const;
   uint32_t video_frames_per_write() const;
+  // ---- io_uring (`send_method: io_uring`, send_ring.h)
+  // Sends of the connections a batch flushes go through ring: prepared during the batch,
+  // submitted together, their results delivered (ring_sent()) before the batch ends.
+  void use_ring(std::unique_ptr<SendRing> ring) { ring_ = std::move(ring); }
+  bool uses_ring() const { return ring_ != nullptr; }
+  // From a flush(): while a batch runs with a ring, prepares the send of up to max_iov of q's
+  // head buffers to fd for f and returns true (the result comes back through f->ring_sent();
+  // until then q may only grow at its end). False: send it yourself.
+  bool send_via_ring(Flushable* f, int fd, const media::OutputQueue& q, size_t max_iov);
+
   const MergePolicy* policy() const { return mode_.automatic ? &policy_ : nullptr; }
   MergePolicy* policy() { return mode_.automatic ? &policy_ : nullptr; }  // tests feed it samples
 
@@ -102,8 +126,13 @@ class FlushScheduler {
   static void on_now(int, short, void* arg);
   // Adds f to b, to run after hold_us (0: in this iteration).
   static void enqueue(Batch& b, Flushable* f, int64_t hold_us);
-  static void run(Batch& b);
+  void run(Batch& b);
+  static void run_flushes(Batch& b);
   static void forget_in(Batch& b, Flushable* f);
+  // Submits what the ring holds and files each result in its slot.
+  void submit_ring();
+  // Delivers every slot's result, submitting the sends that deliveries prepare, until none is left.
+  void deliver_ring();
   static void activate(Batch& b);
   void sample_load();
 
@@ -114,6 +143,16 @@ class FlushScheduler {
   // auto: the current load window
   int64_t window_start_us_ = 0;
   int64_t window_cpu_us_ = 0;
+  // io_uring: the sends of the running batch, by Flushable::ring_slot_
+  struct RingSlot {
+    Flushable* f = nullptr;  // nullptr: forgotten or delivered
+    int result = 0;
+    bool done = false;  // submitted and completed
+  };
+  std::unique_ptr<SendRing> ring_;
+  bool ring_open_ = false;  // a batch runs: flushes may prepare sends
+  std::vector<RingSlot> slots_;
+  std::vector<SendRing::Completion> completions_;
 };
 
 }  // namespace rill::net

@@ -1,8 +1,9 @@
 #pragma once
 // Tolerant reads of the JSON that workers answer (api_views, metrics_text): a missing field or
-// one of another type reads as zero or an empty array, so that an older or partial answer never
+// one of another type reads as zero, an empty array or the given default, so that an older or partial answer never
 // throws in the middle of a response.
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,11 @@ inline uint64_t u64(const nlohmann::json& j, const char* key) {
 inline double num(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+inline std::string str(const nlohmann::json& j, const char* key, const char* otherwise) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(otherwise);
 }
 
 inline const nlohmann::json& arr(const nlohmann::json& j, const char* key) {
