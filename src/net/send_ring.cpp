@@ -40,6 +40,14 @@ std::unique_ptr<SendRing> SendRing::create(std::string* error) {
     impl.release();  // the ring was never set up: ~Impl must not tear it down
     return nullptr;
   }
+  // IORING_OP_SENDMSG is 5.3, the probe 5.6: a kernel that cannot say it has it is not used.
+  io_uring_probe* probe = io_uring_get_probe_ring(&impl->ring);
+  const bool sendmsg_ok = probe && io_uring_opcode_supported(probe, IORING_OP_SENDMSG);
+  if (probe) io_uring_free_probe(probe);
+  if (!sendmsg_ok) {
+    if (error) *error = "this kernel's io_uring has no IORING_OP_SENDMSG probe (Linux 5.6 or later needed)";
+    return nullptr;
+  }
   return std::unique_ptr<SendRing>(new SendRing(std::move(impl)));
 }
 

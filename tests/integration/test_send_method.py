@@ -82,9 +82,13 @@ class SendMethodTest(unittest.TestCase):
                 self.assertEqual(report['errors'], {}, (name, report))
                 self.assertGreater(report['frames']['video'], 60 * 50, (name, report))
 
-    def test_sendmsg_is_the_default_and_is_reported(self):
+    def test_io_uring_is_the_default_and_sendmsg_an_option(self):
+        refused = ring_refused_here()
         with Rill({'workers': 1}) as rill:
+            self.assertEqual([w['send_method'] for w in self.workers(rill)], ['sendmsg' if refused else 'io_uring'])
+        with Rill({'workers': 1, 'send_method': 'sendmsg'}) as rill:
             self.assertEqual([w['send_method'] for w in self.workers(rill)], ['sendmsg'])
+            self.assertNotIn('io_uring', rill.log_text())
 
 
 if __name__ == '__main__':

@@ -42,9 +42,9 @@ TEST(MergeWritesConfig, BadValuesSayWhere) {
   EXPECT_CONTAINS(error_of("merge_writes_max: 0s\n" + kApps), "merge_writes_max");
 }
 
-TEST(SendMethodConfig, SendmsgByDefaultIoUringOnRequest) {
-  EXPECT_EQ(load(kApps).send_method, Config::SendMethod::Sendmsg);
-  EXPECT_EQ(load_default_config().send_method, Config::SendMethod::Sendmsg);
+TEST(SendMethodConfig, IoUringByDefaultSendmsgOnRequest) {
+  EXPECT_EQ(load(kApps).send_method, Config::SendMethod::IoUring);
+  EXPECT_EQ(load_default_config().send_method, Config::SendMethod::IoUring);
   EXPECT_EQ(load("send_method: io_uring\n" + kApps).send_method, Config::SendMethod::IoUring);
   EXPECT_EQ(load("send_method: sendmsg\n" + kApps).send_method, Config::SendMethod::Sendmsg);
 }

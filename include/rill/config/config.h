@@ -192,11 +192,12 @@ struct Config {
   bool merge_writes_auto = true;
   Duration merge_writes{0};
   Duration merge_writes_max{80};
-  // `send_method`: how a worker hands a flush batch's writes to the kernel — one sendmsg per
-  // connection, or one io_uring submission for the batch (net::SendRing; where the kernel or the
-  // build has no io_uring the worker logs why and keeps sendmsg).
+  // `send_method`: how a worker hands a flush batch's writes to the kernel — one io_uring
+  // submission for the batch (default: measured cheaper, docs/benchmarks.md) or one sendmsg per
+  // connection (net::SendRing; where the kernel or the build has no io_uring the worker logs why
+  // and keeps sendmsg).
   enum class SendMethod : uint8_t { Sendmsg, IoUring };
-  SendMethod send_method = SendMethod::Sendmsg;
+  SendMethod send_method = SendMethod::IoUring;
   LogConfig log;
   RtmpConfig rtmp;
   HttpConfig http;

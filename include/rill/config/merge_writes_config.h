@@ -4,7 +4,7 @@
 //
 //   merge_writes: auto        # auto (default), or a duration 0–1s: 0s never holds a write
 //   merge_writes_max: 80ms    # auto: the longest hold, 1ms–100ms
-//   send_method: sendmsg      # sendmsg, or io_uring (one submission per flush batch)
+//   send_method: io_uring     # io_uring (one submission per flush batch, default), or sendmsg
 #include "rill/config/config.h"
 #include "rill/config/yaml_reader.h"
 
