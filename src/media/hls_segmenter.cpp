@@ -371,7 +371,11 @@ void HlsSegmenter::start_segment(int64_t dts) {
     wait_keyframe_ = d.has_video;  // video resumes at a keyframe
   }
   seg_.clear();
-  if (mux_) mux_->begin_segment(seg_);  // PAT and PMT first (RFC 8216 §3.2)
+  if (mux_) {
+    // Room for a segment like the last one (capped: a segment never outgrows max_segment_size).
+    ts_seg_.start(std::min(last_ts_size_ + last_ts_size_ / 8, max_segment_size_));
+    mux_->begin_segment(ts_seg_);  // PAT and PMT first (RFC 8216 §3.2)
+  }
   seg_start_ = dts;
   seg_samples_ = 0;
   seg_open_ = true;
@@ -420,7 +424,7 @@ void HlsSegmenter::flush_part(int64_t end_dts) {
 
 size_t HlsSegmenter::building_bytes() const {
   if (fmux_) return seg_.size() + protocol::Fmp4Muxer::fragment_overhead(seg_samples_) + fmux_->pending_bytes();
-  return seg_.size();
+  return mux_ ? ts_seg_.size() : seg_.size();
 }
 
 void HlsSegmenter::close_segment(int64_t end_dts) {
@@ -429,12 +433,16 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   else if (fmux_) fmux_->flush(end_dts, seg_);     // one moof + mdat per segment
   if (seg_samples_ == 0) {  // PSI only: nothing worth a segment (a pending discontinuity stays)
     seg_.clear();
+    ts_seg_.clear();
     return;
   }
   const double duration_s = static_cast<double>(std::max<int64_t>(0, end_dts - seg_start_)) / 1000.0;
   const bool disc = discontinuity_next_;
-  const size_t size = seg_.size();
-  auto seq = store_.add_segment(key_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_)), duration_s, disc);
+  // MPEG-TS: the bytes were written where they are served from; fMP4: copied out of the builder.
+  BufferRef bytes = fmux_ ? SharedBuffer::copy_of(std::span<const uint8_t>(seg_)) : ts_seg_.finish();
+  const size_t size = bytes.size();
+  if (!fmux_) last_ts_size_ = size;
+  auto seq = store_.add_segment(key_, std::move(bytes), duration_s, disc);
   discontinuity_next_ = false;
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;
@@ -468,7 +476,7 @@ void HlsSegmenter::write(const TsSample& s) {
   }
   const uint64_t before = mux_->stats().samples_written();
   try {
-    mux_->write(s, seg_);
+    mux_->write(s, ts_seg_);
   } catch (const protocol::ProtocolError& e) {
     ++stats_.samples_dropped;
     if (s.kind == TsSample::Kind::Video) wait_keyframe_ = true;

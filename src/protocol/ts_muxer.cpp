@@ -82,10 +82,9 @@ uint8_t TsMuxer::next_cc(uint16_t pid) {
   return v;
 }
 
-void TsMuxer::write_psi(uint16_t pid, std::span<const uint8_t> section, std::vector<uint8_t>& out) {
-  const size_t pos = out.size();
-  out.resize(pos + kPacketSize, 0xFF);  // 2.4.4: stuffing bytes 0xFF may follow the section
-  uint8_t* p = out.data() + pos;
+void TsMuxer::write_psi(uint16_t pid, std::span<const uint8_t> section, TsSink& out) {
+  uint8_t* p = out.append(kPacketSize);
+  std::memset(p, 0xFF, kPacketSize);  // 2.4.4: stuffing bytes 0xFF may follow the section
   p[0] = 0x47;
   p[1] = static_cast<uint8_t>(0x40 | (pid >> 8));  // payload_unit_start_indicator
   p[2] = static_cast<uint8_t>(pid);
@@ -95,7 +94,7 @@ void TsMuxer::write_psi(uint16_t pid, std::span<const uint8_t> section, std::vec
   ++stats_.packets;
 }
 
-void TsMuxer::begin_segment(std::vector<uint8_t>& out) {
+void TsMuxer::begin_segment(TsSink& out) {
   // program_association_section (2.4.4.3, Table 2-30).
   uint8_t pat[16] = {
       0x00,                    // table_id
@@ -148,7 +147,7 @@ void TsMuxer::begin_segment(std::vector<uint8_t>& out) {
   write_psi(kPmtPid, {pmt, n}, out);
 }
 
-void TsMuxer::write(const TsSample& s, std::vector<uint8_t>& out) {
+void TsMuxer::write(const TsSample& s, TsSink& out) {
   const bool video = s.kind == TsSample::Kind::Video;
   if (video ? !streams_.has_video : !streams_.has_audio) {
     ++stats_.skipped_no_stream;
@@ -207,20 +206,17 @@ void TsMuxer::write(const TsSample& s, std::vector<uint8_t>& out) {
   else ++stats_.audio_written;
 }
 
-void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base,
-                        std::vector<uint8_t>& out) {
+void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out) {
   const size_t total = pes_.size();
   // Adaptation field of the first packet: length(1) + flags(1) + PCR(6) when anything is flagged.
   const size_t first_af = (pcr || random_access) ? 2 + (pcr ? 6 : 0) : 0;
   const size_t first_room = kTsPayload - first_af;
   const size_t packets =
       total <= first_room ? 1 : 1 + (total - first_room + kTsPayload - 1) / kTsPayload;
-  size_t pos = out.size();
-  out.resize(pos + packets * kPacketSize);
+  uint8_t* p = out.append(packets * kPacketSize);
   const uint8_t* src = pes_.data();
   size_t off = 0;
-  for (size_t i = 0; i < packets; ++i, pos += kPacketSize) {
-    uint8_t* p = out.data() + pos;
+  for (size_t i = 0; i < packets; ++i, p += kPacketSize) {
     const bool first = i == 0;
     const size_t min_af = first ? first_af : 0;
     const size_t left = total - off;

@@ -39,6 +39,7 @@
 
 #include "rill/config/config.h"
 #include "rill/media/media_frame.h"
+#include "rill/media/segment_buffer.h"
 #include "rill/media/stream_key.h"
 #include "rill/media/stream_output.h"
 #include "rill/protocol/ts_muxer.h"
@@ -86,7 +87,7 @@ class HlsSegmenter : public StreamOutput {
 
   const HlsSegmenterStats& stats() const { return stats_; }
   size_t pending_bytes() const { return building_bytes(); }    // the segment being built
-  size_t buffer_capacity() const { return seg_.capacity(); }  // memory its builder holds
+  size_t buffer_capacity() const { return seg_.capacity() + ts_seg_.capacity(); }  // memory its builders hold
 
   static constexpr int64_t kMaxBackwardJumpMs = 1000;
   static constexpr int64_t kMaxForwardJumpMs = 10000;
@@ -161,7 +162,9 @@ class HlsSegmenter : public StreamOutput {
 
   // The segment being built.
   bool seg_open_ = false;
-  std::vector<uint8_t> seg_;
+  std::vector<uint8_t> seg_;  // fMP4: the segment (or LL-HLS parts) being built
+  SegmentBuffer ts_seg_;      // MPEG-TS: the segment, built in the buffer it is served from
+  size_t last_ts_size_ = 0;   // the previous TS segment's size: the next one's first capacity
   int64_t seg_start_ = 0;
   uint64_t seg_samples_ = 0;
 

@@ -39,6 +39,30 @@ struct TsSample {
   std::span<const uint8_t> data;  // video: AVCC access unit; audio: raw AAC AU or MP3 frame(s)
 };
 
+// Where a muxer's packets go: append(n) grows the output by n bytes and returns where they
+// start (the muxer writes every one of them). HlsSegmenter writes straight into the shared
+// buffer the segment is served from (media::SegmentBuffer); VectorTsSink is the plain case.
+class TsSink {
+ public:
+  virtual uint8_t* append(size_t n) = 0;
+
+ protected:
+  ~TsSink() = default;
+};
+
+class VectorTsSink final : public TsSink {
+ public:
+  explicit VectorTsSink(std::vector<uint8_t>& out) : out_(out) {}
+  uint8_t* append(size_t n) override {
+    const size_t pos = out_.size();
+    out_.resize(pos + n);
+    return out_.data() + pos;
+  }
+
+ private:
+  std::vector<uint8_t>& out_;
+};
+
 class TsMuxer {
  public:
   static constexpr size_t kPacketSize = 188;
@@ -73,13 +97,21 @@ class TsMuxer {
   const AacConfig& aac_config() const { return aac_; }
 
   // Appends PAT and PMT (one packet each). Call first in every segment.
-  void begin_segment(std::vector<uint8_t>& out);
+  void begin_segment(TsSink& out);
+  void begin_segment(std::vector<uint8_t>& out) {
+    VectorTsSink sink(out);
+    begin_segment(sink);
+  }
 
   // Appends one sample as a PES in whole packets. Samples without their codec config, or of a
   // kind the program lacks, are skipped and counted. Malformed data (an AVCC length past the
   // end, an AAC AU over the ADTS limit, an audio PES over 65535 bytes) throws ProtocolError
   // with `out` and the muxer state unchanged.
-  void write(const TsSample& sample, std::vector<uint8_t>& out);
+  void write(const TsSample& sample, TsSink& out);
+  void write(const TsSample& sample, std::vector<uint8_t>& out) {
+    VectorTsSink sink(out);
+    write(sample, sink);
+  }
 
   const Stats& stats() const { return stats_; }
   const TsStreams& streams() const { return streams_; }
@@ -90,9 +122,8 @@ class TsMuxer {
   }
 
  private:
-  void write_psi(uint16_t pid, std::span<const uint8_t> section, std::vector<uint8_t>& out);
-  void packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base,
-                 std::vector<uint8_t>& out);
+  void write_psi(uint16_t pid, std::span<const uint8_t> section, TsSink& out);
+  void packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out);
   uint8_t next_cc(uint16_t pid);
 
   TsStreams streams_;
