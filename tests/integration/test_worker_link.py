@@ -59,6 +59,8 @@ def link_query(rill, slot, line, timeout=3.0):
     """Sends one request line to a worker's relay socket; returns its one answer frame as
     (type, body) (docs/workers.md, "Framing")."""
     path = os.path.join(rill.runtime_dir, 'worker-%d.sock' % slot)
+    # A worker counts as started once it has its title; its link socket follows a moment later.
+    wait_until(lambda: os.path.exists(path), timeout)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
         s.connect(path)
