@@ -18,8 +18,9 @@ void read_merge_writes(const YamlReader& reader, const YamlMap& root, Config& co
   }
   root.read_duration("merge_writes_max", config.merge_writes_max, milliseconds(1), milliseconds(100));
   if (auto f = root.get("send_method")) {
-    config.send_method = reader.one_of(*f, {"sendmsg", "io_uring"}) == "io_uring" ? Config::SendMethod::IoUring
-                                                                                  : Config::SendMethod::Sendmsg;
+    config.send_method = reader.one_of(*f, {"sendmsg", "io_uring"}) == "io_uring"
+                             ? Config::SendMethod::IoUring
+                             : Config::SendMethod::Sendmsg;
   }
 }
 

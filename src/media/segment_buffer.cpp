@@ -24,7 +24,8 @@ uint8_t* SegmentBuffer::append(size_t n) {
 
 BufferRef SegmentBuffer::finish() {
   BufferRef done = std::move(buf_);
-  if (done && done->capacity() - done->size() > done->capacity() / 4) return SharedBuffer::copy_of(done->span());
+  if (done && done->capacity() - done->size() > done->capacity() / 4)
+    return SharedBuffer::copy_of(done->span());
   return done;
 }
 

@@ -206,9 +206,13 @@ bool PlainConnection::sent(ssize_t w) {
     wait_writable(true);
     return false;
   }
-  fail(w == -EPIPE ? std::string("peer closed")
-                   : w == 0 ? std::string("write: no progress")
-                            : std::string("write: ") + std::strerror(static_cast<int>(-w)));
+  if (w == -EPIPE) {
+    fail("peer closed");
+  } else if (w == 0) {
+    fail("write: no progress");
+  } else {
+    fail(std::string("write: ") + std::strerror(static_cast<int>(-w)));
+  }
   return false;
 }
 

@@ -51,8 +51,7 @@ std::unique_ptr<SendRing> SendRing::create(std::string* error) {
   return std::unique_ptr<SendRing>(new SendRing(std::move(impl)));
 }
 
-SendRing::SendRing(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)), arena_(new iovec[kArenaIovecs]) {}
+SendRing::SendRing(std::unique_ptr<Impl> impl) : impl_(std::move(impl)), arena_(new iovec[kArenaIovecs]) {}
 
 SendRing::~SendRing() = default;
 
