@@ -188,14 +188,12 @@ void FlushScheduler::deliver_ring() {
 }
 
 void FlushScheduler::run(Batch& b) {
-  if (ring_ && !ring_open_) {
-    ring_open_ = true;
-    run_flushes(b);
-    deliver_ring();
-    ring_open_ = false;
-    return;
-  }
+  const bool with_ring = ring_ && !ring_open_;
+  ring_open_ = ring_open_ || with_ring;  // the batch's flushes prepare their sends
   run_flushes(b);
+  if (!with_ring) return;
+  deliver_ring();
+  ring_open_ = false;
 }
 
 void FlushScheduler::run_flushes(Batch& b) {
