@@ -1,26 +1,35 @@
-#include "rill/net/server_context.h"
-
 #include <unistd.h>
+
+#include "rill/net/server_context.h"
 
 namespace rill::net {
 
 const char* session_protocol_name(SessionProtocol p) {
   switch (p) {
-    case SessionProtocol::Other: return "other";
-    case SessionProtocol::Rtmp: return "rtmp";
-    case SessionProtocol::HttpFlv: return "http-flv";
-    case SessionProtocol::WorkerLink: return "worker-link";
+    case SessionProtocol::Other:
+      return "other";
+    case SessionProtocol::Rtmp:
+      return "rtmp";
+    case SessionProtocol::HttpFlv:
+      return "http-flv";
+    case SessionProtocol::WorkerLink:
+      return "worker-link";
   }
   return "?";
 }
 
 const char* session_kind_name(SessionKind k) {
   switch (k) {
-    case SessionKind::Other: return "other";
-    case SessionKind::Connecting: return "connecting";
-    case SessionKind::Publisher: return "publisher";
-    case SessionKind::Player: return "player";
-    case SessionKind::WorkerLink: return "worker-link";
+    case SessionKind::Other:
+      return "other";
+    case SessionKind::Connecting:
+      return "connecting";
+    case SessionKind::Publisher:
+      return "publisher";
+    case SessionKind::Player:
+      return "player";
+    case SessionKind::WorkerLink:
+      return "worker-link";
   }
   return "?";
 }
@@ -37,7 +46,10 @@ SessionSet::~SessionSet() {
   for (auto* s : live_set_) delete s;
 }
 
-uint64_t SessionSet::next_id() { return (static_cast<uint64_t>(::getpid()) << 32) | ++id_seq_; }
+SessionSet::SessionSet(EventTimerQueue& timers)
+    : timers_(timers), id_pid_(static_cast<uint64_t>(::getpid()) << 32) {}
+
+uint64_t SessionSet::next_id() { return id_pid_ | ++id_seq_; }
 
 Session* SessionSet::add(std::unique_ptr<Session> s) {
   Session* p = s.release();
@@ -77,12 +89,14 @@ void SessionSet::reap() {
 
 void SessionSet::close_all(const char* reason) {
   std::vector<Session*> copy(live_set_.begin(), live_set_.end());
-  for (auto* s : copy) if (live_set_.count(s)) s->close(reason);
+  for (auto* s : copy)
+    if (live_set_.count(s)) s->close(reason);
 }
 
 void SessionSet::drain_all() {
   std::vector<Session*> copy(live_set_.begin(), live_set_.end());
-  for (auto* s : copy) if (live_set_.count(s)) s->drain();
+  for (auto* s : copy)
+    if (live_set_.count(s)) s->drain();
 }
 
 }  // namespace rill::net

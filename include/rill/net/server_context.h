@@ -1,15 +1,14 @@
 #pragma once
 // What every session of a worker needs, passed explicitly (no singletons).
+#include <spdlog/logger.h>
+
 #include <array>
-#include <functional>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
-
-#include <spdlog/logger.h>
 
 #include "rill/config/config.h"
 #include "rill/core/event_timer_queue.h"
@@ -26,7 +25,7 @@ class StreamLocator;
 class HlsFetcher;
 class WorkerMonitor;
 class RelayControl;
-}
+}  // namespace rill::workers
 namespace rill::server {
 class StreamGate;
 }
@@ -86,16 +85,16 @@ const char* session_kind_name(SessionKind k);  // "other", "connecting", "publis
 
 // A session described for statistics: a plain value, so callers need no dynamic_cast.
 struct SessionInfo {
-  uint64_t id = 0;            // unique across the server's workers (SessionSet::next_id)
+  uint64_t id = 0;  // unique across the server's workers (SessionSet::next_id)
   SessionKind kind = SessionKind::Other;
-  std::string protocol;       // "rtmp", "rtmps", "http-flv", "worker-link"
-  std::string peer;           // "1.2.3.4:5678", "unix"
-  std::string stream;         // "app/name" it publishes, plays or relays; empty when none
-  int64_t since_ms = 0;       // start, on the worker's TimerQueue clock
+  std::string protocol;  // "rtmp", "rtmps", "http-flv", "worker-link"
+  std::string peer;      // "1.2.3.4:5678", "unix"
+  std::string stream;    // "app/name" it publishes, plays or relays; empty when none
+  int64_t since_ms = 0;  // start, on the worker's TimerQueue clock
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
-  size_t queued_bytes = 0;    // waiting for the socket
-  uint64_t frames_out = 0;    // media frames queued to the peer
+  size_t queued_bytes = 0;  // waiting for the socket
+  uint64_t frames_out = 0;  // media frames queued to the peer
   uint64_t dropped_frames = 0;
 };
 
@@ -126,7 +125,8 @@ class Session {
 // session closing inside its own callback is destroyed after the callback).
 class SessionSet {
  public:
-  SessionSet(EventTimerQueue& timers) : timers_(timers) {}
+  // Built in the worker process (after the fork): the pid it reads is the worker's.
+  explicit SessionSet(EventTimerQueue& timers);
   ~SessionSet();
   Session* add(std::unique_ptr<Session> s);
   // A new id, unique across the workers of this server: the worker's pid in the high 32 bits, a
@@ -164,6 +164,7 @@ class SessionSet {
   std::function<void(const SessionInfo&)> on_retired_;
   bool reap_scheduled_ = false;
   uint32_t id_seq_ = 0;
+  uint64_t id_pid_;  // the pid, shifted into place once (HTTP asks an id per request)
   std::vector<std::function<void(Session&)>> retire_observers_;
 };
 
