@@ -4,9 +4,6 @@
 // pull is run by the one worker the ownership table elects (the others stand by).
 #include "rill/server/api_relays.h"
 
-#include <event2/buffer.h>
-#include <event2/http.h>
-
 #include <map>
 #include <string>
 
@@ -23,25 +20,24 @@ using nlohmann::json;
 constexpr std::string_view kRelaysPath = "/api/v1/relays";
 constexpr size_t kMaxRelayBody = 16 * 1024;
 
-void get_relays(ApiServer& api, evhttp_request* req, const HttpRequestInfo& info) {
-  api.gather(req, [&api, req, info](json all) {
+void get_relays(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
+  api.gather(ex, [&api, info](HttpExchange& ex, json all) {
     const json items = relay_items(all);
-    api.reply_json(req, info, 200, json{{"total", items.size()}, {"items", items}});
+    api.reply_json(ex, info, 200, json{{"total", items.size()}, {"items", items}});
   });
 }
 
 // The POST body, or an error answered here (nullopt).
-std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, evhttp_request* req,
+std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, HttpExchange& ex,
                                                            const HttpRequestInfo& info) {
-  evbuffer* in = evhttp_request_get_input_buffer(req);
-  const size_t n = in ? evbuffer_get_length(in) : 0;
-  if (n > kMaxRelayBody) return api.reply_error(req, info, 413, "body over 16 KiB"), std::nullopt;
-  std::string body(n, '\0');
-  if (n) evbuffer_copyout(in, body.data(), n);
+  const std::string& body = ex.body();
+  if (body.size() > kMaxRelayBody) return api.reply_error(ex, info, 413, "body over 16 KiB"), std::nullopt;
   const json j = json::parse(body, nullptr, false);
   std::string why;
   if (!j.is_object()) why = "expected a JSON object {\"kind\", \"app\", \"name\", \"url\"}";
-  auto text = [&](const char* k) { return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : ""; };
+  auto text = [&](const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : "";
+  };
   protocol::LinkRelayAddRequest r{"", text("kind"), text("app"), text("name"), text("url")};
   if (why.empty() && r.kind != "push" && r.kind != "pull") why = "kind must be \"push\" or \"pull\"";
   if (why.empty() && !api.context().config->find_app(r.app)) why = "unknown app '" + r.app + "'";
@@ -58,44 +54,44 @@ std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, evhtt
     why = "app, name and url too long together (one worker-link line: " +
           std::to_string(protocol::kLinkMaxRequestLine) + " bytes)";
   }
-  if (!why.empty()) return api.reply_error(req, info, 400, why), std::nullopt;
+  if (!why.empty()) return api.reply_error(ex, info, 400, why), std::nullopt;
   return r;
 }
 
-void post_relay(ApiServer& api, evhttp_request* req, const HttpRequestInfo& info) {
-  auto r = relay_request(api, req, info);
+void post_relay(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
+  auto r = relay_request(api, ex, info);
   if (!r) return;
   net::ServerContext& ctx = api.context();
   api.gather(
-      req,
-      [&api, req, info, id = r->id](json all) {
+      ex,
+      [&api, info, id = r->id](HttpExchange& ex, json all) {
         uint64_t created = 0;
         std::string error;
         for (const json& w : all["workers"]) {
           created += w.value("created", uint64_t{0});
           if (error.empty()) error = w.value("error", "");
         }
-        if (created == 0) return api.reply_error(req, info, 400, error.empty() ? "not created" : error);
-        api.reply_json(req, info, 201, json{{"id", id}, {"workers", created}});
+        if (created == 0) return api.reply_error(ex, info, 400, error.empty() ? "not created" : error);
+        api.reply_json(ex, info, 201, json{{"id", id}, {"workers", created}});
       },
       *r, [&ctx, r = *r] { return workers::add_relay(ctx, r); });
 }
 
-void delete_relay(ApiServer& api, evhttp_request* req, const HttpRequestInfo& info) {
+void delete_relay(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
   const std::string id = info.path.substr(kRelaysPath.size() + 1);
   try {
     (void)protocol::parse_link_request("RELAY DEL " + id);  // the id rule, in one place
   } catch (const std::exception&) {
-    return api.reply_error(req, info, 404, "no such relay: " + id.substr(0, 64));
+    return api.reply_error(ex, info, 404, "no such relay: " + id.substr(0, 64));
   }
   net::ServerContext& ctx = api.context();
   api.gather(
-      req,
-      [&api, req, info, id](json all) {
+      ex,
+      [&api, info, id](HttpExchange& ex, json all) {
         uint64_t closed = 0;
         for (const json& w : all["workers"]) closed += w.value("closed", uint64_t{0});
-        if (closed == 0) return api.reply_error(req, info, 404, "no such run-time relay: " + id);
-        api.reply_no_content(req, info);
+        if (closed == 0) return api.reply_error(ex, info, 404, "no such run-time relay: " + id);
+        api.reply_no_content(ex, info);
       },
       protocol::LinkRelayDelRequest{id}, [&ctx, id] { return workers::remove_relay(ctx, id); });
 }
@@ -120,12 +116,12 @@ json relay_items(const json& all) {
 
 void mount_relay_routes(ApiServer& api) {
   api.add(HttpMethod::Get | HttpMethod::Post, std::string(kRelaysPath), PathMatch::Exact,
-          [&api](evhttp_request* req, const HttpRequestInfo& info) {
-            if (info.method == HttpMethod::Post) return post_relay(api, req, info);
-            get_relays(api, req, info);
+          [&api](HttpExchange& ex, const HttpRequestInfo& info) {
+            if (info.method == HttpMethod::Post) return post_relay(api, ex, info);
+            get_relays(api, ex, info);
           });
   api.add(HttpMethod::Delete, std::string(kRelaysPath) + "/", PathMatch::Prefix,
-          [&api](evhttp_request* req, const HttpRequestInfo& info) { delete_relay(api, req, info); });
+          [&api](HttpExchange& ex, const HttpRequestInfo& info) { delete_relay(api, ex, info); });
 }
 
 }  // namespace rill::server

@@ -1,7 +1,5 @@
 #include "rill/server/console_assets.h"
 
-#include <event2/http.h>
-
 #include "rill/server/api_server.h"
 
 namespace rill::server {
@@ -21,18 +19,18 @@ const ConsoleAsset* find_console_asset(std::string_view name) {
 void mount_console(ApiServer& api) {
   api.add(
       HttpMethod::Get, std::string(kConsolePrefix), PathMatch::Prefix,
-      [&api](evhttp_request* req, const HttpRequestInfo& info) {
+      [&api](HttpExchange& ex, const HttpRequestInfo& info) {
         const ConsoleAsset* a = find_console_asset(std::string_view(info.path).substr(kConsolePrefix.size()));
-        if (!a) return api.reply_error(req, info, 404, "no such console file: " + info.path);
+        if (!a) return api.reply_error(ex, info, 404, "no such console file: " + info.path);
         // The files change only with the binary; a reload of the page revalidates anyway.
-        api.reply_text(req, info, 200, std::string(a->content_type) + "; charset=utf-8", a->body, "no-cache");
+        api.reply_text(ex, info, 200, std::string(a->content_type) + "; charset=utf-8", a->body, "no-cache");
       },
       ApiServer::Access::Public);
   api.add(
       HttpMethod::Get, "/", PathMatch::Exact,
-      [&api](evhttp_request* req, const HttpRequestInfo& info) {
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Location", std::string(kConsolePrefix).c_str());
-        api.reply_text(req, info, 302, "text/plain; charset=utf-8", "see /console/\n");
+      [&api](HttpExchange& ex, const HttpRequestInfo& info) {
+        ex.add_header("Location", kConsolePrefix);
+        api.reply_text(ex, info, 302, "text/plain; charset=utf-8", "see /console/\n");
       },
       ApiServer::Access::Public);
 }

@@ -1,13 +1,11 @@
 #include "rill/server/hls_remote.h"
 
-#include <event2/http.h>
-
 #include <string>
 
-#include "rill/workers/hls_fetcher.h"
-#include "rill/workers/stream_locator.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/http_server.h"
+#include "rill/workers/hls_fetcher.h"
+#include "rill/workers/stream_locator.h"
 
 namespace rill::server {
 
@@ -17,62 +15,51 @@ namespace {
 struct PendingHls {
   net::ServerContext& ctx;
   HttpServer& http;
-  evhttp_request* req;
+  HttpHeld ex;
   HttpRequestInfo info;
   std::string what;  // "live/cam 12.ts", for the log
   int owner_slot;
   workers::HlsFetcher::Ticket ticket = 0;
 };
 
-void add_owner_header(evhttp_request* req, int slot) {
-  evhttp_add_header(evhttp_request_get_output_headers(req), "X-Rill-Hls-Owner", std::to_string(slot).c_str());
-}
+void add_owner_header(HttpExchange& ex, int slot) { ex.add_header("X-Rill-Hls-Owner", std::to_string(slot)); }
 
-void answer(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+void answer(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
             const protocol::HlsObjectName& object, const workers::HlsFetchResult& r, const std::string& what,
             int owner_slot) {
   using Status = workers::HlsFetchResult::Status;
-  add_owner_header(req, owner_slot);
+  add_owner_header(ex, owner_slot);
   switch (r.status) {
     case Status::Ok:
       if (object.playlist) {
         // An LL-HLS blocking response comes with the max-age the owner gave it (hls_blocking.h).
         const std::string cc = r.max_age_s ? "max-age=" + std::to_string(r.max_age_s) : "no-cache";
-        return reply_hls_playlist(http, req, info, r.body, cc.c_str());
+        return reply_hls_playlist(http, ex, info, r.body, cc.c_str());
       }
-      return reply_hls_segment(http, req, info, r.body, r.max_age_s, object.form);
+      return reply_hls_segment(http, ex, info, r.body, r.max_age_s, object.form);
     case Status::NotFound:
       // The owner's LL-HLS refusals: a position too far ahead, or one that did not come in time.
-      if (r.reason.starts_with("bad request: ")) return http.reply_error(req, info, 400, r.reason);
+      if (r.reason.starts_with("bad request: ")) return http.reply_error(ex, info, 400, r.reason);
       if (r.reason.starts_with("unavailable: ")) {
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
-        return http.reply_error(req, info, 503, r.reason);
+        ex.add_header("Retry-After", "1");
+        return http.reply_error(ex, info, 503, r.reason);
       }
-      return http.reply_error(req, info, 404, r.reason);
+      return http.reply_error(ex, info, 404, r.reason);
     case Status::Unavailable:
-      ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer, owner_slot, what,
-                    r.reason);
-      evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
-      return http.reply_error(req, info, 503,
-                              "HLS " + what + ": the worker that owns the stream (" + std::to_string(owner_slot) +
-                                  ") did not answer: " + r.reason);
+      ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer,
+                    owner_slot, what, r.reason);
+      ex.add_header("Retry-After", "1");
+      return http.reply_error(ex, info, 503,
+                              "HLS " + what + ": the worker that owns the stream (" +
+                                  std::to_string(owner_slot) + ") did not answer: " + r.reason);
   }
-}
-
-void on_client_close(evhttp_connection*, void* arg) {
-  auto* p = static_cast<PendingHls*>(arg);
-  p->ctx.hls_fetcher->cancel(p->ticket);
-  p->ctx.log->debug("hls: {} went away while {} was fetched from worker {}", p->info.peer, p->what, p->owner_slot);
-  // A request whose client went away is detached from its connection; libevent frees it only
-  // while it is still attached (the connection being freed), so a detached one is ours to free.
-  if (evhttp_request_get_connection(p->req) == nullptr) evhttp_request_free(p->req);
-  delete p;
 }
 
 }  // namespace
 
-bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
-                          const media::StreamKey& key, const protocol::HlsObjectName& object) {
+bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+                          const HttpRequestInfo& info, const media::StreamKey& key,
+                          const protocol::HlsObjectName& object) {
   if (!ctx.locator || !ctx.hls_fetcher) return false;
   const config::AppConfig* app = ctx.config->find_app(key.app);
   if (!app || !app->hls.enabled) return false;  // the local path answers 404
@@ -83,21 +70,26 @@ bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_requ
 
   if (!object.playlist) {
     if (const auto* hit = ctx.hls_fetcher->cached(*owner, name, object)) {
-      add_owner_header(req, owner->slot);
-      reply_hls_segment(http, req, info, hit->data, hit->max_age_s, object.form);
+      add_owner_header(ex, owner->slot);
+      reply_hls_segment(http, ex, info, hit->data, hit->max_age_s, object.form);
       return true;
     }
   }
-  evhttp_connection* conn = evhttp_request_get_connection(req);
-  auto* p = new PendingHls{ctx, http, req, info, what, owner->slot};
-  p->ticket = ctx.hls_fetcher->fetch(*owner, key.app, key.name, object,
-                                     [p, object](const workers::HlsFetchResult& r) {
-                                       p->http.set_close_callback(evhttp_request_get_connection(p->req), nullptr,
-                                                                  nullptr);
-                                       answer(p->ctx, p->http, p->req, p->info, object, r, p->what, p->owner_slot);
-                                       delete p;
-                                     });
-  http.set_close_callback(conn, &on_client_close, p);
+  auto* p = new PendingHls{ctx, http, ex.hold(), info, what, owner->slot};
+  p->ticket = ctx.hls_fetcher->fetch(
+      *owner, key.app, key.name, object, [p, object](const workers::HlsFetchResult& r) {
+        if (HttpExchange* e = p->ex.get()) {  // null: the client left (nothing to answer)
+          e->on_abandoned(nullptr);
+          answer(p->ctx, p->http, *e, p->info, object, r, p->what, p->owner_slot);
+        }
+        delete p;
+      });
+  ex.on_abandoned([p] {
+    p->ctx.hls_fetcher->cancel(p->ticket);
+    p->ctx.log->debug("hls: {} went away while {} was fetched from worker {}", p->info.peer, p->what,
+                      p->owner_slot);
+    delete p;
+  });
   return true;
 }
 

@@ -4,6 +4,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <utility>
+
 #include "rill/core/event_timer_queue.h"
 
 namespace rill::server {
@@ -29,27 +31,30 @@ void write_chunk_size_line(BufferRef& line, size_t n) {
 
 }  // namespace
 
-HttpBodyStream::HttpBodyStream(net::ServerContext& ctx, TakenConnection taken, std::string peer, bool chunked,
+HttpBodyStream::HttpBodyStream(net::ServerContext& ctx, HttpStreamHandover handover,
                                media::QueueLimits limits, Closed on_closed)
     : ctx_(ctx),
-      slot_(std::move(taken.slot)),
+      conn_(std::move(handover.conn)),
+      release_slot_(std::move(handover.release_slot)),
       pending_(limits),
       crlf_(SharedBuffer::copy_of(std::string_view("\r\n"))),
-      chunked_(chunked),
+      chunked_(handover.chunked),
       on_closed_(std::move(on_closed)) {
   // As for an RTMP player: a batch goes out when it is written, not when the previous is acked.
   int one = 1;
-  ::setsockopt(taken.fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  conn_ = std::make_unique<net::PlainConnection>(ctx.base, *ctx.flusher, std::move(taken.fd), std::move(peer));
+  if (conn_->fd() >= 0) ::setsockopt(conn_->fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 HttpBodyStream::~HttpBodyStream() {
   if (linger_timer_) ctx_.timers->cancel(linger_timer_);
+  conn_.reset();  // closes the socket (if still open) before the slot is given back
+  release_slot();
 }
 
-void HttpBodyStream::start(const std::string& head) {
-  if (!head.empty()) conn_->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
-  conn_->start(*this);
+void HttpBodyStream::start() { conn_->start(*this); }
+
+void HttpBodyStream::release_slot() {
+  if (auto f = std::exchange(release_slot_, nullptr)) f();
 }
 
 void HttpBodyStream::flush() {
@@ -76,7 +81,8 @@ void HttpBodyStream::end(std::chrono::milliseconds linger) {
   if (!conn_->is_open()) return;
   // The end must go out whole: what is pending joins the queue even behind a batch in flight.
   move_pending();
-  if (chunked_) conn_->queue().push_control(SharedBuffer::copy_of(std::string_view("0\r\n\r\n")));  // last-chunk
+  if (chunked_)
+    conn_->queue().push_control(SharedBuffer::copy_of(std::string_view("0\r\n\r\n")));  // last-chunk
   conn_->close_after_flush("stream ended");
   if (!open()) return;  // on_close() ran
   linger_timer_ = ctx_.timers->schedule(linger, [this] {
@@ -90,7 +96,7 @@ void HttpBodyStream::end(std::chrono::milliseconds linger) {
 void HttpBodyStream::close(std::string_view reason) {
   conn_->close(reason);
   pending_.clear();
-  slot_.release();
+  release_slot();
 }
 
 void HttpBodyStream::on_data(std::span<const uint8_t> bytes) {
@@ -105,7 +111,7 @@ void HttpBodyStream::on_close(const std::string& reason) { closed(reason); }
 
 void HttpBodyStream::closed(const std::string& reason) {
   pending_.clear();
-  slot_.release();
+  release_slot();
   if (linger_timer_) ctx_.timers->cancel(std::exchange(linger_timer_, 0));
   if (on_closed_) on_closed_(reason);
 }

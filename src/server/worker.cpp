@@ -48,7 +48,7 @@ struct Worker::Impl {
   net::SessionSet sessions;
   SessionAddressLimit rtmp_per_address{sessions};  // rtmp.max_connections_per_ip
   net::ServerContext ctx;
-  // Before http: held HLS requests cancel their fetches when evhttp frees their connections.
+  // Before http: held HLS requests cancel their fetches when the HTTP server closes their connections.
   std::unique_ptr<workers::HlsFetcher> hls_fetcher;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<workers::StreamLocator> locator;
@@ -121,12 +121,12 @@ struct Worker::Impl {
     }
     http = std::make_unique<HttpServer>(ctx);
     http->set_stream_handler(
-        StreamRoute::Flv, [this](evhttp_request* req, const HttpRequestInfo& info, const StreamPath& route) {
+        StreamRoute::Flv, [this](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {
           // The session exists only once admitted: a refused or vanished client leaves nothing behind.
-          admit_http_play(ctx, *http, req, info, GateProto::HttpFlv, route.key,
-                          [this, route](evhttp_request* r, const HttpRequestInfo& i, GateDecision d) {
+          admit_http_play(ctx, *http, ex, info, GateProto::HttpFlv, route.key,
+                          [this, route](HttpExchange& e, const HttpRequestInfo& i, GateDecision d) {
                             auto* s = static_cast<HttpFlvSession*>(
-                                sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, r, i, route)));
+                                sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, e, i, route)));
                             s->start(d.stream);
                           });
         });

@@ -15,6 +15,7 @@
 #include "rill/media/stream_key.h"
 #include "rill/server/http_router.h"
 
+using rill::server::HttpExchange;
 using rill::server::HttpMethod;
 using rill::server::HttpRequestInfo;
 using rill::server::HttpRouterLimits;
@@ -78,7 +79,7 @@ RequestTarget check_target(std::string_view uri, const HttpRouterLimits& lim) {
 const HttpRouteTable& table() {
   static const HttpRouteTable t = [] {
     HttpRouteTable r;
-    auto h = [](evhttp_request*, const HttpRequestInfo&) {};
+    auto h = [](HttpExchange&, const HttpRequestInfo&) {};
     r.add(HttpMethod::Get, "/healthz", PathMatch::Exact, h);
     r.add(HttpMethod::Get, "/", PathMatch::Prefix, h);
     r.add(HttpMethod::Get | HttpMethod::Post, "/api/v1/streams", PathMatch::Exact, h);
@@ -91,8 +92,8 @@ const HttpRouteTable& table() {
 
 void check_table(std::string_view path) {
   using Status = HttpRouteTable::Result::Status;
-  for (HttpMethod m : {HttpMethod::Get, HttpMethod::Head, HttpMethod::Post, HttpMethod::Delete, HttpMethod::Options,
-                       HttpMethod::Patch}) {
+  for (HttpMethod m : {HttpMethod::Get, HttpMethod::Head, HttpMethod::Post, HttpMethod::Delete,
+                       HttpMethod::Options, HttpMethod::Patch}) {
     auto r = table().match(m, path);
     const bool rooted = !path.empty() && path[0] == '/';
     check(rooted == (r.status != Status::NotFound));  // "/" covers every rooted path

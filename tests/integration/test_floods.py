@@ -263,7 +263,7 @@ class FloodTest(unittest.TestCase):
             self.addCleanup(s.close)
             request = b'GET /live/cam.flv HTTP/1.1\r\nHost: x\r\nX-Slow: ' + b'a' * 100
             t0, cut = time.monotonic(), None
-            for byte in request:  # one header byte every 0.25 s: evhttp's idle timeout never fires
+            for byte in request:  # one header byte every 0.25 s: an idle timeout would never fire
                 try:
                     s.sendall(bytes([byte]))
                     s.settimeout(0.25)

@@ -1,7 +1,9 @@
 """HLS over persistent connections: several requests on one TCP connection (HTTP/1.1 by
 default, HTTP/1.0 with "Connection: keep-alive"), each body byte-exact with what a fresh
-connection gets. Segments of this media are large enough (~90 KB) to go out by sendfile from a
-memory file (src/server/http_file_bodies.cpp); the playlist goes by reference.
+connection gets; pipelined requests answered in order (RFC 9112 §9.3.2); a request body (plain or
+chunked, after "Expect: 100-continue") read before the next request on the same connection. The
+responses leave from the segment's shared buffer (src/server/http_connection.cpp), the head and
+the body in one send.
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... python3 -m unittest -v test_hls_keepalive
 """
@@ -16,7 +18,7 @@ from hlsutil import get_playlist, hls_config, make_gop1_media, request
 from rilltest import Rill, wait_until
 
 HOST = rilltest.HOST
-MIN_SENDFILE_BYTES = 16 * 1024  # src/server/http_file_bodies.h kMinBytes
+MIN_SEGMENT_BYTES = 16 * 1024  # several TCP segments: a body that is not written in one piece
 
 
 def read_response(sock, head_only=False, timeout=10):
@@ -112,7 +114,7 @@ class HlsKeepAliveTest(unittest.TestCase):
             status, headers, body = read_response(sock)
             self.assertEqual(status, 200, path)
             self.assertNotEqual(headers.get('connection', '').lower(), 'close')
-            self.assertGreater(len(body), MIN_SENDFILE_BYTES, 'segment too small for the sendfile path')
+            self.assertGreater(len(body), MIN_SEGMENT_BYTES, 'segment too small to test a large body')
             fresh_body, _ = self.fresh(path)
             self.assertEqual(body, fresh_body, '%s differs between keep-alive and a fresh connection' % path)
             self.assertEqual(body[0], 0x47, 'a TS segment starts with a sync byte')
@@ -151,6 +153,69 @@ class HlsKeepAliveTest(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(body, self.fresh(path)[0])
         self.assertTrue(closed_by_peer(sock), 'an HTTP/1.0 connection without keep-alive is closed')
+
+    def test_pipelined_requests_are_answered_in_order(self):
+        sock = self.connect()
+        seg = self.segment_paths()[0]
+        reqs = [('GET', seg), ('GET', '/live/test.m3u8'), ('GET', '/live/nothing/1.ts'), ('HEAD', seg), ('GET', seg)]
+        sock.sendall(b''.join(('%s %s HTTP/1.1\r\nHost: %s\r\n\r\n' % (m, p, HOST)).encode() for m, p in reqs))
+        want_seg = self.fresh(seg)[0]
+        # The answers arrive back to back: split them by their Content-Length.
+        sock.settimeout(10)
+        data = b''
+        got = []
+        for m, _ in reqs:
+            while b'\r\n\r\n' not in data:
+                chunk = sock.recv(1 << 20)
+                self.assertTrue(chunk, 'closed after %d answers' % len(got))
+                data += chunk
+            head, data = data.split(b'\r\n\r\n', 1)
+            lines = head.decode('latin-1').split('\r\n')
+            headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(':') for x in lines[1:])}
+            length = 0 if m == 'HEAD' else int(headers['content-length'])
+            while len(data) < length:
+                chunk = sock.recv(1 << 20)
+                self.assertTrue(chunk, 'closed in answer %d' % (len(got) + 1))
+                data += chunk
+            got.append((int(lines[0].split()[1]), headers, data[:length]))
+            data = data[length:]
+        self.assertEqual([g[0] for g in got], [200, 200, 404, 200, 200])
+        self.assertEqual(got[0][2], want_seg)
+        self.assertTrue(got[1][2].startswith(b'#EXTM3U'))
+        self.assertEqual(int(got[3][1]['content-length']), len(want_seg))
+        self.assertEqual(got[4][2], want_seg)
+
+    def test_request_bodies_are_read_before_the_next_request(self):
+        sock = self.connect()
+        # A body on a stream path: 405 once it is read; the connection goes on.
+        sock.sendall(('POST /live/test.m3u8 HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\n\r\nhello' % HOST).encode())
+        status, headers, _ = read_response(sock)
+        self.assertEqual(status, 405)
+        self.assertIn('GET', headers.get('allow', ''))
+        # Chunked, announced with Expect: 100-continue: the interim answer, then the final one.
+        sock.sendall(('POST /live/test.m3u8 HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n'
+                      'Expect: 100-continue\r\n\r\n' % HOST).encode())
+        sock.settimeout(10)
+        interim = b''
+        while b'\r\n\r\n' not in interim:
+            interim += sock.recv(1)
+        self.assertTrue(interim.startswith(b'HTTP/1.1 100 '), interim)
+        sock.sendall(b'5;ext=1\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n')
+        status, _, _ = read_response(sock)
+        self.assertEqual(status, 405)
+        send_request(sock, 'GET', '/live/test.m3u8')
+        status, _, body = read_response(sock)
+        self.assertEqual(status, 200)
+        self.assertTrue(body.startswith(b'#EXTM3U'))
+
+    def test_a_body_over_the_limit_is_refused_and_closed(self):
+        sock = self.connect()
+        sock.sendall(('POST /live/test.m3u8 HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000000\r\n\r\n' % HOST).encode())
+        status, headers, body = read_response(sock)
+        self.assertEqual(status, 413)
+        self.assertIn(b'http.max_body_size', body)
+        self.assertEqual(headers.get('connection', '').lower(), 'close')
+        self.assertTrue(closed_by_peer(sock))
 
     def test_connection_close_is_honoured(self):
         sock = self.connect()

@@ -654,7 +654,7 @@ class HttpFlvTest(unittest.TestCase):
 
         cases = [
             ('malformed request line', b'GARBAGE\r\n\r\n', (400,)),
-            # RFC 9110 §9.1: an unrecognized method SHOULD get 501 (Not Implemented): evhttp's answer.
+            # RFC 9110 §9.1: an unrecognized method SHOULD get 501 (Not Implemented).
             ('unknown method', b'FOO / HTTP/1.1\r\nHost: x\r\n\r\n', (501,)),
             ('20 KB header', b'GET /live/bad.flv HTTP/1.1\r\nHost: x\r\nX-Big: ' + b'a' * 20000 + b'\r\n\r\n', None),
             ('POST', b'POST /live/bad.flv HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi', (405,)),
@@ -668,7 +668,7 @@ class HttpFlvTest(unittest.TestCase):
             ('1 MB request line', b'GET /' + b'a' * (1 << 20) + b' HTTP/1.1\r\nHost: x\r\n\r\n', None),
             ('64 KB without a line end', b'G' * 65536, None),
             ('NUL in the target', b'GET /live/bad%00.flv HTTP/1.1\r\nHost: x\r\n\r\n', (400,)),
-            ('bad HTTP version', b'GET /live/bad.flv HTTP/9.9\r\nHost: x\r\n\r\n', None),
+            ('bad HTTP version', b'GET /live/bad.flv HTTP/9.9\r\nHost: x\r\n\r\n', (505,)),  # RFC 9110 §15.6.6
         ]
         outcomes = []
         for name, data, want in cases:

@@ -1,5 +1,5 @@
-"""HTTP-FLV on the RTMP write path: after admission, a plain-HTTP FLV response leaves evhttp and is
-written on the socket directly (one sendmsg per flush batch). Checked here with raw sockets and
+"""HTTP-FLV on the RTMP write path: after admission, the HTTP connection hands its socket to the
+FLV body stream, which writes it directly (one sendmsg per flush batch). Checked here with raw sockets and
 real clients against one daemon:
 
 - HTTP/1.1: every chunk is one flush batch of whole FLV tags (a chunk ends on a tag boundary,

@@ -24,7 +24,7 @@ struct MediaFrame {
   // Serialized RTMP chunks (fmt 0 first chunk, message stream id 1, csid 4 audio / 6 video / 5 data)
   // for the given outgoing chunk size; cached for the most recent chunk size.
   const BufferRef& rtmp_chunks(uint32_t chunk_size) const;
-  // Serialized FLV tag + PreviousTagSize (HTTP-FLV bodies: evhttp adds any chunked framing); cached.
+  // Serialized FLV tag + PreviousTagSize (HTTP-FLV bodies: HttpBodyStream adds the chunked framing); cached.
   const BufferRef& flv_tag() const;
 
  private:

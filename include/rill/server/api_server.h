@@ -1,5 +1,5 @@
 #pragma once
-// ApiServer: the control plane on api.listen (docs/api.md) — its own evhttp server (never on
+// ApiServer: the control plane on api.listen (docs/api.md) — its own HttpServer (never on
 // http.listen), its own route table, the token check, JSON replies and errors, and the one way a
 // handler asks every worker (gather / broadcast over the worker link, workers/worker_stats.h).
 //
@@ -7,17 +7,15 @@
 // request already authorized and answers it with reply_json / reply_error.
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "rill/net/server_context.h"
 #include "rill/protocol/worker_link_frame.h"
+#include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
 #include "rill/server/http_server.h"
-
-struct evhttp_request;
 
 namespace rill::server {
 
@@ -40,18 +38,19 @@ class ApiServer {
   void add(HttpMethods methods, std::string path, PathMatch match, HttpRouteTable::Handler h,
            Access access = Access::Token);
 
-  void reply_json(evhttp_request* req, const HttpRequestInfo& info, int status, const nlohmann::json& body);
-  void reply_text(evhttp_request* req, const HttpRequestInfo& info, int status, std::string_view content_type,
+  void reply_json(HttpExchange& ex, const HttpRequestInfo& info, int status, const nlohmann::json& body);
+  void reply_text(HttpExchange& ex, const HttpRequestInfo& info, int status, std::string_view content_type,
                   std::string_view body, std::string_view cache = "no-cache");
   // {"error": why} with the status.
-  void reply_error(evhttp_request* req, const HttpRequestInfo& info, int status, const std::string& why);
-  void reply_no_content(evhttp_request* req, const HttpRequestInfo& info);
+  void reply_error(HttpExchange& ex, const HttpRequestInfo& info, int status, const std::string& why);
+  void reply_no_content(HttpExchange& ex, const HttpRequestInfo& info);
 
-  // Asks every worker (`request`; STATS by default) and calls done(gathered) later, unless the
-  // client went away first: gathered = {"workers": [...], "errors": [...], "rows": [shared
-  // counter rows]}. `local` is this worker's own answer for a request other than STATS.
-  using Gathered = std::function<void(nlohmann::json)>;
-  void gather(evhttp_request* req, Gathered done,
+  // Holds the exchange, asks every worker (`request`; STATS by default) and calls done(ex,
+  // gathered) later, unless the client went away first (then the gathering is cancelled):
+  // gathered = {"workers": [...], "errors": [...], "rows": [shared counter rows]}. `local` is
+  // this worker's own answer for a request other than STATS.
+  using Gathered = std::function<void(HttpExchange&, nlohmann::json)>;
+  void gather(HttpExchange& ex, Gathered done,
               protocol::LinkRequest request = protocol::LinkStatsRequest{false},
               std::function<nlohmann::json()> local = nullptr);
 
@@ -60,8 +59,7 @@ class ApiServer {
 
  private:
   struct Pending;
-  bool authorized(evhttp_request* req, Access access) const;
-  static void on_client_close(evhttp_connection* conn, void* arg);
+  bool authorized(const HttpExchange& ex, Access access) const;
   void finish(Pending* p, nlohmann::json gathered);
 
   net::ServerContext& ctx_;

@@ -11,8 +11,8 @@
 // held until complete (hls_blocking.h).
 //
 // 404 for an unknown app, an app without HLS, a stream with no playlist (yet, or any more), and a
-// segment that expired or never existed. Segment bodies are handed to libevent by reference
-// (evbuffer_add_reference on the store's shared buffer): serving one segment to 1000 clients
+// segment that expired or never existed. Segment bodies are queued on the connection by reference
+// (the store's shared buffer behind a small response head): serving one segment to 1000 clients
 // copies nothing. CORS headers as for every stream response.
 //
 // A stream owned by another worker is answered from the owner's store (server/hls_remote.h):
@@ -20,10 +20,9 @@
 #include <cstdint>
 
 #include "rill/core/buffer.h"
-#include "rill/server/http_router.h"
 #include "rill/net/server_context.h"
-
-struct evhttp_request;
+#include "rill/server/http_exchange.h"
+#include "rill/server/http_router.h"
 
 namespace rill::server {
 
@@ -33,15 +32,16 @@ class HttpServer;
 void install_hls_handlers(HttpServer& http, net::ServerContext& ctx);
 
 // The handlers themselves (also usable directly).
-void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
-                        const StreamPath& route);
-void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
-                       const StreamPath& route);
+void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+                        const HttpRequestInfo& info, const StreamPath& route);
+void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+                       const HttpRequestInfo& info, const StreamPath& route);
 
 // The 200 replies, shared by the local and the cross-worker path (a 404 is HttpServer::reply_error).
-void reply_hls_playlist(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& text,
+void reply_hls_playlist(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
+                        const BufferRef& text,
                         const char* cache_control = nullptr);  // null: live playlist max-age
-void reply_hls_segment(HttpServer& http, evhttp_request* req, const HttpRequestInfo& info, const BufferRef& data,
+void reply_hls_segment(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info, const BufferRef& data,
                        uint32_t max_age_s, protocol::HlsSegmentForm form);
 
 }  // namespace rill::server

@@ -2,18 +2,15 @@
 // HLS requests for a stream that another worker owns: HLS is produced once, by the owner, so a
 // worker that gets such a request answers it from the owner's HlsStore, fetched over the owner's
 // relay socket (cluster/hls_fetcher.h) — the same bytes and the same headers as the owner would
-// send. Segments come from the worker's segment cache when they can; otherwise the evhttp request
-// is held until the owner answers (200 or 404 with the owner's reason) or the fetch fails (503,
-// Retry-After: 1, after at most the fetch timeout). If evhttp closes the connection meanwhile
-// (its close callback: the worker freeing its connections, or a close libevent reports), the wait
-// is cancelled and nothing touches the request again; the fetch itself goes on and fills the
-// cache. (libevent 2.1 does not read a connection whose request is unanswered, so a client that
-// simply goes away is usually noticed only when the answer is written: evhttp then frees it.)
-#include "rill/protocol/worker_link_frame.h"
-#include "rill/server/http_router.h"
+// send. Segments come from the worker's segment cache when they can; otherwise the exchange is
+// held (HttpExchange::hold) until the owner answers (200 or 404 with the owner's reason) or the
+// fetch fails (503, Retry-After: 1, after at most the fetch timeout). If the client leaves
+// meanwhile (the exchange's on_abandoned), the wait is cancelled and nothing touches the exchange
+// again; the fetch itself goes on and fills the cache.
 #include "rill/net/server_context.h"
-
-struct evhttp_request;
+#include "rill/protocol/worker_link_frame.h"
+#include "rill/server/http_exchange.h"
+#include "rill/server/http_router.h"
 
 namespace rill::server {
 
@@ -21,7 +18,8 @@ class HttpServer;
 
 // True when the stream `key` is owned by another live worker and the request is taken care of
 // (answered now, or later from the event loop). False: this worker answers it from its own store.
-bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
-                          const media::StreamKey& key, const protocol::HlsObjectName& object);
+bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+                          const HttpRequestInfo& info, const media::StreamKey& key,
+                          const protocol::HlsObjectName& object);
 
 }  // namespace rill::server

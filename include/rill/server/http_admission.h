@@ -1,26 +1,26 @@
 #pragma once
 // HTTP requests through the admission gate: HTTP-FLV players and HLS playlist and segment
 // requests ask server/stream_gate.h exactly as RTMP does, with the request's query and peer.
-// Admitted, the continuation runs (now, or later when a check answers); not admitted, the request
-// is answered here: 404 when there is nothing to play, 403 when a check refused. A client that
-// goes away while its decision is pending cancels it.
+// Admitted, the continuation runs (now, or later when a check answers: the exchange is held
+// meanwhile); not admitted, the request is answered here: 404 when there is nothing to play, 403
+// when a check refused. A client that goes away while its decision is pending cancels it.
 #include <functional>
 
 #include "rill/media/stream_key.h"
 #include "rill/net/server_context.h"
+#include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
 #include "rill/server/stream_gate.h"
-
-struct evhttp_request;
 
 namespace rill::server {
 
 class HttpServer;
 
-using HttpAdmitted = std::function<void(evhttp_request* req, const HttpRequestInfo& info, GateDecision d)>;
+// `info` is the admission's own copy (it outlives the exchange's answer).
+using HttpAdmitted = std::function<void(HttpExchange& ex, const HttpRequestInfo& info, GateDecision d)>;
 
 // HEAD requests ask as a probe: nothing is created for them.
-void admit_http_play(net::ServerContext& ctx, HttpServer& http, evhttp_request* req, const HttpRequestInfo& info,
+void admit_http_play(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
                      GateProto proto, const media::StreamKey& key, HttpAdmitted admitted);
 
 }  // namespace rill::server

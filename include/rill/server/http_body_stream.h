@@ -1,7 +1,8 @@
 #pragma once
-// HttpBodyStream: the streamed body of one HTTP response on a socket taken over from evhttp
-// (http_takeover.h), written like an RTMP player's: a net::PlainConnection sends the shared,
-// already-serialized buffers with one sendmsg per flush, no copy and no bufferevent.
+// HttpBodyStream: the streamed body of one HTTP response on a connection handed over by
+// HttpExchange::take_stream() (the response head already queued), written like an RTMP player's:
+// the net::Connection (plain or TLS) sends the shared, already-serialized buffers with one
+// sendmsg per flush (TLS: one record per 16 KiB), never copied on a plain connection.
 //
 // Two queues: pending() takes the session's frames and applies the slow-consumer policy (drops,
 // overflow); flush() moves all of it at once into the connection's queue as one batch. With
@@ -23,7 +24,7 @@
 #include "rill/media/output_queue.h"
 #include "rill/net/connection.h"
 #include "rill/net/server_context.h"
-#include "rill/server/http_takeover.h"
+#include "rill/server/http_exchange.h"
 
 namespace rill::server {
 
@@ -34,14 +35,17 @@ class HttpBodyStream final : private net::ConnectionHandler {
   using Closed = std::function<void(const std::string& reason)>;
   static constexpr uint64_t kMaxIgnoredInput = 64 * 1024;  // bytes a client may send after its request
 
-  HttpBodyStream(net::ServerContext& ctx, TakenConnection taken, std::string peer, bool chunked,
-                 media::QueueLimits limits, Closed on_closed);
+  // The handover's connection (its head queued) becomes this object's; its slot is released once,
+  // when the body ends or at the latest on destruction.
+  HttpBodyStream(net::ServerContext& ctx, HttpStreamHandover handover, media::QueueLimits limits,
+                 Closed on_closed);
   ~HttpBodyStream();
   HttpBodyStream(const HttpBodyStream&) = delete;
   HttpBodyStream& operator=(const HttpBodyStream&) = delete;
 
-  // Queues the response head (never dropped) and starts reading and writing.
-  void start(const std::string& head);
+  // Becomes the connection's handler: starts reading and writing (the head first). Call it in the
+  // callback that took the stream.
+  void start();
   // The session's frames wait here (its drop policy applies); flush() after pushing.
   media::OutputQueue& pending() { return pending_; }
   const media::OutputQueue& pending() const { return pending_; }
@@ -65,10 +69,11 @@ class HttpBodyStream final : private net::ConnectionHandler {
   void on_drained() override { flush(); }
   void move_pending();  // pending() -> one (framed) batch in the connection's queue
   void closed(const std::string& reason);
+  void release_slot();
 
   net::ServerContext& ctx_;
-  std::unique_ptr<net::PlainConnection> conn_;
-  HttpConnectionSlot slot_;
+  std::unique_ptr<net::Connection> conn_;
+  std::function<void()> release_slot_;  // http.max_connections: counted until it runs
   media::OutputQueue pending_;
   BufferRef crlf_;       // every chunk's trailing CRLF, shared by the chunks of this response
   BufferRef size_line_;  // the chunk-size line, rewritten in place once the previous one was sent

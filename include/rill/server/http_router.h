@@ -21,9 +21,9 @@
 #include "rill/media/stream_key.h"
 #include "rill/protocol/hls_playlist.h"
 
-struct evhttp_request;
-
 namespace rill::server {
+
+class HttpExchange;  // http_exchange.h
 
 // ---- methods -------------------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ enum class StreamRoute : uint8_t { None, Flv, HlsPlaylist, HlsSegment };
 struct StreamPath {
   StreamRoute kind = StreamRoute::None;
   media::StreamKey key;
-  uint64_t segment = 0;       // HlsSegment: its number
+  uint64_t segment = 0;                                          // HlsSegment: its number
   protocol::HlsSegmentForm form = protocol::HlsSegmentForm::Ts;  // HlsSegment: .ts, .m4s or init-N.mp4
   bool invalid_name = false;  // kind None: the shape of a stream path with a name that breaks the
                               // rule (400); otherwise not a stream path at all (404)
@@ -113,7 +113,7 @@ StreamPath parse_stream_path(std::string_view path);
 
 // ---- the route table -----------------------------------------------------------------------
 
-// What a handler learns of its request besides the evhttp request itself.
+// What a handler learns of its request besides the exchange (http_exchange.h) itself.
 struct HttpRequestInfo {
   HttpMethod method = HttpMethod::Get;
   std::string target;  // as received (for the access log)
@@ -131,9 +131,9 @@ enum class PathMatch : uint8_t {
 
 class HttpRouteTable {
  public:
-  using Handler = std::function<void(evhttp_request*, const HttpRequestInfo&)>;
+  using Handler = std::function<void(HttpExchange&, const HttpRequestInfo&)>;
 
-  // A GET entry also answers HEAD (HttpServer::reply leaves the body out); OPTIONS is answered
+  // A GET entry also answers HEAD (HttpExchange::reply leaves the body out); OPTIONS is answered
   // for every routed path from the table unless an entry lists it. The most specific entries win:
   // an exact path, else the longest prefix; entries with the same path share it (e.g. GET and
   // POST of one resource with two handlers). Throws std::invalid_argument on a path that does

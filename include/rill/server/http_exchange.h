@@ -1,0 +1,144 @@
+#pragma once
+// HttpExchange: one HTTP request and its response on an HttpConnection (http_connection.h) — all
+// that a route handler sees of HTTP. The connection parsed the request head
+// (protocol/http_request_head.h), read its body, routed it (http_router.h); the handler answers
+// now, or holds the exchange and answers later (an admission callback, an LL-HLS blocking reload,
+// a segment fetched from the owner worker), or turns the connection into a streamed body
+// (HTTP-FLV).
+//
+// Responses are written the way RTMP is: the status line and headers are rendered into one small
+// shared buffer and queued with the body's shared buffer behind it (no copy of the body), so a
+// playlist or a segment leaves with one sendmsg — or one io_uring send in the worker's flush
+// batch — in the loop iteration that answered it.
+//
+// Life: the connection owns the exchange until it is answered and the next request may start
+// (HTTP/1.1 answers pipelined requests in order, RFC 9112 §9.3.2: the next head is not parsed
+// before this one is answered). A held exchange is reached through HttpHeld; when the client
+// leaves first, the held exchange's on_abandoned() runs once (cancel what was waited for) and the
+// handle reads null from then on.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rill/core/buffer.h"
+#include "rill/media/output_queue.h"
+#include "rill/protocol/http_request_head.h"
+#include "rill/server/http_router.h"
+
+namespace rill::net {
+class Connection;
+}
+
+namespace rill::server {
+
+class HttpConnection;
+class HttpExchange;
+class HttpServer;
+
+// The reason phrase of a status (RFC 9110 §15), "OK" for 200.
+const char* http_reason_phrase(int status);
+
+// What a response head is made of; render_response_head() writes it out: the status line, the
+// server's common headers, the handler's (framing ones left out), a default Content-Type for a
+// body without one, then Content-Length / Transfer-Encoding / Connection from the fields here.
+struct ResponseHeadParts {
+  bool http10 = false;  // the response line echoes the request's version
+  int status = 200;
+  const std::string* common = nullptr;  // "Name: value\r\n" lines
+  const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
+  std::optional<uint64_t> content_length;
+  bool chunked = false;
+  bool close = false;  // "Connection: close"; else HTTP/1.0 gets "Connection: keep-alive"
+};
+std::string render_response_head(const ResponseHeadParts& parts);
+
+// A weak handle on a held exchange: get() is null once the exchange was answered or its client left.
+class HttpHeld {
+ public:
+  HttpHeld() = default;
+  HttpExchange* get() const;
+  explicit operator bool() const { return get() != nullptr; }
+
+ private:
+  friend class HttpExchange;
+  explicit HttpHeld(std::weak_ptr<HttpExchange> ex) : ex_(std::move(ex)) {}
+  std::weak_ptr<HttpExchange> ex_;
+};
+
+// The connection of a streamed response, handed over by HttpExchange::take_stream(): the socket
+// (plain or TLS) with the response head already queued, and the slot that counts it in
+// http.max_connections until released.
+struct HttpStreamHandover {
+  std::unique_ptr<net::Connection> conn;
+  bool chunked = false;                // HTTP/1.1: chunked framing; HTTP/1.0: close-delimited
+  std::function<void()> release_slot;  // runs once (or on destruction of the session's holder)
+  explicit operator bool() const { return conn != nullptr; }
+};
+
+class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
+ public:
+  HttpExchange(HttpConnection& conn, protocol::HttpRequestHead head, HttpRequestInfo info, std::string body);
+  HttpExchange(const HttpExchange&) = delete;
+  HttpExchange& operator=(const HttpExchange&) = delete;
+
+  // ---- the request ------------------------------------------------------------------------
+  const HttpRequestInfo& info() const { return info_; }
+  HttpMethod method() const { return info_.method; }
+  // A request header by name, case-insensitive; null when absent.
+  const std::string* header(std::string_view name) const { return head_.find(name); }
+  const std::string& body() const { return body_; }  // Content-Length or chunked, at most http.max_body_size
+  bool secure() const;                               // HTTPS
+  bool http10() const { return head_.version == protocol::HttpVersion::Http10; }
+
+  // ---- the response -----------------------------------------------------------------------
+  // Adds a response header (no check for duplicates: the caller adds each once). Server, Date,
+  // Content-Length, Connection and Transfer-Encoding are the connection's to write.
+  void add_header(std::string_view name, std::string_view value);
+  void remove_header(std::string_view name);
+  bool has_header(std::string_view name) const;
+
+  // A complete response with Content-Length (none for 1xx, 204, 304: RFC 9110 §8.6). For HEAD
+  // the head alone, with the length the GET would have had (RFC 9110 §9.3.2). Returns the body
+  // bytes written (0 for HEAD) for the access log. Answers once: later calls are ignored.
+  size_t reply(int status, const BufferRef& body);
+  size_t reply(int status, std::string_view body);
+  // After the response: close the connection instead of reading the next request.
+  void close_after_reply() { close_after_ = true; }
+
+  // A live body (HTTP-FLV): writes the head — chunked for HTTP/1.1, close-delimited for HTTP/1.0,
+  // "Connection: close" either way — and hands the connection over; the HttpConnection is done
+  // with it. For HEAD: the head alone is answered and the result is empty.
+  HttpStreamHandover take_stream(int status);
+
+  // ---- answering later ----------------------------------------------------------------------
+  // Keeps the exchange open after the handler returns. The connection reads nothing more from the
+  // client meanwhile (a pipelined request waits), but notices its departure.
+  HttpHeld hold();
+  // Runs once if the client leaves before the answer (the exchange is gone right after).
+  void on_abandoned(std::function<void()> f) { abandoned_ = std::move(f); }
+  bool answered() const { return answered_; }
+
+ private:
+  friend class HttpConnection;
+  friend class HttpServer;
+  friend class HttpHeld;
+  void abandon();  // the connection closed first
+
+  HttpConnection* conn_;  // null once abandoned
+  protocol::HttpRequestHead head_;
+  HttpRequestInfo info_;
+  std::string body_;
+  std::vector<std::pair<std::string, std::string>> out_headers_;
+  std::function<void()> abandoned_;
+  bool answered_ = false;
+  bool held_ = false;
+  bool close_after_ = false;
+};
+
+}  // namespace rill::server

@@ -1,0 +1,244 @@
+#include "rill/server/http_exchange.h"
+
+#include <strings.h>
+
+#include "rill/server/http_connection.h"
+#include "rill/server/http_server.h"
+
+namespace rill::server {
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// The connection writes these itself, from the response's framing.
+bool is_framing_header(std::string_view name) {
+  return same_name(name, "Content-Length") || same_name(name, "Connection") ||
+         same_name(name, "Transfer-Encoding");
+}
+
+}  // namespace
+
+const char* http_reason_phrase(int status) {
+  switch (status) {
+    case 100:
+      return "Continue";
+    case 101:
+      return "Switching Protocols";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 206:
+      return "Partial Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 303:
+      return "See Other";
+    case 304:
+      return "Not Modified";
+    case 307:
+      return "Temporary Redirect";
+    case 308:
+      return "Permanent Redirect";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 406:
+      return "Not Acceptable";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 411:
+      return "Length Required";
+    case 412:
+      return "Precondition Failed";
+    case 413:
+      return "Content Too Large";  // RFC 9110 §15.5.14
+    case 414:
+      return "URI Too Long";  // RFC 9110 §15.5.15
+    case 415:
+      return "Unsupported Media Type";
+    case 416:
+      return "Range Not Satisfiable";
+    case 417:
+      return "Expectation Failed";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return status < 300 ? "OK" : status < 400 ? "Redirect" : status < 500 ? "Client Error" : "Server Error";
+  }
+}
+
+std::string render_response_head(const ResponseHeadParts& p) {
+  std::string h;
+  h.reserve(256);
+  h += p.http10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  h += std::to_string(p.status);
+  h += ' ';
+  h += http_reason_phrase(p.status);
+  h += "\r\n";
+  if (p.common) h += *p.common;  // Server, X-Rill-Worker, Date: the server's, "Name: value\r\n" each
+  bool has_type = false;
+  if (p.headers) {
+    for (const auto& [name, value] : *p.headers) {
+      if (is_framing_header(name)) continue;
+      if (same_name(name, "Content-Type")) has_type = true;
+      h += name;
+      h += ": ";
+      h += value;
+      h += "\r\n";
+    }
+  }
+  if (!has_type && p.content_length && *p.content_length > 0)
+    h += "Content-Type: text/plain; charset=utf-8\r\n";
+  if (p.content_length) {
+    h += "Content-Length: ";
+    h += std::to_string(*p.content_length);
+    h += "\r\n";
+  }
+  if (p.chunked) h += "Transfer-Encoding: chunked\r\n";
+  if (p.close) {
+    h += "Connection: close\r\n";
+  } else if (p.http10) {
+    h += "Connection: keep-alive\r\n";  // RFC 9112 §9.3: an HTTP/1.0 client asked for it
+  }
+  h += "\r\n";
+  return h;
+}
+
+HttpExchange* HttpHeld::get() const {
+  std::shared_ptr<HttpExchange> ex = ex_.lock();
+  return ex && ex->conn_ && !ex->answered_ ? ex.get() : nullptr;
+}
+
+HttpExchange::HttpExchange(HttpConnection& conn, protocol::HttpRequestHead head, HttpRequestInfo info,
+                           std::string body)
+    : conn_(&conn), head_(std::move(head)), info_(std::move(info)), body_(std::move(body)) {}
+
+bool HttpExchange::secure() const { return conn_ && conn_->secure(); }
+
+void HttpExchange::add_header(std::string_view name, std::string_view value) {
+  out_headers_.emplace_back(std::string(name), std::string(value));
+}
+
+void HttpExchange::remove_header(std::string_view name) {
+  std::erase_if(out_headers_, [&](const auto& h) { return same_name(h.first, name); });
+}
+
+bool HttpExchange::has_header(std::string_view name) const {
+  for (const auto& h : out_headers_)
+    if (same_name(h.first, name)) return true;
+  return false;
+}
+
+size_t HttpExchange::reply(int status, const BufferRef& body) {
+  if (answered_ || !conn_) return 0;
+  answered_ = true;
+  abandoned_ = nullptr;
+  // "A server MUST NOT send a Content-Length header field in any response with a status code of
+  // 1xx (Informational) or 204 (No Content)" (RFC 9110 §8.6); nor does a 304 need one.
+  const bool length = status >= 200 && status != 204 && status != 304;
+  // "The HEAD method is identical to GET except that the server MUST NOT send content in the
+  // response" (RFC 9110 §9.3.2): the head says the length the GET would have had.
+  const bool with_body = length && info_.method != HttpMethod::Head && body.size() > 0;
+  const bool close = close_after_ || !head_.keep_alive || conn_->server().shutting_down();
+  ResponseHeadParts p;
+  p.http10 = http10();
+  p.status = status;
+  p.common = &conn_->server().common_headers();
+  p.headers = &out_headers_;
+  if (length) p.content_length = body.size();
+  p.close = close;
+  conn_->respond(*this, SharedBuffer::copy_of(render_response_head(p)), with_body ? body : BufferRef(),
+                 close);
+  return with_body ? body.size() : 0;
+}
+
+size_t HttpExchange::reply(int status, std::string_view body) {
+  return reply(status, body.empty() ? BufferRef() : SharedBuffer::copy_of(body));
+}
+
+HttpStreamHandover HttpExchange::take_stream(int status) {
+  HttpStreamHandover h;
+  if (answered_ || !conn_) return h;
+  if (info_.method == HttpMethod::Head) {
+    // The head alone, without a length: a live body has none.
+    answered_ = true;
+    abandoned_ = nullptr;
+    ResponseHeadParts p;
+    p.http10 = http10();
+    p.status = status;
+    p.common = &conn_->server().common_headers();
+    p.headers = &out_headers_;
+    p.close = close_after_ || !head_.keep_alive;
+    conn_->respond(*this, SharedBuffer::copy_of(render_response_head(p)), BufferRef(), p.close);
+    return h;
+  }
+  answered_ = true;
+  abandoned_ = nullptr;
+  ResponseHeadParts p;
+  p.http10 = http10();
+  p.status = status;
+  p.common = &conn_->server().common_headers();
+  p.headers = &out_headers_;
+  p.chunked = !http10();  // HTTP/1.0: the body ends when the connection does (RFC 9112 §6.3)
+  p.close = true;
+  h.chunked = p.chunked;
+  BufferRef head = SharedBuffer::copy_of(render_response_head(p));
+  HttpConnection* c = std::exchange(conn_, nullptr);
+  h.release_slot = c->server().count_stream(c->addr());
+  // The connection lets go of this exchange: a held one may be destroyed here, so nothing of
+  // it is touched afterwards.
+  h.conn = c->hand_over(std::move(head));
+  return h;
+}
+
+HttpHeld HttpExchange::hold() {
+  held_ = true;
+  if (conn_ && !answered_) conn_->held(*this);
+  return HttpHeld(weak_from_this());
+}
+
+void HttpExchange::abandon() {
+  conn_ = nullptr;
+  if (answered_) return;
+  if (auto f = std::move(abandoned_)) {
+    abandoned_ = nullptr;
+    f();
+  }
+}
+
+}  // namespace rill::server
