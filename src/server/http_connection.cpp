@@ -57,9 +57,14 @@ void HttpConnection::arm_deadline() {
 
 void HttpConnection::check_deadline(int64_t now_ms) {
   if (state_ == State::Closed || deadline_ms_ == 0 || now_ms < deadline_ms_) return;
-  const char* what = state_ == State::Exchange ? "response not taken by the client" : "no complete request";
-  server_.context().log->info("http: {} closed: {} within http.timeout ({} ms)", peer_, what,
-                              server_.context().config->http.timeout.count());
+  const int64_t timeout = server_.context().config->http.timeout.count();
+  if (state_ == State::Head && in_.empty() && parser_.idle()) {
+    // An idle keep-alive connection (or one that never sent a byte): closed quietly.
+    server_.context().log->debug("http: {} closed: idle for http.timeout ({} ms)", peer_, timeout);
+  } else {
+    const char* what = state_ == State::Exchange ? "response not taken by the client" : "no complete request";
+    server_.context().log->info("http: {} closed: {} within http.timeout ({} ms)", peer_, what, timeout);
+  }
   close("http.timeout");
 }
 

@@ -164,26 +164,30 @@ bool HttpExchange::has_header(std::string_view name) const {
   return false;
 }
 
-size_t HttpExchange::reply(int status, const BufferRef& body) {
-  if (answered_ || !conn_) return 0;
+ResponseHeadParts HttpExchange::answer(int status) {
   answered_ = true;
   abandoned_ = nullptr;
-  // "A server MUST NOT send a Content-Length header field in any response with a status code of
-  // 1xx (Informational) or 204 (No Content)" (RFC 9110 §8.6); nor does a 304 need one.
-  const bool length = status >= 200 && status != 204 && status != 304;
-  // "The HEAD method is identical to GET except that the server MUST NOT send content in the
-  // response" (RFC 9110 §9.3.2): the head says the length the GET would have had.
-  const bool with_body = length && info_.method != HttpMethod::Head && body.size() > 0;
-  const bool close = close_after_ || !head_.keep_alive || conn_->server().shutting_down();
   ResponseHeadParts p;
   p.http10 = http10();
   p.status = status;
   p.common = &conn_->server().common_headers();
   p.headers = &out_headers_;
+  p.close = close_after_ || !head_.keep_alive || conn_->server().shutting_down();
+  return p;
+}
+
+size_t HttpExchange::reply(int status, const BufferRef& body) {
+  if (answered_ || !conn_) return 0;
+  ResponseHeadParts p = answer(status);
+  // "A server MUST NOT send a Content-Length header field in any response with a status code of
+  // 1xx (Informational) or 204 (No Content)" (RFC 9110 §8.6); nor does a 304 need one.
+  const bool length = status >= 200 && status != 204 && status != 304;
   if (length) p.content_length = body.size();
-  p.close = close;
+  // "The HEAD method is identical to GET except that the server MUST NOT send content in the
+  // response" (RFC 9110 §9.3.2): the head says the length the GET would have had.
+  const bool with_body = length && info_.method != HttpMethod::Head && body.size() > 0;
   conn_->respond(*this, SharedBuffer::copy_of(render_response_head(p)), with_body ? body : BufferRef(),
-                 close);
+                 p.close);
   return with_body ? body.size() : 0;
 }
 
@@ -194,26 +198,12 @@ size_t HttpExchange::reply(int status, std::string_view body) {
 HttpStreamHandover HttpExchange::take_stream(int status) {
   HttpStreamHandover h;
   if (answered_ || !conn_) return h;
+  ResponseHeadParts p = answer(status);
   if (info_.method == HttpMethod::Head) {
     // The head alone, without a length: a live body has none.
-    answered_ = true;
-    abandoned_ = nullptr;
-    ResponseHeadParts p;
-    p.http10 = http10();
-    p.status = status;
-    p.common = &conn_->server().common_headers();
-    p.headers = &out_headers_;
-    p.close = close_after_ || !head_.keep_alive;
     conn_->respond(*this, SharedBuffer::copy_of(render_response_head(p)), BufferRef(), p.close);
     return h;
   }
-  answered_ = true;
-  abandoned_ = nullptr;
-  ResponseHeadParts p;
-  p.http10 = http10();
-  p.status = status;
-  p.common = &conn_->server().common_headers();
-  p.headers = &out_headers_;
   p.chunked = !http10();  // HTTP/1.0: the body ends when the connection does (RFC 9112 §6.3)
   p.close = true;
   h.chunked = p.chunked;

@@ -78,6 +78,8 @@ class HttpRequestHeadParser {
 
   // Bytes held for a line not yet ended; never more than limits.max_head.
   size_t buffered() const { return line_.size(); }
+  // No byte of a request seen since the last reset() (leading empty lines aside).
+  bool idle() const { return state_ == State::RequestLine && line_.empty(); }
 
  private:
   enum class State : uint8_t { RequestLine, Fields, Complete, Error };

@@ -128,7 +128,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   friend class HttpConnection;
   friend class HttpServer;
   friend class HttpHeld;
-  void abandon();  // the connection closed first
+  void abandon();                        // the connection closed first
+  ResponseHeadParts answer(int status);  // marks it answered; the head's common parts
 
   HttpConnection* conn_;  // null once abandoned
   protocol::HttpRequestHead head_;

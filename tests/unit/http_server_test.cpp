@@ -1,0 +1,224 @@
+// HttpServer + HttpConnection + HttpExchange (server/http_server.h): the worker's HTTP/1.1 server
+// on a loopback listener, driven by a blocking client socket and the event loop in turns. What the
+// integration tests cannot reach: held exchanges (answered later, abandoned by a client that
+// leaves), the handle that reads null afterwards, a stream taken from a held exchange, the
+// request deadline, and the connection count.
+#include "rill/server/http_server.h"
+
+#include <arpa/inet.h>
+#include <event2/event.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "rill/core/event_timer_queue.h"
+#include "rill/core/log.h"
+#include "rill/media/stream.h"
+#include "rill/media/stream_output.h"
+#include "rill/net/connection.h"
+#include "rill/net/flush_scheduler.h"
+#include "rill/net/server_context.h"
+
+namespace rill::server {
+namespace {
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  HttpServerTest()
+      : base_(event_base_new()),
+        timers_(base_),
+        flusher_(base_),
+        streams_(timers_, core::make_null_logger(), media::default_outputs),
+        sessions_(timers_) {
+    config::Config cfg;
+    cfg.http.timeout = std::chrono::milliseconds(1500);
+    cfg.http.max_connections = 3;
+    ctx_.base = base_;
+    ctx_.config = std::make_shared<const config::Config>(cfg);
+    ctx_.streams = &streams_;
+    ctx_.flusher = &flusher_;
+    ctx_.timers = &timers_;
+    ctx_.sessions = &sessions_;
+    ctx_.log = core::make_null_logger();
+    server_ = std::make_unique<HttpServer>(ctx_);
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(listen_fd_, 16), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    server_->listen(listen_fd_);
+  }
+  ~HttpServerTest() override {
+    server_.reset();
+    ::close(listen_fd_);
+    event_base_free(base_);
+  }
+
+  int connect_client() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port_);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    timeval tv{0, 20 * 1000};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+  }
+  void loop(int ms = 30) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) event_base_loop(base_, EVLOOP_NONBLOCK);
+  }
+  // What the client has received so far (the loop runs between reads); "" after a close.
+  std::string read_some(int fd, int ms = 200) {
+    std::string got;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+      loop(5);
+      char buf[65536];
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n > 0) got.append(buf, static_cast<size_t>(n));
+      if (n == 0) break;
+    }
+    return got;
+  }
+  static void send_all(int fd, const std::string& s) {
+    ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+  }
+  // True once the server closed the client's connection.
+  bool closed_by_server(int fd, int ms = 3000) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+      loop(5);
+      char c;
+      const ssize_t n = ::recv(fd, &c, 1, 0);
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+    }
+    return false;
+  }
+
+  event_base* base_;
+  EventTimerQueue timers_;
+  net::FlushScheduler flusher_;
+  media::StreamRegistry streams_;
+  net::SessionSet sessions_;
+  net::ServerContext ctx_;
+  std::unique_ptr<HttpServer> server_;
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+TEST_F(HttpServerTest, HeldExchangeIsAnsweredLaterAndTheConnectionGoesOn) {
+  HttpHeld held;
+  server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact,
+                        [&](HttpExchange& ex, const HttpRequestInfo&) { held = ex.hold(); });
+  const int fd = connect_client();
+  send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(read_some(fd, 100), "");  // held: nothing yet, and the pipelined request waits
+  ASSERT_TRUE(held);
+  held.get()->add_header("Content-Type", "text/plain");
+  EXPECT_EQ(held.get()->reply(200, std::string_view("late\n")), 5u);
+  EXPECT_FALSE(held) << "an answered exchange is not reachable any more";
+  const std::string got = read_some(fd);
+  const size_t first = got.find("HTTP/1.1 200 OK\r\n");
+  const size_t second = got.find("HTTP/1.1 200 OK\r\n", first + 1);
+  ASSERT_NE(first, std::string::npos) << got;
+  ASSERT_NE(second, std::string::npos) << "the pipelined request is answered after the held one: " << got;
+  EXPECT_LT(got.find("late\n"), second);
+  EXPECT_NE(got.find("ok worker=", second), std::string::npos);
+  ::close(fd);
+}
+
+TEST_F(HttpServerTest, AClientThatLeavesAbandonsItsHeldExchange) {
+  HttpHeld held;
+  int abandoned = 0;
+  server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact,
+                        [&](HttpExchange& ex, const HttpRequestInfo&) {
+                          held = ex.hold();
+                          ex.on_abandoned([&] { ++abandoned; });
+                        });
+  const int fd = connect_client();
+  send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  loop(50);
+  ASSERT_TRUE(held);
+  EXPECT_EQ(server_->connections(), 1u);
+  ::close(fd);
+  loop(100);
+  EXPECT_EQ(abandoned, 1);
+  EXPECT_FALSE(held) << "the handle reads null once the client left";
+  EXPECT_EQ(server_->connections(), 0u);
+}
+
+TEST_F(HttpServerTest, AStreamTakenFromAHeldExchangeKeepsItsConnection) {
+  HttpHeld held;
+  server_->routes().add(HttpMethod::Get, "/live", PathMatch::Exact,
+                        [&](HttpExchange& ex, const HttpRequestInfo&) { held = ex.hold(); });
+  const int fd = connect_client();
+  send_all(fd, "GET /live HTTP/1.1\r\nHost: x\r\n\r\n");
+  loop(50);
+  ASSERT_TRUE(held);
+  // Nothing but the handover owns the exchange now: it may be destroyed inside take_stream.
+  HttpStreamHandover h = held.get()->take_stream(200);
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(h.chunked);
+  EXPECT_EQ(server_->connections(), 1u) << "a streamed body stays counted";
+  struct Sink final : net::ConnectionHandler {
+    void on_data(std::span<const uint8_t>) override {}
+    void on_close(const std::string&) override {}
+  } sink;
+  h.conn->start(sink);
+  h.conn->send(SharedBuffer::copy_of(std::string_view("5\r\nhello\r\n")));
+  const std::string got = read_some(fd);
+  EXPECT_NE(got.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("Connection: close\r\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("\r\n\r\n5\r\nhello\r\n"), std::string::npos) << got;
+  h.conn->close("done");
+  h.conn.reset();
+  h.release_slot();
+  h.release_slot();  // once only
+  EXPECT_EQ(server_->connections(), 0u);
+  ::close(fd);
+}
+
+TEST_F(HttpServerTest, ARequestMustArriveWithinTheTimeout) {
+  const int slow = connect_client();
+  send_all(slow, "GET /healthz HTTP/1.1\r\nHo");  // half a head, then silence
+  const int idle = connect_client();              // nothing at all
+  EXPECT_TRUE(closed_by_server(slow, 3500));
+  EXPECT_TRUE(closed_by_server(idle, 1000));
+  ::close(slow);
+  ::close(idle);
+}
+
+TEST_F(HttpServerTest, ConnectionsOverTheLimitAreClosedAtOnce) {
+  int fds[4];
+  for (int& fd : fds) fd = connect_client();
+  loop(50);
+  EXPECT_EQ(server_->connections(), 3u);
+  EXPECT_TRUE(closed_by_server(fds[3], 500));
+  send_all(fds[0], "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(read_some(fds[0]).find("http_connections=3"), std::string::npos);
+  for (int fd : fds) ::close(fd);
+}
+
+TEST_F(HttpServerTest, MalformedRequestIsAnsweredAndClosed) {
+  const int fd = connect_client();
+  send_all(fd, "GET /healthz HTTP/1.1\r\nBad Header: x\r\n\r\n");
+  const std::string got = read_some(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << got;
+  EXPECT_NE(got.find("Connection: close\r\n"), std::string::npos);
+  EXPECT_TRUE(closed_by_server(fd, 500));
+  ::close(fd);
+}
+
+}  // namespace
+}  // namespace rill::server
