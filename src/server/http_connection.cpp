@@ -12,20 +12,6 @@ namespace {
 // kernel holds the rest) until the exchange is done.
 constexpr size_t kMaxBufferedInput = 64 * 1024;
 
-std::optional<HttpMethod> method_of(std::string_view token) {
-  // RFC 9110 §9.1: method names are case-sensitive.
-  if (token == "GET") return HttpMethod::Get;
-  if (token == "HEAD") return HttpMethod::Head;
-  if (token == "POST") return HttpMethod::Post;
-  if (token == "PUT") return HttpMethod::Put;
-  if (token == "DELETE") return HttpMethod::Delete;
-  if (token == "OPTIONS") return HttpMethod::Options;
-  if (token == "PATCH") return HttpMethod::Patch;
-  if (token == "TRACE") return HttpMethod::Trace;
-  if (token == "CONNECT") return HttpMethod::Connect;
-  return std::nullopt;
-}
-
 protocol::HttpParseLimits limits_of(const config::HttpConfig& hc) {
   protocol::HttpParseLimits l;
   l.max_head = hc.max_header_size;
@@ -177,7 +163,7 @@ void HttpConnection::process() {
 
 void HttpConnection::dispatch() {
   net::ServerContext& ctx = server_.context();
-  const std::optional<HttpMethod> method = method_of(head_.method);
+  const std::optional<HttpMethod> method = method_from_token(head_.method);
   if (!method) {
     // RFC 9110 §9.1: "An origin server that receives a request method that is unrecognized or not
     // implemented SHOULD respond with the 501 (Not Implemented) status code".
@@ -194,7 +180,7 @@ void HttpConnection::dispatch() {
   head_ = {};
   body_.clear();
   state_ = State::Exchange;
-  deadline_ms_ = 0;
+  deadline_ms_ = 0;                              // no deadline while the handler has it (held() keeps it so)
   std::shared_ptr<HttpExchange> ex = exchange_;  // the handler may end the connection meanwhile
   server_.handle(*ex);
   if (state_ == State::Closed || ex != exchange_) return;

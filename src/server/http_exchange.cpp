@@ -217,7 +217,6 @@ HttpStreamHandover HttpExchange::take_stream(int status) {
 }
 
 HttpHeld HttpExchange::hold() {
-  held_ = true;
   if (conn_ && !answered_) conn_->held(*this);
   return HttpHeld(weak_from_this());
 }

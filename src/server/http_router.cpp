@@ -2,15 +2,16 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace rill::server {
 
 namespace {
 
-constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,   HttpMethod::Head,    HttpMethod::Post,
-                                      HttpMethod::Put,   HttpMethod::Delete,  HttpMethod::Patch,
-                                      HttpMethod::Options, HttpMethod::Trace, HttpMethod::Connect};
+constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,     HttpMethod::Head,   HttpMethod::Post,
+                                      HttpMethod::Put,     HttpMethod::Delete, HttpMethod::Patch,
+                                      HttpMethod::Options, HttpMethod::Trace,  HttpMethod::Connect};
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -64,17 +65,36 @@ StreamPath stream_path(StreamRoute kind, std::string_view app, std::string_view 
 
 const char* method_name(HttpMethod m) {
   switch (m) {
-    case HttpMethod::Get: return "GET";
-    case HttpMethod::Head: return "HEAD";
-    case HttpMethod::Post: return "POST";
-    case HttpMethod::Put: return "PUT";
-    case HttpMethod::Delete: return "DELETE";
-    case HttpMethod::Patch: return "PATCH";
-    case HttpMethod::Options: return "OPTIONS";
-    case HttpMethod::Trace: return "TRACE";
-    case HttpMethod::Connect: return "CONNECT";
+    case HttpMethod::Get:
+      return "GET";
+    case HttpMethod::Head:
+      return "HEAD";
+    case HttpMethod::Post:
+      return "POST";
+    case HttpMethod::Put:
+      return "PUT";
+    case HttpMethod::Delete:
+      return "DELETE";
+    case HttpMethod::Patch:
+      return "PATCH";
+    case HttpMethod::Options:
+      return "OPTIONS";
+    case HttpMethod::Trace:
+      return "TRACE";
+    case HttpMethod::Connect:
+      return "CONNECT";
   }
   return "?";
+}
+
+std::optional<HttpMethod> method_from_token(std::string_view token) {
+  // RFC 9110 §9.1: method names are case-sensitive.
+  for (HttpMethod m :
+       {HttpMethod::Get, HttpMethod::Head, HttpMethod::Post, HttpMethod::Put, HttpMethod::Delete,
+        HttpMethod::Patch, HttpMethod::Options, HttpMethod::Trace, HttpMethod::Connect}) {
+    if (token == method_name(m)) return m;
+  }
+  return std::nullopt;
 }
 
 std::string HttpMethods::list() const {
@@ -89,10 +109,13 @@ std::string HttpMethods::list() const {
 
 int target_error_status(TargetError e) {
   switch (e) {
-    case TargetError::None: return 200;
-    case TargetError::TooLong: return 414;  // RFC 9110 §15.5.15 URI Too Long
+    case TargetError::None:
+      return 200;
+    case TargetError::TooLong:
+      return 414;  // RFC 9110 §15.5.15 URI Too Long
     case TargetError::Malformed:
-    case TargetError::Traversal: return 400;
+    case TargetError::Traversal:
+      return 400;
   }
   return 400;
 }
@@ -127,18 +150,22 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
     query = uri.substr(q + 1);
   }
   if (path.size() > limits.max_path)
-    return target_error(TargetError::TooLong, "path longer than " + std::to_string(limits.max_path) + " bytes");
+    return target_error(TargetError::TooLong,
+                        "path longer than " + std::to_string(limits.max_path) + " bytes");
   if (query.size() > limits.max_query)
-    return target_error(TargetError::TooLong, "query longer than " + std::to_string(limits.max_query) + " bytes");
+    return target_error(TargetError::TooLong,
+                        "query longer than " + std::to_string(limits.max_query) + " bytes");
   if (path.empty() || path[0] != '/') return target_error(TargetError::Malformed, "path must start with '/'");
   RequestTarget t;
-  if (!percent_decode(path, t.path)) return target_error(TargetError::Malformed, "malformed percent-encoding in path");
+  if (!percent_decode(path, t.path))
+    return target_error(TargetError::Malformed, "malformed percent-encoding in path");
   for (unsigned char c : t.path) {
     if (c < 0x20 || c == 0x7f || c == '\\')
       return target_error(TargetError::Malformed, "control character or backslash in path");
   }
   if (has_dot_segment(t.path)) return target_error(TargetError::Traversal, "path traversal");
-  if (t.path.find("//") != std::string::npos) return target_error(TargetError::Malformed, "empty path segment");
+  if (t.path.find("//") != std::string::npos)
+    return target_error(TargetError::Malformed, "empty path segment");
   t.query = std::string(query);
   return t;
 }

@@ -138,7 +138,6 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   std::vector<std::pair<std::string, std::string>> out_headers_;
   std::function<void()> abandoned_;
   bool answered_ = false;
-  bool held_ = false;
   bool close_after_ = false;
 };
 

@@ -14,6 +14,7 @@
 // (http_server.h) runs these on every request; the fuzz target runs them on raw input.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,8 @@ enum class HttpMethod : uint16_t {
   Connect = 1 << 8,
 };
 const char* method_name(HttpMethod m);
+// The method a request line names ("GET"), or nullopt for one this server does not know (501).
+std::optional<HttpMethod> method_from_token(std::string_view token);
 
 // A set of methods.
 class HttpMethods {
