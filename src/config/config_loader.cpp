@@ -54,7 +54,7 @@ const std::vector<std::string_view> kRtmpKeys = {"listen",
                                                  "tls_key"};
 const std::vector<std::string_view> kHttpKeys = {
     "listen",      "max_header_size",        "max_body_size", "timeout",  "max_connections", "cors_origin",
-    "send_buffer", "notsent_lowat", "max_connections_per_ip", "tls_listen", "tls_cert", "tls_key"};
+    "send_buffer", "notsent_lowat", "max_connections_per_ip", "sendfile",   "tls_listen", "tls_cert", "tls_key"};
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache",
                                                 "gop_cache_max_bytes",
@@ -187,6 +187,7 @@ HttpConfig read_http(const YamlReader& reader, const YamlField& f, std::vector<P
   map.read_size("send_buffer", http.send_buffer, 0, 64 * kMiB);
   map.read_size("notsent_lowat", http.notsent_lowat, 0, 64 * kMiB);
   read_connections_per_ip(map, http.max_connections_per_ip);
+  map.read_bool("sendfile", http.sendfile);
   read_http_tls(reader, map, http);
   return http;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <limits.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -97,6 +98,8 @@ void Connection::teardown() {
   read_armed_ = write_armed_ = write_event_pinned_ = false;
   queue_.clear();
   staged_bytes_ = 0;
+  file_.reset();
+  file_sent_ = 0;
   fd_.reset();
 }
 
@@ -177,17 +180,47 @@ Connection::ReadResult PlainConnection::read_some(uint8_t* buf, size_t len) {
 
 void PlainConnection::flush() {
   if (state_ == State::Closed || send_in_ring()) return;  // ring_sent() goes on from there
-  if (flusher_.send_via_ring(this, fd_.get(), queue_, kMaxIov)) return;
+  // With a file behind the queue (a response head) this connection sends on its own: the head
+  // needs MSG_MORE, and sendfile has no ring path here.
+  if (!file_ && flusher_.send_via_ring(this, fd_.get(), queue_, kMaxIov)) return;
   iovec iov[kMaxIov];
   while (!queue_.empty()) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = queue_.fill_iov(iov, kMaxIov);
     // sendmsg is writev with flags: MSG_NOSIGNAL turns a closed peer into EPIPE, not SIGPIPE.
-    const ssize_t w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    const ssize_t w = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | (file_ ? MSG_MORE : 0));
     if (!sent(w < 0 ? -errno : w)) return;
   }
+  if (file_ && !send_file_rest()) return;
   flushed();
+}
+
+bool PlainConnection::send_file(std::shared_ptr<const FileBody> file) {
+  if (state_ == State::Closed || file_ || !file || !file->fd) return false;
+  if (file->size == 0) return true;
+  file_ = std::move(file);
+  file_sent_ = 0;
+  flusher_.request_now(this);
+  return true;
+}
+
+bool PlainConnection::send_file_rest() {
+  while (file_sent_ < file_->size) {
+    // sendfile(2) has no MSG_NOSIGNAL: the worker ignores SIGPIPE (process/signals.cpp), so a
+    // closed peer reads as EPIPE here too.
+    off_t offset = static_cast<off_t>(file_sent_);
+    const ssize_t w = ::sendfile(fd_.get(), file_->fd.get(), &offset, file_->size - file_sent_);
+    if (w > 0) {
+      file_sent_ += static_cast<size_t>(w);
+      bytes_out_ += static_cast<uint64_t>(w);
+    } else if (!write_failed(w < 0 ? -errno : -EIO)) {  // 0: the file is shorter than it said
+      return false;
+    }
+  }
+  file_.reset();
+  file_sent_ = 0;
+  return true;
 }
 
 void PlainConnection::ring_sent(int result) {
@@ -201,6 +234,10 @@ bool PlainConnection::sent(ssize_t w) {
     bytes_out_ += static_cast<uint64_t>(w);
     return true;
   }
+  return write_failed(w);
+}
+
+bool PlainConnection::write_failed(ssize_t w) {
   if (w == -EINTR) return true;
   if (w == -EAGAIN || w == -EWOULDBLOCK) {
     wait_writable(true);

@@ -195,7 +195,14 @@ void HttpConnection::held(HttpExchange&) {
 void HttpConnection::respond(HttpExchange&, BufferRef head, BufferRef body, bool close_after) {
   if (state_ == State::Closed) return;
   conn_->send(std::move(head));
-  if (body) conn_->send(std::move(body));
+  if (body) {
+    // A segment fetched by many clients goes by sendfile from its memory file (http.sendfile).
+    std::shared_ptr<const net::FileBody> file;
+    if (body.size() >= HttpFileBodies::kMinBytes && server_.context().config->http.sendfile &&
+        !conn_->secure())
+      file = server_.file_bodies().file_for(body);
+    if (!file || !conn_->send_file(std::move(file))) conn_->send(std::move(body));
+  }
   arm_deadline();  // the response must leave within http.timeout
   if (close_after) {
     conn_->close_after_flush("response with Connection: close");

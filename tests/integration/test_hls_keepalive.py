@@ -1,9 +1,10 @@
 """HLS over persistent connections: several requests on one TCP connection (HTTP/1.1 by
 default, HTTP/1.0 with "Connection: keep-alive"), each body byte-exact with what a fresh
 connection gets; pipelined requests answered in order (RFC 9112 §9.3.2); a request body (plain or
-chunked, after "Expect: 100-continue") read before the next request on the same connection. The
-responses leave from the segment's shared buffer (src/server/http_connection.cpp), the head and
-the body in one send.
+chunked, after "Expect: 100-continue") read before the next request on the same connection. All of
+it twice: with http.sendfile on (a segment leaves by sendfile from a memory file written once,
+src/server/http_file_bodies.cpp) and off (from the segment's shared buffer, head and body in one
+send).
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... python3 -m unittest -v test_hls_keepalive
 """
@@ -69,9 +70,13 @@ def closed_by_peer(sock, timeout=10):
 
 
 class HlsKeepAliveTest(unittest.TestCase):
+    SENDFILE = True  # http.sendfile: segments leave by sendfile from a memory file
+
     @classmethod
     def setUpClass(cls):
-        cls.rill = Rill(hls_config())
+        config = hls_config()
+        config['http'] = {'sendfile': cls.SENDFILE}
+        cls.rill = Rill(config)
         cls.pub = None
         try:
             offset = cls.rill.log_offset()
@@ -134,6 +139,26 @@ class HlsKeepAliveTest(unittest.TestCase):
             self.assertEqual(status, 200)
             self.assertIn(body, (before, after))
             self.assertTrue(body.startswith(b'#EXTM3U'))
+
+    def memory_files(self):
+        """The workers' descriptors of HLS bodies kept as memory files: {(pid, fd)}."""
+        return {(pid, fd) for pid in self.rill.worker_pids()
+                for fd, target in rilltest.fd_targets(pid).items() if 'memfd:rill-body' in target}
+
+    def test_a_segment_is_sent_from_one_memory_file(self):
+        """http.sendfile on: the first response of a segment writes it into a memory file (seen in
+        /proc as memfd:rill-body), later responses send that file again, byte-exact; off: none."""
+        path = self.segment_paths()[-1]
+        first, headers = self.fresh(path)
+        self.assertEqual(len(first), int(headers['content-length']))
+        files = self.memory_files()
+        if not self.SENDFILE:
+            self.assertEqual(files, set(), 'http.sendfile is off, yet the worker made memory files')
+            return
+        self.assertTrue(files, 'no memfd:rill-body descriptor in the worker after a segment')
+        for _ in range(3):
+            self.assertEqual(self.fresh(path)[0], first)
+        self.assertEqual(self.memory_files(), files, 'the same segment was written into another memory file')
 
     def test_http10_keep_alive_when_asked(self):
         sock = self.connect()
@@ -223,6 +248,11 @@ class HlsKeepAliveTest(unittest.TestCase):
         status, _, _ = read_response(sock)
         self.assertEqual(status, 200)
         self.assertTrue(closed_by_peer(sock), 'Connection: close ends the connection after the response')
+
+
+class HlsKeepAliveFromMemoryTest(HlsKeepAliveTest):
+    """The same exchanges with http.sendfile off: bodies leave from the segment's buffer."""
+    SENDFILE = False
 
 
 if __name__ == '__main__':

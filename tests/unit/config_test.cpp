@@ -73,6 +73,7 @@ TEST(Config, DefaultValues) {
   EXPECT_EQ(c.http.timeout, seconds(30));
   EXPECT_EQ(c.http.max_connections, 10000u);
   EXPECT_EQ(c.http.cors_origin, "*");
+  EXPECT_FALSE(c.http.sendfile);
   EXPECT_EQ(c.rtmp.send_buffer, 32 * kKiB);
   EXPECT_EQ(c.http.send_buffer, 32 * kKiB);
   ASSERT_EQ(c.apps.size(), 1u);
@@ -126,6 +127,7 @@ http:
   timeout: 15s
   max_connections: 600
   cors_origin: ""
+  sendfile: true
 worker_link: { idle_grace: 1s }
 apps:
   live:
@@ -163,6 +165,7 @@ apps:
   EXPECT_EQ(c.http.timeout, seconds(15));
   EXPECT_EQ(c.http.max_connections, 600u);
   EXPECT_EQ(c.http.cors_origin, "");
+  EXPECT_TRUE(c.http.sendfile);
   EXPECT_EQ(c.worker_link.idle_grace, seconds(1));
   ASSERT_EQ(c.apps.size(), 2u);
   const AppConfig& live = c.apps.at("live");

@@ -8,12 +8,15 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -33,6 +36,8 @@ struct Recorder final : ConnectionHandler {
   size_t largest_slice = 0;
   std::function<void()> after_data;  // runs after each delivery
   std::function<void()> after_close;
+  size_t drains = 0;
+  void on_drained() override { ++drains; }
   void on_data(std::span<const uint8_t> b) override {
     data.append(reinterpret_cast<const char*>(b.data()), b.size());
     largest_slice = std::max(largest_slice, b.size());
@@ -273,6 +278,77 @@ TEST_P(ConnectionTest, NewQueueLimitsKeepWhatIsQueued) {
   EXPECT_EQ(got, "bcdef");
 }
 
+// ---------------------------------------------------------------- send_file
+
+std::shared_ptr<const FileBody> file_of(const std::string& s) {
+  auto f = memory_file_of({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+  EXPECT_NE(f, nullptr) << "memfd_create: " << std::strerror(errno);
+  return f;
+}
+
+TEST_P(ConnectionTest, AFileFollowsTheQueueByteExactUnderBackPressure) {
+  const int small = 4096;
+  ASSERT_EQ(::setsockopt(ours.get(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+  ASSERT_EQ(::setsockopt(peer.get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+  conn = plain();
+  conn->start(rec);
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 300001\r\n\r\n";
+  const std::string body = pattern(300001, 3);
+  const auto file = file_of(body);
+  ASSERT_TRUE(file);
+  conn->send(SharedBuffer::copy_of(std::string_view(head)));
+  ASSERT_TRUE(conn->send_file(file));
+  EXPECT_FALSE(conn->send_file(file_of("second"))) << "one pending file at a time";
+  EXPECT_EQ(conn->queued_bytes(), head.size() + body.size());
+  event_base_loop(base.get(), EVLOOP_NONBLOCK);  // the first flush fills the socket
+  EXPECT_GT(conn->queued_bytes(), 0u);
+  EXPECT_EQ(rec.drains, 0u) << "drained before the file was out";
+  std::string got;
+  ASSERT_TRUE(run_until([&] { return got.size() >= head.size() + body.size() && rec.drains > 0; }, 10000,
+                        [&] { drain_peer(got, 3000); }));
+  EXPECT_EQ(got, head + body);
+  EXPECT_EQ(conn->queued_bytes(), 0u);
+  EXPECT_EQ(conn->bytes_out(), head.size() + body.size());
+  EXPECT_EQ(rec.drains, 1u);
+  EXPECT_EQ(file.use_count(), 1) << "the connection let go of the file";
+  // The connection goes on as before: more bytes, another file.
+  conn->send(SharedBuffer::copy_of(std::string_view("next")));
+  ASSERT_TRUE(run_until([&] { drain_peer(got); return got.size() == head.size() + body.size() + 4; }));
+  ASSERT_TRUE(conn->send_file(file));
+  ASSERT_TRUE(run_until([&] { drain_peer(got); return got.size() == head.size() + 2 * body.size() + 4; }, 10000));
+  EXPECT_EQ(got.substr(head.size() + body.size() + 4), body);
+}
+
+TEST_P(ConnectionTest, CloseAfterFlushWaitsForThePendingFile) {
+  conn = plain();
+  conn->start(rec);
+  const std::string body = pattern(1 << 20, 5);
+  conn->send(SharedBuffer::copy_of(std::string_view("head;")));
+  ASSERT_TRUE(conn->send_file(file_of(body)));
+  conn->close_after_flush("answered");
+  std::string got;
+  bool open = true;
+  ASSERT_TRUE(run_until([&] { return !open; }, 5000, [&] { open = drain_peer(got); }));
+  EXPECT_EQ(got, "head;" + body);
+  EXPECT_EQ(rec.closes, std::vector<std::string>{"answered"});
+}
+
+TEST_P(ConnectionTest, AFileToAClosedPeerIsAnError) {
+  // sendfile(2) has no MSG_NOSIGNAL: the worker ignores SIGPIPE (process/signals.cpp), as here.
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &old), 0);
+  conn = plain();
+  conn->start(rec);
+  peer.reset();
+  ASSERT_TRUE(conn->send_file(file_of(pattern(300000))));
+  ASSERT_TRUE(run_until([&] { return !rec.closes.empty(); }));
+  ::sigaction(SIGPIPE, &old, nullptr);
+  EXPECT_EQ(rec.closes.size(), 1u);
+  EXPECT_TRUE(rec.closes[0] == "peer closed" || rec.closes[0].rfind("write: ", 0) == 0) << rec.closes[0];
+  EXPECT_EQ(conn->queued_bytes(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(SendMethod, ConnectionTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "io_uring" : "sendmsg"; });
 
@@ -360,6 +436,7 @@ TEST_F(TlsTest, HandshakeBothDirectionsAndClose) {
   ASSERT_TRUE(run_until([&] { return rec.data == "hello over tls"; })) << (rec.closes.empty() ? "" : rec.closes[0]);
   EXPECT_TRUE(conn->secure());
   EXPECT_TRUE(static_cast<TlsConnection&>(*conn).handshake_done());
+  EXPECT_FALSE(conn->send_file(file_of("a file"))) << "TLS sends bytes, not files: the caller queues them";
   // The other way, more than one record, in many shared buffers.
   std::string expected;
   for (size_t i = 0; i < 300; ++i) {

@@ -29,6 +29,7 @@
 
 #include "rill/core/buffer.h"
 #include "rill/media/output_queue.h"
+#include "rill/net/file_body.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/socket.h"
 
@@ -82,8 +83,16 @@ class Connection : public Flushable {
   void flush_now() {
     if (state_ != State::Closed) flusher_.request_now(this);
   }
+  // A body from a file, sent after what is queued with sendfile(2): the kernel references the
+  // file's pages instead of copying bytes (an HLS segment that hundreds of clients fetch). True
+  // when taken; false where this flavour cannot (TLS encrypts bytes, not files) or a file is
+  // already pending — the caller then queues the bytes. Nothing may be queued behind it before
+  // on_drained(): the queue would overtake the file.
+  virtual bool send_file(std::shared_ptr<const FileBody> /*file*/) { return false; }
   // Back-pressure: bytes accepted but not yet handed to the kernel.
-  size_t queued_bytes() const { return queue_.bytes() + staged_bytes_; }
+  size_t queued_bytes() const {
+    return queue_.bytes() + staged_bytes_ + (file_ ? file_->size - file_sent_ : 0);
+  }
 
   // ---- input
   // Stops delivering bytes (a decision is pending) until resume_reading(); the kernel buffers.
@@ -146,7 +155,9 @@ class Connection : public Flushable {
   FlushScheduler& flusher_;
   UniqueFd fd_;
   media::OutputQueue queue_;
-  size_t staged_bytes_ = 0;  // TLS: taken from the queue into the record being written
+  size_t staged_bytes_ = 0;               // TLS: taken from the queue into the record being written
+  std::shared_ptr<const FileBody> file_;  // plain: sent once the queue is empty (send_file)
+  size_t file_sent_ = 0;
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
   State state_ = State::Open;
@@ -191,13 +202,21 @@ class PlainConnection final : public Connection {
       : Connection(base, flusher, std::move(fd), std::move(peer)) {}
   // One sendmsg per IOV_MAX buffers until the queue is empty or the socket is full. Inside a
   // FlushScheduler batch with an io_uring, the send is prepared there and continues in ring_sent().
+  // A pending file (send_file) follows the queue: the queue's last send carries MSG_MORE, so the
+  // head and the start of the body leave in one segment, and sendfile goes on from there.
   void flush() override;
+  bool send_file(std::shared_ptr<const FileBody> file) override;
 
  private:
   ReadResult read_some(uint8_t* buf, size_t len) override;
   void ring_sent(int result) override;
-  // A write returned w (bytes, or -errno): consume, wait for writability, or fail. True: go on.
+  // A write of the queue returned w (bytes, or -errno): consume, wait for writability, or fail.
+  // True: go on.
   bool sent(ssize_t w);
+  // w ≤ 0 from any write: true for EINTR (retry); else waits for writability or fails, false.
+  bool write_failed(ssize_t w);
+  // sendfile until the pending file is out (true) or the socket is full or failed (false).
+  bool send_file_rest();
 };
 
 }  // namespace rill::net

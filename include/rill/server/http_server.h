@@ -24,6 +24,7 @@
 #include "rill/net/server_context.h"
 #include "rill/net/tls_connection.h"
 #include "rill/server/http_exchange.h"
+#include "rill/server/http_file_bodies.h"
 #include "rill/server/http_router.h"
 
 struct event;
@@ -74,6 +75,9 @@ class HttpServer {
   bool shutting_down() const { return shutting_down_; }
   // "Server", "X-Rill-Worker" and "Date" lines of every response, rendered once a second.
   const std::string& common_headers();
+  // Large bodies of plain connections as memory files (http.sendfile), shared by the worker's
+  // connections.
+  HttpFileBodies& file_bodies() { return file_bodies_; }
 
  private:
   struct Listener {
@@ -100,6 +104,7 @@ class HttpServer {
   std::vector<HttpConnection*> dead_;          // deleted on the next loop turn (never on their own stack)
   size_t streamed_ = 0;                        // handed to streamed bodies, still counted
   core::AddressCounter per_address_;           // http.max_connections_per_ip
+  HttpFileBodies file_bodies_;
   event* sweep_ev_ = nullptr;
   event* reap_ev_ = nullptr;
   std::string common_;
