@@ -27,6 +27,9 @@
 #include <openssl/opensslv.h>
 #include <spdlog/version.h>
 #include <yaml-cpp/yaml.h>
+#ifdef RILL_HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
 #ifdef RILL_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
@@ -99,6 +102,25 @@ void print_versions() {
               sd.empty() ? "(statically linked)" : std::filesystem::path(sd).filename().c_str());
 #else
   std::printf("libsystemd: not built in (no sd_notify)\n");
+#endif
+#ifdef RILL_HAVE_JEMALLOC
+  // The allocator: its version through mallctl(3), and whether malloc() really lands in it (a
+  // library loaded ahead of it, LD_PRELOAD, could take the symbol): this thread's allocated-bytes
+  // counter must grow by a malloc.
+  const char* je = nullptr;
+  size_t len = sizeof je;
+  const bool named = mallctl("version", &je, &len, nullptr, 0) == 0 && je;
+  uint64_t before = 0, after = 0;
+  len = sizeof before;
+  mallctl("thread.allocated", &before, &len, nullptr, 0);
+  void* volatile probe = std::malloc(4096);  // volatile: a malloc/free pair may be elided
+  len = sizeof after;
+  mallctl("thread.allocated", &after, &len, nullptr, 0);
+  std::free(probe);
+  std::printf("malloc: jemalloc %s%s\n", named ? je : "(version unknown)",
+              after >= before + 4096 ? "" : " (linked, but malloc() is served by another allocator)");
+#else
+  std::printf("malloc: the C library's\n");
 #endif
 }
 

@@ -1,9 +1,11 @@
 #include "rill/process/memory_policy.h"
 
+#include <dlfcn.h>
 #include <event2/event.h>
 #include <malloc.h>
 
 #include <cstddef>
+#include <filesystem>
 
 namespace rill::process {
 
@@ -13,7 +15,17 @@ constexpr size_t kTrimWhenFree = 8u << 20;  // free bytes held by the heap worth
 constexpr time_t kCheckEverySeconds = 2;
 }  // namespace
 
+std::string malloc_library() {
+  Dl_info info{};
+  void* sym = ::dlsym(RTLD_DEFAULT, "malloc");
+  if (!sym || !::dladdr(sym, &info) || !info.dli_fname) return {};
+  return std::filesystem::path(info.dli_fname).filename().string();
+}
+
+bool glibc_malloc() { return malloc_library().starts_with("libc.so"); }
+
 void apply_worker_malloc_policy() {
+  if (!glibc_malloc()) return;
   ::mallopt(M_MMAP_THRESHOLD, kMmapThreshold);  // setting it turns the dynamic threshold off
   ::mallopt(M_TRIM_THRESHOLD, 2 * kMmapThreshold);
   ::mallopt(M_ARENA_MAX, 1);

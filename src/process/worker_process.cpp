@@ -168,7 +168,8 @@ void run_worker_process(WorkerProcessParams p) {
 
     st.worker = std::make_unique<server::Worker>(st.base, worker_context(p, st));
     st.worker->start();
-    auto trimmer = std::make_unique<HeapTrimmer>(st.base);  // freed memory goes back to the system
+    // Freed memory goes back to the system: glibc needs the trimmer; jemalloc purges by itself.
+    auto trimmer = glibc_malloc() ? std::make_unique<HeapTrimmer>(st.base) : nullptr;
 
     std::vector<event*> events;
     for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2}) {

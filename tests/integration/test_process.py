@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 
-from rilltest import (Rill, SOURCE_DIR, fd_count, fd_targets, ffmpeg_publish, free_port,
+from rilltest import (BUILD_DIR, Rill, SOURCE_DIR, fd_count, fd_targets, ffmpeg_publish, free_port,
                       make_test_media, pid_alive, port_open, proc_children, proc_cmdline,
                       proc_state, process_log, require_tool, rill_binary, rill_cli, run,
                       stop_process, to_yaml, wait_until)
@@ -18,6 +18,28 @@ from rilltest import (Rill, SOURCE_DIR, fd_count, fd_targets, ffmpeg_publish, fr
 
 def socket_inodes(pid):
     return {t for t in fd_targets(pid).values() if t.startswith('socket:')}
+
+
+def cmake_cache(name):
+    """The value of `name` in the build's CMakeCache.txt, or None."""
+    try:
+        with open(os.path.join(BUILD_DIR, 'CMakeCache.txt')) as f:
+            for line in f:
+                if line.startswith(name + ':'):
+                    return line.split('=', 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def expects_jemalloc():
+    """Whether the build under test links jemalloc as its malloc (see CMakeLists.txt)."""
+    if not BUILD_DIR or cmake_cache('RILL_ALLOCATOR') != 'jemalloc':
+        return False
+    if any(cmake_cache(o) in ('ON', 'TRUE', '1') for o in ('RILL_SANITIZE', 'RILL_SANITIZE_UB', 'RILL_FUZZ')):
+        return False
+    lib = cmake_cache('JEMALLOC_LIBRARY')
+    return bool(lib) and not lib.endswith('NOTFOUND')
 
 
 class MasterWorkersTest(unittest.TestCase):
@@ -385,6 +407,13 @@ class CommandLineTest(unittest.TestCase):
                     r'fmt \d+\.\d+\.\d+', r'libsystemd'):
             self.assertRegex(res.stdout, lib)
         self.assertEqual(rill_cli('--version').stdout, res.stdout)
+        # The allocator (CMakeLists.txt, RILL_ALLOCATOR): jemalloc in a plain build where it was
+        # found, and then it must really serve malloc(); sanitizer builds keep the C library's.
+        if expects_jemalloc():
+            self.assertRegex(res.stdout, r'malloc: jemalloc \d+\.\d+')
+            self.assertNotIn('served by another allocator', res.stdout)
+        elif BUILD_DIR:
+            self.assertIn("malloc: the C library's", res.stdout)
         res = rill_cli('-h')
         self.assertEqual(res.returncode, 0)
         self.assertIn('Usage: rill', res.stdout)

@@ -8,16 +8,28 @@
 //  - One malloc arena (M_ARENA_MAX 1): the worker's allocations never spread over arenas.
 //  - malloc_trim(0) every few seconds, only after the heap grew by more than 8 MiB since the last
 //    trim (mallinfo2): free pages inside the heap are returned too (madvise), not only its top.
+// All of it is glibc's: where malloc is another allocator's (jemalloc, linked by default since it
+// measured cheaper, CMakeLists.txt; one preloaded; a sanitizer's), that allocator returns memory by
+// its own rules (jemalloc: dirty pages purged over 10 s, blocks over 8 MiB at once) and the policy
+// stays off.
 #include <memory>
+#include <string>
 
 struct event_base;
 struct event;
 
 namespace rill::process {
 
-// Call once, early in the worker process, before it allocates much.
+// The shared object malloc() comes from ("libc.so.6", "libjemalloc.so.2"; the executable's own
+// path under a sanitizer), as the dynamic linker resolved it.
+std::string malloc_library();
+// Whether malloc() is glibc's, so that the policy below applies.
+bool glibc_malloc();
+
+// Call once, early in the worker process, before it allocates much. A no-op unless glibc_malloc().
 void apply_worker_malloc_policy();
 
+// Create only where glibc_malloc().
 class HeapTrimmer {
  public:
   explicit HeapTrimmer(event_base* base);
