@@ -198,8 +198,7 @@ void HttpConnection::respond(HttpExchange&, BufferRef head, BufferRef body, bool
   if (body) {
     // A segment fetched by many clients goes by sendfile from its memory file (http.sendfile).
     std::shared_ptr<const net::FileBody> file;
-    if (body.size() >= HttpFileBodies::kMinBytes && server_.context().config->http.sendfile &&
-        !conn_->secure())
+    if (server_.context().config->http.sendfile && !conn_->secure())
       file = server_.file_bodies().file_for(body);
     if (!file || !conn_->send_file(std::move(file))) conn_->send(std::move(body));
   }

@@ -14,8 +14,9 @@
 // An entry keeps its buffer alive (a BufferRef), so a buffer's address cannot be reused while it
 // is a key; an entry whose buffer nobody else holds any more (the segment left the store) is
 // dropped on the next insert. A file in flight is shared by the connections sending it and
-// outlives its entry. When no memory file can be made (seccomp, an old kernel) the cache turns
-// itself off and bodies go from memory as before.
+// outlives its entry. When no memory file can be made the body goes from memory as before; where
+// memfd_create is refused for good (ENOSYS, EPERM, EACCES: seccomp, an old kernel) the cache turns
+// itself off, anything else (EMFILE, ENOMEM) is tried again with the next buffer.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -50,7 +51,7 @@ class HttpFileBodies {
 
   std::unordered_map<const SharedBuffer*, Entry> entries_;
   uint64_t files_made_ = 0;
-  bool disabled_ = false;  // memfd_create failed once: not retried per request
+  bool disabled_ = false;  // memfd_create refused for good: not retried per request
 };
 
 }  // namespace rill::server
