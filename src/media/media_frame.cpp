@@ -1,7 +1,10 @@
 #include "rill/media/media_frame.h"
 
+#include <string>
+
 #include "rill/protocol/chunk_writer.h"
 #include "rill/protocol/flv_file.h"
+#include "rill/protocol/http_chunk.h"
 #include "rill/protocol/rtmp_message.h"
 
 namespace rill::media {
@@ -9,9 +12,12 @@ namespace rill::media {
 namespace {
 uint32_t csid_for(MediaType t) {
   switch (t) {
-    case MediaType::Audio: return kRtmpCsidAudio;
-    case MediaType::Video: return kRtmpCsidVideo;
-    case MediaType::Data: return kRtmpCsidData;
+    case MediaType::Audio:
+      return kRtmpCsidAudio;
+    case MediaType::Video:
+      return kRtmpCsidVideo;
+    case MediaType::Data:
+      return kRtmpCsidData;
   }
   return kRtmpCsidData;
 }
@@ -32,8 +38,18 @@ const BufferRef& MediaFrame::rtmp_chunks(uint32_t chunk_size) const {
 }
 
 const BufferRef& MediaFrame::flv_tag() const {
-  if (!flv_cache_) flv_cache_ = protocol::serialize_flv_tag(static_cast<uint8_t>(type), timestamp, payload.span());
+  if (!flv_cache_)
+    flv_cache_ = protocol::serialize_flv_tag(static_cast<uint8_t>(type), timestamp, payload.span());
   return flv_cache_;
+}
+
+const BufferRef& MediaFrame::flv_chunk() const {
+  if (!flv_chunk_cache_) {
+    const std::string size_line = protocol::http_chunk_size_line(protocol::flv_tag_size(payload.size()));
+    flv_chunk_cache_ = protocol::serialize_flv_tag_framed(static_cast<uint8_t>(type), timestamp,
+                                                          payload.span(), size_line, "\r\n");
+  }
+  return flv_chunk_cache_;
 }
 
 }  // namespace rill::media

@@ -70,17 +70,17 @@ void HttpFlvSession::start(media::Stream* s) {
   const media::StreamInfo& info = s->info();
   bool known = info.has_audio || info.has_video;
   auto header = protocol::flv_file_header(known ? info.has_audio : true, known ? info.has_video : true);
-  body_->pending().push_control(SharedBuffer::copy_of(std::span<const uint8_t>(header)));
+  body_->push_control(header);
   stream_ = s;
   ctx_.log->info("http-flv: {} playing {}", info_.peer, key_.str());
-  s->add_subscriber(this);          // replays metadata, sequence headers and the GOP cache
-  ctx_.flusher->request_now(this);  // that first burst is never held by write merging
+  s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
+  body_->flush_now();       // that first burst is never held by write merging
 }
 
 void HttpFlvSession::on_frame(const media::FramePtr& f) {
   if (closed_ || !body_) return;
-  media::OutputQueue& queue = body_->pending();
-  auto r = queue.push_frame(*f, f->flv_tag());
+  media::OutputQueue& queue = body_->queue();
+  auto r = queue.push_frame(*f, body_->chunked() ? f->flv_chunk() : f->flv_tag());
   if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
   if (r == media::OutputQueue::PushResult::Overflow) {
     ctx_.log->warn("http-flv: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", info_.peer,
@@ -88,17 +88,12 @@ void HttpFlvSession::on_frame(const media::FramePtr& f) {
     close("slow consumer");
     return;
   }
-  // A batch still on its way makes flush() wait for it; a catch-up request then costs nothing.
-  ctx_.flusher->request_frame(this, f->type == media::MediaType::Video, queue.duration_ms());
+  body_->request_flush(f->type == media::MediaType::Video);
 }
 
 void HttpFlvSession::on_stream_end(media::Stream&) {
   stream_ = nullptr;  // the hub detached us
   finish("stream ended");
-}
-
-void HttpFlvSession::flush() {
-  if (body_ && !closed_) body_->flush();
 }
 
 void HttpFlvSession::close(const char* reason) {
@@ -114,7 +109,6 @@ void HttpFlvSession::close(const char* reason) {
 void HttpFlvSession::finish(const char* reason) {
   if (closed_) return;
   closed_ = true;
-  ctx_.flusher->forget(this);
   if (body_ && body_->open() && started_) {
     // Graceful end (stream ended): what is queued goes out, then the chunked terminator (or the
     // connection's end, HTTP/1.0); the session lives until then (on_body_closed).

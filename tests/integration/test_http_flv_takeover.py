@@ -2,9 +2,9 @@
 FLV body stream, which writes it directly (one sendmsg per flush batch). Checked here with raw sockets and
 real clients against one daemon:
 
-- HTTP/1.1: every chunk is one flush batch of whole FLV tags (a chunk ends on a tag boundary,
-  the PreviousTagSize chain holds across chunks), the stream end sends the chunked terminator and
-  closes the connection;
+- HTTP/1.1: every chunk is exactly one FLV tag (the file header its own first chunk; each tag
+  framed once per frame and shared by the players), the PreviousTagSize chain holds across
+  chunks, the stream end sends the chunked terminator and closes the connection;
 - HTTP/1.0: a close-delimited body that ends with the connection when the stream ends;
 - a client that closes mid-stream, or sends too much after its request, is released at once
   (sessions and http_connections in /healthz, the API's client list), and http.max_connections
@@ -110,7 +110,7 @@ class HttpFlvTakeoverTest(unittest.TestCase):
         ok = wait_until(lambda: healthz(self.port) == (baseline_sessions, 1), 10, 0.1)
         self.assertTrue(ok, self.diag('not released: /healthz says %r' % (healthz(self.port),)))
 
-    # ---- HTTP/1.1: one chunk per batch, whole tags, a clean end ----------------------------------
+    # ---- HTTP/1.1: one chunk per tag, a clean end --------------------------------------------------
 
     def test_1_chunks_are_whole_tag_batches_and_the_end_is_clean(self):
         pub = self.publish('chunks', app='idle')
@@ -127,8 +127,8 @@ class HttpFlvTakeoverTest(unittest.TestCase):
         self.assertNotIn('content-length', r.headers)
         self.assertGreater(r.aligned_chunks, 10, c.describe())
         self.assertEqual(r.misaligned_chunks, 0, 'chunks that end inside an FLV tag')
-        # Batches, not one chunk per tag: fewer chunks than tags (audio and video tags share them).
-        self.assertLess(r.chunks, r.video_tags + r.audio_tags, c.describe())
+        # One chunk per tag, the file header the first: every chunk that ended held one tag.
+        self.assertEqual(r.aligned_chunks, sum(r.tags.values()) + r.other_tags + 1, c.describe())
         # The stream ends (publisher gone + idle timeout): the terminator, then the connection ends.
         stop_process(pub)
         c.pump_until(lambda: c.eof, IDLE_TIMEOUT_S + 10)

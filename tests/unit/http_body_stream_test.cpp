@@ -1,7 +1,7 @@
 // server::HttpBodyStream on a real event_base over a socketpair: the exact bytes of the chunked
-// framing (one chunk per flush batch), a framed batch going out whole across partial writes while
-// the next one waits, HTTP/1.0's unframed body, the graceful end and the client's EOF, and the
-// connection's slot given back once.
+// framing (one chunk per frame, the frame's shared bytes), chunks going out whole across partial
+// writes and slow-consumer drops, HTTP/1.0's unframed body, body_bytes, the graceful end and the
+// client's EOF, and the connection's slot given back once.
 #include "rill/server/http_body_stream.h"
 
 #include <event2/event.h>
@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "rill/core/event_timer_queue.h"
 #include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
+#include "rill/protocol/http_request_head.h"
 
 namespace rill::server {
 namespace {
@@ -36,15 +39,40 @@ class HttpBodyStreamTest : public ::testing::Test {
   void TearDown() override { body.reset(); }  // before the scheduler and the base
 
   // As HttpExchange::take_stream() hands it over: the connection with the response head queued.
-  void make(bool chunked, const std::string& head = "") {
+  void make(bool chunked, const std::string& head = "", media::QueueLimits limits = {}) {
     auto conn = std::make_unique<net::PlainConnection>(base.get(), flusher, std::move(ours), "test");
     if (!head.empty()) conn->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
     body = std::make_unique<HttpBodyStream>(
-        ctx, HttpStreamHandover{std::move(conn), chunked, [this] { ++released; }}, media::QueueLimits{},
+        ctx, HttpStreamHandover{std::move(conn), chunked, [this] { ++released; }}, limits,
         [this](const std::string& r) { closes.push_back(r); });
   }
-  void push(const std::string& s) {
-    body->pending().push_control(SharedBuffer::copy_of(std::string_view(s)));
+  static std::span<const uint8_t> bytes(std::string_view s) {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+  }
+  static std::string str(const BufferRef& b) {
+    return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+  static media::FramePtr frame(media::MediaType type, uint32_t ts, const std::string& payload,
+                               bool key = false) {
+    auto f = std::make_shared<media::MediaFrame>();
+    f->type = type;
+    f->timestamp = ts;
+    f->keyframe = key;
+    f->payload = SharedBuffer::copy_of(std::string_view(payload));
+    return f;
+  }
+  // As HttpFlvSession::on_frame does: the frame's chunk when chunked, its bare tag when not.
+  void push_frame(const media::MediaFrame& f) {
+    body->queue().push_frame(f, body->chunked() ? f.flv_chunk() : f.flv_tag());
+    body->request_flush(f.type == media::MediaType::Video);
+  }
+  // The body is a sequence of chunks ending with the last chunk, nothing after it.
+  static bool decodes_whole(const std::string& body) {
+    protocol::HttpChunkedDecoder d(64 << 20);
+    size_t used = 0;
+    std::string out;
+    return d.feed(bytes(body), used, out) == protocol::HttpChunkedDecoder::Result::Done &&
+           used == body.size();
   }
   bool run_until(const std::function<bool()>& pred, int ms = 3000) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
@@ -79,34 +107,35 @@ class HttpBodyStreamTest : public ::testing::Test {
   int released = 0;  // release_slot calls
 };
 
-TEST_F(HttpBodyStreamTest, OneChunkPerBatchThenTheTerminatorAndClose) {
-  make(true, "HTTP/1.1 200 OK\r\n\r\n");
+TEST_F(HttpBodyStreamTest, OneChunkPerFrameThenTheLastChunkAndClose) {
+  const std::string head = "HTTP/1.1 200 OK\r\n\r\n";
+  make(true, head);
   body->start();
-  push("abc");
-  push("defg");
-  push("h");
-  body->flush();
+  body->push_control(bytes("FLV"));
+  auto a = frame(media::MediaType::Audio, 10, "abc");
+  auto v = frame(media::MediaType::Video, 20, std::string(300, 'v'), true);
+  push_frame(*a);
+  push_frame(*v);
+  body->flush_now();
+  const std::string want = head + "3\r\nFLV\r\n" + str(a->flv_chunk()) + str(v->flv_chunk());
   ASSERT_TRUE(run_until([&] {
     drain_peer();
-    return got.size() >= 32;
+    return got.size() >= want.size();
   }));
-  EXPECT_EQ(got, "HTTP/1.1 200 OK\r\n\r\n8\r\nabcdefgh\r\n");
-  push(std::string(300, 'x'));
-  body->flush();
-  EXPECT_TRUE(run_until([&] {
-    drain_peer();
-    return got.size() >= 32 + 5 + 300 + 2;
-  }));
-  EXPECT_EQ(got.substr(32), "12c\r\n" + std::string(300, 'x') + "\r\n");
-  EXPECT_EQ(body->body_bytes(), 308u);
-  push("end");
+  EXPECT_TRUE(got == want) << "one chunk per frame, the frame's own shared bytes";
+  EXPECT_EQ(body->body_bytes(), want.size() - head.size()) << "sent bytes after the head, framing included";
+  EXPECT_EQ(body->queue().frames_dropped(), 0u);
+
+  auto b = frame(media::MediaType::Audio, 30, "end");
+  push_frame(*b);
   body->end(std::chrono::milliseconds(3000));
   bool eof = false;
   ASSERT_TRUE(run_until([&] {
     eof = !drain_peer();
     return eof && !closes.empty();
   }));
-  EXPECT_EQ(got.substr(32 + 307), "3\r\nend\r\n0\r\n\r\n");
+  EXPECT_TRUE(got == want + str(b->flv_chunk()) + "0\r\n\r\n");
+  EXPECT_TRUE(decodes_whole(got.substr(head.size()))) << "a valid chunked body";
   EXPECT_EQ(closes, std::vector<std::string>{"stream ended"});
   EXPECT_FALSE(body->open());
   EXPECT_EQ(released, 1);
@@ -114,43 +143,79 @@ TEST_F(HttpBodyStreamTest, OneChunkPerBatchThenTheTerminatorAndClose) {
   EXPECT_EQ(released, 1) << "the slot is given back once";
 }
 
-TEST_F(HttpBodyStreamTest, AFramedBatchGoesOutWholeWhileTheNextWaits) {
+TEST_F(HttpBodyStreamTest, AChunkGoesOutWholeAcrossPartialWritesAndDropsTakeWholeFrames) {
   int small = 4096;
   ASSERT_EQ(::setsockopt(ours.get(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
-  make(true);
+  media::QueueLimits limits;
+  limits.soft_bytes = 64 * 1024;  // past it, video waits for the next keyframe
+  make(true, "", limits);
   body->start();
-  const std::string big(512 * 1024, 'b');
-  push(big);
-  body->flush();
-  event_base_loop(base.get(), EVLOOP_NONBLOCK);
-  ASSERT_GT(body->queued_bytes(), 0u) << "the socket took everything: no partial write to test";
-  push("zz");  // arrives while the big chunk is in flight: its own chunk, after the big one
-  body->flush();
-  const std::string want = "80000\r\n" + big + "\r\n2\r\nzz\r\n";
-  ASSERT_TRUE(run_until(
-      [&] {
-        drain_peer(8192);
-        return got.size() >= want.size();
-      },
-      10000));
+  std::vector<media::FramePtr> frames;
+  for (uint32_t i = 0; i < 40; ++i) {  // 40 x 16 KiB of video, a keyframe every 10th
+    frames.push_back(frame(media::MediaType::Video, i * 40,
+                           std::string(16 * 1024, static_cast<char>('a' + i % 26)), i % 10 == 0));
+    push_frame(*frames.back());
+    body->flush_now();
+    event_base_loop(base.get(), EVLOOP_NONBLOCK);
+    drain_peer(1024);  // a slow reader: the socket stays full
+  }
+  EXPECT_GT(body->queue().frames_dropped(), 0u) << "the slow reader's queue never passed the soft bound";
+  body->end(std::chrono::milliseconds(10000));
+  ASSERT_TRUE(run_until([&] { return !drain_peer(8192); }, 10000));
+  // Every frame that went out went out whole as its own chunk, in order; dropped ones left no trace.
+  std::string want;
+  size_t sent = 0;
+  for (const auto& f : frames) {
+    const std::string c = str(f->flv_chunk());
+    if (got.compare(want.size(), c.size(), c) == 0) {
+      want += c;
+      ++sent;
+    }
+  }
+  want += "0\r\n\r\n";
+  EXPECT_EQ(sent + body->queue().frames_dropped(), frames.size());
   EXPECT_EQ(got.size(), want.size());
-  EXPECT_TRUE(got == want) << "framing broken across partial writes";
-  EXPECT_EQ(body->queued_bytes(), 0u);
+  EXPECT_TRUE(got == want) << "framing broken across partial writes or drops";
+  EXPECT_TRUE(decodes_whole(got));
 }
 
 TEST_F(HttpBodyStreamTest, Http10IsUnframedAndEndsWithTheConnection) {
   make(false, "HTTP/1.0 200 OK\r\n\r\n");
   body->start();
-  push("abc");
-  body->flush();
-  push("def");
+  body->push_control(bytes("FLV"));
+  auto a = frame(media::MediaType::Audio, 10, "abc");
+  push_frame(*a);
+  body->flush_now();
   body->end(std::chrono::milliseconds(3000));
   bool eof = false;
   ASSERT_TRUE(run_until([&] {
     eof = !drain_peer();
     return eof;
   }));
-  EXPECT_EQ(got, "HTTP/1.0 200 OK\r\n\r\nabcdef");
+  EXPECT_TRUE(got == "HTTP/1.0 200 OK\r\n\r\nFLV" + str(a->flv_tag()));
+}
+
+TEST_F(HttpBodyStreamTest, BodyBytesStartAfterTheHeadWhateverTheConnectionSentBefore) {
+  // A keep-alive connection answered a request before this one: its bytes are not the body's.
+  auto conn = std::make_unique<net::PlainConnection>(base.get(), flusher, std::move(ours), "test");
+  const std::string before = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+  const std::string head = "HTTP/1.1 200 OK\r\n\r\n";
+  conn->queue().push_control(SharedBuffer::copy_of(std::string_view(before)));
+  conn->flush();
+  ASSERT_EQ(conn->bytes_out(), before.size());
+  conn->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
+  body = std::make_unique<HttpBodyStream>(ctx, HttpStreamHandover{std::move(conn), true, [] {}},
+                                          media::QueueLimits{}, [](const std::string&) {});
+  body->start();
+  EXPECT_EQ(body->body_bytes(), 0u);
+  body->push_control(bytes("FLV"));
+  body->flush_now();
+  ASSERT_TRUE(run_until([&] {
+    drain_peer();
+    return got.size() >= before.size() + head.size() + 8u;
+  }));
+  EXPECT_EQ(got, before + head + "3\r\nFLV\r\n");
+  EXPECT_EQ(body->body_bytes(), 8u);  // "3\r\nFLV\r\n"
 }
 
 TEST_F(HttpBodyStreamTest, ClientEofIsReportedAndInputIsBounded) {

@@ -197,7 +197,8 @@ TEST_F(StreamTest, RepublishContinuesTimelineAndNotifies) {
   EXPECT_NE(log_text_.str().find("publish stop: live/cam"), std::string::npos);
 
   timers_.advance(3000);
-  ASSERT_TRUE(s.attach_publisher(&pub2_, PublishOrigin::Ingest));  // the encoder restarted: its clock starts over
+  ASSERT_TRUE(
+      s.attach_publisher(&pub2_, PublishOrigin::Ingest));  // the encoder restarted: its clock starts over
   EXPECT_EQ(r.publishes, 1);
   EXPECT_FALSE(s.gop_cache().video_header());  // nothing stale is kept
   EXPECT_EQ(s.gop_cache().gop_frames(), 0u);
@@ -400,7 +401,7 @@ TEST_F(StreamTest, SubscriberLeavingDuringReplayDefersRelease) {
   t.detach_publisher(&pub_);  // keep waits: idle timer
   Recorder quitter;
   quitter.on_frame_hook = [&](const FramePtr&) { t.remove_subscriber(&quitter); };
-  t.add_subscriber(&quitter);  // e.g. its queue overflowed on the replay
+  t.add_subscriber(&quitter);            // e.g. its queue overflowed on the replay
   EXPECT_EQ(quitter.frames.size(), 1u);  // no more frames once it left
   EXPECT_EQ(t.subscriber_count(), 1u);
 
@@ -445,7 +446,7 @@ TEST_F(StreamTest, ReleaseFromInsideDispatchIsDeferred) {
   };
   ASSERT_TRUE(t.attach_publisher(&pub_, PublishOrigin::Ingest));
   t.publish(MediaType::Video, 0, avc_keyframe());
-  t.add_subscriber(&b);  // replay: b leaves inside on_frame, while no ...
+  t.add_subscriber(&b);   // replay: b leaves inside on_frame, while no ...
   EXPECT_EQ(find(), &t);  // publisher is attached: stays
   t.detach_publisher(&pub_);
   EXPECT_EQ(find(), nullptr);
@@ -543,7 +544,7 @@ TEST(MediaFrame, RtmpChunksAreCachedPerChunkSize) {
   EXPECT_EQ(got[0].stream_id, kRtmpPlayStreamId);
   EXPECT_EQ(got[0].timestamp, 1234u);
   EXPECT_EQ(vec(got[0].payload), vec(f.payload));
-  EXPECT_EQ(a.data()[0], 0x06);     // fmt 0, csid 6
+  EXPECT_EQ(a.data()[0], 0x06);         // fmt 0, csid 6
   EXPECT_EQ(a.data()[12 + 128], 0xC6);  // fmt 3 continuation after the first 128 bytes
 
   const BufferRef& b = f.rtmp_chunks(4096);
@@ -571,6 +572,23 @@ TEST(MediaFrame, FlvTagIsSerializedOnce) {
   EXPECT_EQ(f.flv_tag().get(), tag.get());  // cached: every player shares one buffer
   EXPECT_EQ(vec(tag), vec(protocol::serialize_flv_tag(8, 0x01020304, f.payload.span())));
   ASSERT_EQ(tag.size(), 27u);
+}
+
+TEST(MediaFrame, FlvChunkIsTheTagFramedAsOneHttpChunkSerializedOnce) {
+  MediaFrame f;
+  f.type = MediaType::Audio;
+  f.timestamp = 0x01020304;
+  f.payload = aac_raw(10);  // 27-byte tag = chunk size 0x1b
+
+  const BufferRef& chunk = f.flv_chunk();
+  EXPECT_EQ(f.flv_chunk().get(), chunk.get());  // cached: every chunked player shares one buffer
+  const auto tag = vec(protocol::serialize_flv_tag(8, 0x01020304, f.payload.span()));
+  std::vector<uint8_t> want = {'1', 'b', '\r', '\n'};
+  want.insert(want.end(), tag.begin(), tag.end());
+  want.push_back('\r');
+  want.push_back('\n');
+  EXPECT_EQ(vec(chunk), want);
+  EXPECT_EQ(chunk->capacity(), chunk.size()) << "one allocation of the exact size";
 }
 
 }  // namespace

@@ -24,13 +24,17 @@ struct MediaFrame {
   // Serialized RTMP chunks (fmt 0 first chunk, message stream id 1, csid 4 audio / 6 video / 5 data)
   // for the given outgoing chunk size; cached for the most recent chunk size.
   const BufferRef& rtmp_chunks(uint32_t chunk_size) const;
-  // Serialized FLV tag + PreviousTagSize (HTTP-FLV bodies: HttpBodyStream adds the chunked framing); cached.
+  // Serialized FLV tag + PreviousTagSize (HTTP-FLV bodies of HTTP/1.0 players); cached.
   const BufferRef& flv_tag() const;
+  // The same tag as one HTTP/1.1 chunk (RFC 9112 §7.1: "hex-size CRLF tag CRLF"), so chunked
+  // HTTP-FLV players share one framed buffer per frame as RTMP players share its chunks; cached.
+  const BufferRef& flv_chunk() const;
 
  private:
   mutable BufferRef rtmp_cache_;
   mutable uint32_t rtmp_cache_chunk_size_ = 0;
   mutable BufferRef flv_cache_;
+  mutable BufferRef flv_chunk_cache_;
 };
 
 using FramePtr = std::shared_ptr<const MediaFrame>;

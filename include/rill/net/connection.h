@@ -44,8 +44,8 @@ class ConnectionHandler {
   // The connection is over: "peer closed", "read: <errno text>", "write: ...", "tls ...", or the
   // reason given to close_after_flush().
   virtual void on_close(const std::string& reason) = 0;
-  // Everything queued reached the kernel (an open connection): a handler that keeps a second,
-  // droppable queue of its own (HTTP-FLV's chunk framing) moves its next batch in.
+  // Everything queued reached the kernel (an open connection): HTTP/1.1 starts reading the
+  // next request, a pending file (send_file) is done.
   virtual void on_drained() {}
 
  protected:

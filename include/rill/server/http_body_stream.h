@@ -4,13 +4,12 @@
 // the net::Connection (plain or TLS) sends the shared, already-serialized buffers with one
 // sendmsg per flush (TLS: one record per 16 KiB), never copied on a plain connection.
 //
-// Two queues: pending() takes the session's frames and applies the slow-consumer policy (drops,
-// overflow); flush() moves all of it at once into the connection's queue as one batch. With
-// chunked framing (HTTP/1.1) the batch becomes one chunk: a small size line before it and a CRLF
-// after it, not per tag. Once framed, a batch is never dropped (the connection's queue drops
-// nothing that is not a frame), and the next one waits in pending() until this one reached the
-// kernel: the connection reports that (on_drained) and the next batch goes at once. HTTP/1.0
-// gets a close-delimited body: the same batches, without the framing.
+// One queue, the connection's: the session pushes its frames there (the slow-consumer policy
+// applies there, as for an RTMP player) already framed: with chunked framing (HTTP/1.1) each frame
+// is one chunk whose framed bytes the frame caches (MediaFrame::flv_chunk), so a thousand players
+// share one buffer per frame and a flush adds nothing of its own. A chunk is dropped or sent
+// whole: the queue drops whole frames and never one that is partly written. HTTP/1.0 gets a
+// close-delimited body: the same frames, unframed.
 //
 // What the client sends after its request is read and discarded (bounded): reading is how a
 // client that went away is noticed at once.
@@ -18,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -46,13 +46,17 @@ class HttpBodyStream final : private net::ConnectionHandler {
   // Becomes the connection's handler: starts reading and writing (the head first). Call it in the
   // callback that took the stream.
   void start();
-  // The session's frames wait here (its drop policy applies); flush() after pushing.
-  media::OutputQueue& pending() { return pending_; }
-  const media::OutputQueue& pending() const { return pending_; }
-  // Sends what is pending as one batch unless the previous one is still on its way.
-  void flush();
-  // Graceful end: what is pending goes out, then the chunked terminator (HTTP/1.1), then the
-  // socket closes; given up after `linger` (a client that stopped reading).
+  // The connection's queue: frames go in framed as chunked() says; request_flush() after pushing.
+  media::OutputQueue& queue() { return conn_->queue(); }
+  const media::OutputQueue& queue() const { return conn_->queue(); }
+  // Bytes that are never dropped (the FLV file header): copied, one chunk when chunked().
+  void push_control(std::span<const uint8_t> bytes);
+  // Media queued: written after the worker's merge hold, at once when the player fell behind.
+  void request_flush(bool video) { conn_->request_flush(video); }
+  // Written in this loop iteration whatever the merge hold: a new player's first burst.
+  void flush_now() { conn_->flush_now(); }
+  // Graceful end: what is queued goes out, then the last chunk (HTTP/1.1), then the socket
+  // closes; given up after `linger` (a client that stopped reading).
   void end(std::chrono::milliseconds linger);
   // Closes now, dropping what is queued; the Closed callback is not called.
   void close(std::string_view reason);
@@ -60,25 +64,21 @@ class HttpBodyStream final : private net::ConnectionHandler {
   bool open() const { return conn_->state() != net::Connection::State::Closed; }
   int fd() const { return conn_->fd(); }
   bool chunked() const { return chunked_; }
-  uint64_t body_bytes() const { return body_bytes_; }  // handed to the connection, framing excluded
-  size_t queued_bytes() const { return pending_.bytes() + conn_->queued_bytes(); }
+  // Body bytes the kernel took, chunk framing included (as nginx's $body_bytes_sent).
+  uint64_t body_bytes() const { return conn_->bytes_out() > head_end_ ? conn_->bytes_out() - head_end_ : 0; }
+  size_t queued_bytes() const { return conn_->queued_bytes(); }
 
  private:
   void on_data(std::span<const uint8_t> bytes) override;
   void on_close(const std::string& reason) override;
-  void on_drained() override { flush(); }
-  void move_pending();  // pending() -> one (framed) batch in the connection's queue
   void closed(const std::string& reason);
   void release_slot();
 
   net::ServerContext& ctx_;
   std::unique_ptr<net::Connection> conn_;
   std::function<void()> release_slot_;  // http.max_connections: counted until it runs
-  media::OutputQueue pending_;
-  BufferRef crlf_;       // every chunk's trailing CRLF, shared by the chunks of this response
-  BufferRef size_line_;  // the chunk-size line, rewritten in place once the previous one was sent
   const bool chunked_;
-  uint64_t body_bytes_ = 0;
+  uint64_t head_end_ = 0;  // the connection's bytes_out() once the response head is sent
   uint64_t ignored_in_ = 0;
   TimerId linger_timer_ = 0;
   Closed on_closed_;

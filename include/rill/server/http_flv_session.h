@@ -1,12 +1,14 @@
 #pragma once
 // HttpFlvSession: one HTTP-FLV response (GET /APP/STREAM.flv) as a hub subscriber. The FLV file
 // header goes first, then metadata, sequence headers and the GOP cache, then live tags. Each tag
-// is serialized once per stream (MediaFrame::flv_tag), so 1000 clients share one buffer per tag.
+// is serialized once per stream, framed as one HTTP/1.1 chunk for chunked players
+// (MediaFrame::flv_chunk) or bare for HTTP/1.0 ones (MediaFrame::flv_tag), so 1000 clients share
+// one buffer per tag.
 //
 // Once admitted, the response head is written and the connection handed over
-// (HttpExchange::take_stream): the body goes on as an HttpBodyStream, on the RTMP write path (one
-// sendmsg per flush, chunked per batch for HTTP/1.1, close-delimited for HTTP/1.0), over HTTP and
-// HTTPS alike. HEAD is answered with the head alone.
+// (HttpExchange::take_stream): the body goes on as an HttpBodyStream, on the RTMP write path (the
+// connection's queue and write merging, one sendmsg per flush), over HTTP and HTTPS alike. HEAD is
+// answered with the head alone.
 #include <memory>
 
 #include "rill/media/output_queue.h"
@@ -20,7 +22,7 @@ namespace rill::server {
 
 class HttpServer;
 
-class HttpFlvSession final : public net::Session, public net::Flushable, public media::Subscriber {
+class HttpFlvSession final : public net::Session, public media::Subscriber {
  public:
   // `ex` is used by start() only, which must run in the same callback.
   HttpFlvSession(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
@@ -32,10 +34,9 @@ class HttpFlvSession final : public net::Session, public net::Flushable, public 
   void close(const char* reason) override;
   net::SessionInfo describe() const override;
 
-  void flush() override;
   void on_frame(const media::FramePtr& frame) override;
   void on_gop_replay(bool active) override {
-    if (body_) body_->pending().set_replay(active);
+    if (body_) body_->queue().set_replay(active);
   }
   void on_publish(media::Stream&) override {}
   void on_unpublish(media::Stream&) override {}
@@ -47,7 +48,7 @@ class HttpFlvSession final : public net::Session, public net::Flushable, public 
   void log_access_once();
   void retire_once();
   uint64_t bytes_out() const { return body_ ? body_->body_bytes() : 0; }
-  uint64_t frames_dropped() const { return body_ ? body_->pending().frames_dropped() : 0; }
+  uint64_t frames_dropped() const { return body_ ? body_->queue().frames_dropped() : 0; }
 
   net::ServerContext& ctx_;
   HttpServer& http_;
