@@ -112,6 +112,12 @@ void HttpConnection::process() {
       }
       head_ = parser_.take();
       parser_.reset();
+      // RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+      // request message that lacks a Host header field".
+      if (head_.version == protocol::HttpVersion::Http11 && !head_.has_host) {
+        fail_request(400, "HTTP/1.1 request without a Host field");
+        return;
+      }
       body_.clear();
       const size_t max_body = server_.context().config->http.max_body_size;
       if (head_.chunked) {

@@ -202,6 +202,7 @@ def http_cases():
         ('http: 200 pipelined requests', lambda r: _http(r, b'GET /live/nothing.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n' * 200)),
         ('http: garbage bytes', lambda r: _http(r, os.urandom(4096))),
         ('http: header line without colon', lambda r: _http(r, b'GET / HTTP/1.1\r\nnonsense\r\n\r\n')),
+        ('http: HTTP/1.1 without Host', lambda r: _http(r, b'GET /live/cam.flv HTTP/1.1\r\nAccept: */*\r\n\r\n')),
         ('http: absurd HLS segment number', lambda r: _http(r, b'GET /live/cam/99999999999999999999999.ts HTTP/1.1\r\nHost: x\r\n\r\n')),
         ('http: half a request, then silence', lambda r: _http(r, b'GET /live/cam.flv HTTP/1.1\r\nHo')),
     ]

@@ -220,5 +220,23 @@ TEST_F(HttpServerTest, MalformedRequestIsAnsweredAndClosed) {
   ::close(fd);
 }
 
+// RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+// request message that lacks a Host header field"; HTTP/1.0 has no such rule.
+TEST_F(HttpServerTest, Http11WithoutHostIsRefusedAndHttp10IsServed) {
+  const int fd = connect_client();
+  send_all(fd, "GET /healthz HTTP/1.1\r\nAccept: */*\r\n\r\n");
+  const std::string got = read_some(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << got;
+  EXPECT_NE(got.find("without a Host field"), std::string::npos) << got;
+  EXPECT_TRUE(closed_by_server(fd, 500));
+  ::close(fd);
+
+  const int old = connect_client();
+  send_all(old, "GET /healthz HTTP/1.0\r\n\r\n");
+  const std::string ok = read_some(old);
+  EXPECT_EQ(ok.rfind("HTTP/1.0 200 ", 0), 0u) << ok;
+  ::close(old);
+}
+
 }  // namespace
 }  // namespace rill::server
