@@ -2,7 +2,8 @@
 // (docs/benchmarks.md). What one published frame costs per player on the RTMP path: the hub's
 // fan-out (media::Stream -> Subscriber::on_frame), the frame's RTMP chunks serialized once and
 // shared (MediaFrame::rtmp_chunks), the push onto each player's OutputQueue, and filling the
-// iovec array a flush hands to sendmsg, then consuming what "went out".
+// iovec array a flush hands to sendmsg, then consuming what "went out". FanoutHttpFlv is the same
+// path for chunked HTTP-FLV players (the frame's shared chunk, MediaFrame::flv_chunk).
 //
 //   build/release/rill-microbench                          # every benchmark
 //   build/release/rill-microbench --benchmark_filter=Fanout/1000
@@ -49,11 +50,17 @@ BufferRef avc_seq_header() {
   return SharedBuffer::copy_of(std::span<const uint8_t>(v));
 }
 
-// A player as RtmpSession plays: shared chunks onto its queue; the flush fills iovecs and
-// consumes everything (a socket that takes it all).
+enum class Format { Rtmp, HttpFlv };
+
+// A player as RtmpSession (or HttpFlvSession, chunked) plays: the frame's shared bytes onto its
+// queue; the flush fills iovecs and consumes everything (a socket that takes it all).
 struct Player final : Subscriber {
+  explicit Player(Format f = Format::Rtmp) : format(f) {}
+  Format format;
   OutputQueue queue{QueueLimits{}};
-  void on_frame(const FramePtr& f) override { queue.push_frame(*f, f->rtmp_chunks(kChunkSize)); }
+  void on_frame(const FramePtr& f) override {
+    queue.push_frame(*f, format == Format::Rtmp ? f->rtmp_chunks(kChunkSize) : f->flv_chunk());
+  }
   void flush() {
     iovec iov[kMaxIov];
     while (!queue.empty()) {
@@ -67,7 +74,7 @@ struct Player final : Subscriber {
 };
 
 // One publisher, N players: publish a frame (a keyframe every 60), flush every player.
-void BM_Fanout(benchmark::State& state) {
+void fanout(benchmark::State& state, Format format) {
   const auto n = static_cast<size_t>(state.range(0));
   FakeTimerQueue timers;
   auto log = std::make_shared<spdlog::logger>("microbench", std::make_shared<spdlog::sinks::null_sink_st>());
@@ -80,7 +87,7 @@ void BM_Fanout(benchmark::State& state) {
   s.publish(MediaType::Video, 0, avc_seq_header());
   std::vector<std::unique_ptr<Player>> players(n);
   for (auto& p : players) {
-    p = std::make_unique<Player>();
+    p = std::make_unique<Player>(format);
     s.add_subscriber(p.get());
     p->flush();
   }
@@ -95,7 +102,10 @@ void BM_Fanout(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(n));
   for (auto& p : players) s.remove_subscriber(p.get());
 }
+void BM_Fanout(benchmark::State& state) { fanout(state, Format::Rtmp); }
 BENCHMARK(BM_Fanout)->Arg(1)->Arg(100)->Arg(1000)->Arg(5000);
+void BM_FanoutHttpFlv(benchmark::State& state) { fanout(state, Format::HttpFlv); }
+BENCHMARK(BM_FanoutHttpFlv)->Arg(1000)->Arg(5000);
 
 // The queue alone: push one shared buffer, fill the iovecs, consume — per player.
 void BM_QueuePushFlush(benchmark::State& state) {
@@ -128,6 +138,19 @@ void BM_ChunkSerialize(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
 }
 BENCHMARK(BM_ChunkSerialize)->Arg(static_cast<int64_t>(kFrameBytes))->Arg(64 * 1024);
+
+// Framing one frame as an HTTP/1.1 chunk of its FLV tag: also once per frame, not per player.
+void BM_FlvChunkSerialize(benchmark::State& state) {
+  const BufferRef payload = video_frame(false, static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    MediaFrame f;
+    f.type = MediaType::Video;
+    f.payload = payload;
+    benchmark::DoNotOptimize(f.flv_chunk().size());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_FlvChunkSerialize)->Arg(static_cast<int64_t>(kFrameBytes))->Arg(64 * 1024);
 
 }  // namespace
 
