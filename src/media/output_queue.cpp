@@ -128,39 +128,6 @@ void OutputQueue::consume(size_t n) {
   }
 }
 
-void OutputQueue::push_front_control(BufferRef bytes) {
-  assert(head_offset_ == 0);
-  bytes_ += bytes.size();
-  entries_.push_front(Entry{std::move(bytes), 0, false});
-}
-
-size_t OutputQueue::move_all_to(OutputQueue& out) {
-  const size_t moved = bytes_;
-  if (out.entries_.empty() && head_offset_ == 0) {
-    entries_.swap(out.entries_);
-    std::swap(bytes_, out.bytes_);
-    std::swap(media_entries_, out.media_entries_);
-    std::swap(oldest_ts_, out.oldest_ts_);
-    std::swap(newest_ts_, out.newest_ts_);
-    return moved;
-  }
-  for (Entry& e : entries_) {
-    BufferRef b = std::move(e.bytes);
-    if (head_offset_ > 0) b = SharedBuffer::copy_of(b.span().subspan(std::exchange(head_offset_, 0)));
-    if (e.has_timestamp) {
-      out.push_media_entry(std::move(b), e.timestamp);
-    } else {
-      out.push_control(std::move(b));
-    }
-  }
-  // As consume(bytes_) would leave it: the drop state (skipping video) carries on.
-  entries_.clear();
-  head_offset_ = 0;
-  bytes_ = 0;
-  media_entries_ = 0;
-  return moved;
-}
-
 void OutputQueue::clear() {
   entries_.clear();
   head_offset_ = 0;

@@ -226,49 +226,5 @@ TEST(OutputQueue, ClearSkipsVideoUntilKeyframe) {
   EXPECT_EQ(push(q, Kind::Inter, 160), R::Queued);
 }
 
-TEST(OutputQueue, MoveAllToHandsOverEveryUnsentByteAndKeepsTheDropState) {
-  OutputQueue from(limits(1000, 100000, 100000, 200000)), to(QueueLimits{});
-  BufferRef shared = SharedBuffer::copy_of(std::string_view("abcdef"));
-  from.push_frame(*frame(Kind::Key, 0), shared);
-  push(from, Kind::Inter, 40, 1200);  // over soft: video is skipped until a keyframe
-  ASSERT_TRUE(from.skipping_video());
-  from.consume(2);  // "ab" was written: only the rest moves, copied
-  to.push_control(SharedBuffer::copy_of(std::string_view("<")));
-  EXPECT_EQ(from.move_all_to(to), 4u + 1200u);
-  EXPECT_TRUE(from.empty());
-  EXPECT_EQ(from.bytes(), 0u);
-  EXPECT_EQ(from.duration_ms(), 0u);
-  EXPECT_TRUE(from.skipping_video());  // as after consume(): the drop state carries on
-  EXPECT_EQ(push(from, Kind::Inter, 80), R::Dropped);
-  EXPECT_EQ(to.bytes(), 1u + 4u + 1200u);
-  EXPECT_EQ(to.entries(), 3u);
-  EXPECT_EQ(to.duration_ms(), 40u);  // media entries stay media entries
-  EXPECT_FALSE(to.skipping_video());
-  EXPECT_EQ(drain_iov(to).substr(0, 5), "<cdef");
-  EXPECT_EQ(shared->use_count(), 1u);  // the partly written head's rest was copied
-}
-
-TEST(OutputQueue, MoveAllToAnEmptyQueueSwapsTheEntriesWhole) {
-  OutputQueue from(QueueLimits{}), to(QueueLimits{});
-  BufferRef shared = payload_of(100);
-  from.push_frame(*frame(Kind::Key, 0), shared);
-  from.push_frame(*frame(Kind::Inter, 40), shared);
-  from.push_front_control(SharedBuffer::copy_of(std::string_view("64\r\n")));  // a framing prefix
-  from.push_control(SharedBuffer::copy_of(std::string_view("\r\n")));
-  EXPECT_EQ(from.move_all_to(to), 4u + 200u + 2u);
-  EXPECT_EQ(shared->use_count(), 3u);  // moved, not copied
-  EXPECT_TRUE(from.empty());
-  EXPECT_EQ(from.bytes(), 0u);
-  EXPECT_EQ(to.bytes(), 206u);
-  EXPECT_EQ(to.duration_ms(), 40u);
-  EXPECT_EQ(drain_iov(to).substr(0, 4), "64\r\n");
-  to.consume(206);
-  EXPECT_EQ(shared->use_count(), 1u);
-  EXPECT_EQ(to.duration_ms(), 0u);
-  // The emptied queue keeps working (its storage is the other queue's old one).
-  EXPECT_EQ(push(from, Kind::Key, 80), R::Queued);
-  EXPECT_EQ(from.bytes(), 100u);
-}
-
 }  // namespace
 }  // namespace rill::media

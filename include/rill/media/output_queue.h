@@ -66,14 +66,6 @@ class OutputQueue {
     }
     consume(bytes_);
   }
-  // Queued ahead of everything (nothing may be partly written yet): a framing prefix.
-  void push_front_control(BufferRef bytes);
-  // Moves every unsent entry to the end of `out` (no reference counting, no copy; a partly
-  // written head keeps only its rest, copied) and empties this queue: how a batch leaves a
-  // session's drop-policy queue for its connection's. Into an empty `out` the entries are
-  // swapped whole (O(1), and each queue keeps reusing its storage). The drop state (limits,
-  // skipping video, drops counted) stays with each queue. Returns the bytes moved.
-  size_t move_all_to(OutputQueue& out);
   // Drops everything queued (the partially written head too: only for a connection that is
   // going away or restarting its byte stream). Video is then skipped until the next keyframe.
   void clear();
