@@ -52,15 +52,18 @@ BufferRef avc_seq_header() {
 
 enum class Format { Rtmp, HttpFlv };
 
+// What a player of `format` is sent for a frame: its shared RTMP chunks or its shared HTTP-FLV chunk.
+const BufferRef& wire_bytes(const MediaFrame& f, Format format) {
+  return format == Format::Rtmp ? f.rtmp_chunks(kChunkSize) : f.flv_chunk();
+}
+
 // A player as RtmpSession (or HttpFlvSession, chunked) plays: the frame's shared bytes onto its
 // queue; the flush fills iovecs and consumes everything (a socket that takes it all).
 struct Player final : Subscriber {
   explicit Player(Format f = Format::Rtmp) : format(f) {}
   Format format;
   OutputQueue queue{QueueLimits{}};
-  void on_frame(const FramePtr& f) override {
-    queue.push_frame(*f, format == Format::Rtmp ? f->rtmp_chunks(kChunkSize) : f->flv_chunk());
-  }
+  void on_frame(const FramePtr& f) override { queue.push_frame(*f, wire_bytes(*f, format)); }
   void flush() {
     iovec iov[kMaxIov];
     while (!queue.empty()) {
@@ -126,30 +129,21 @@ void BM_QueuePushFlush(benchmark::State& state) {
 }
 BENCHMARK(BM_QueuePushFlush)->Arg(1000);
 
-// Serializing one frame into RTMP chunks: paid once per frame and chunk size, not per player.
-void BM_ChunkSerialize(benchmark::State& state) {
+// Serializing one frame for the wire: paid once per frame (and chunk size), not per player —
+// RTMP chunks, or the FLV tag framed as one HTTP/1.1 chunk.
+void serialize(benchmark::State& state, Format format) {
   const BufferRef payload = video_frame(false, static_cast<size_t>(state.range(0)));
   for (auto _ : state) {
     MediaFrame f;
     f.type = MediaType::Video;
     f.payload = payload;
-    benchmark::DoNotOptimize(f.rtmp_chunks(kChunkSize).size());
+    benchmark::DoNotOptimize(wire_bytes(f, format).size());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
 }
+void BM_ChunkSerialize(benchmark::State& state) { serialize(state, Format::Rtmp); }
 BENCHMARK(BM_ChunkSerialize)->Arg(static_cast<int64_t>(kFrameBytes))->Arg(64 * 1024);
-
-// Framing one frame as an HTTP/1.1 chunk of its FLV tag: also once per frame, not per player.
-void BM_FlvChunkSerialize(benchmark::State& state) {
-  const BufferRef payload = video_frame(false, static_cast<size_t>(state.range(0)));
-  for (auto _ : state) {
-    MediaFrame f;
-    f.type = MediaType::Video;
-    f.payload = payload;
-    benchmark::DoNotOptimize(f.flv_chunk().size());
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
-}
+void BM_FlvChunkSerialize(benchmark::State& state) { serialize(state, Format::HttpFlv); }
 BENCHMARK(BM_FlvChunkSerialize)->Arg(static_cast<int64_t>(kFrameBytes))->Arg(64 * 1024);
 
 }  // namespace
