@@ -40,23 +40,31 @@ void MergePolicy::sample(int64_t cpu_us, int64_t wall_us) {
 int64_t MergePolicy::drift_down() const {
   const int64_t next = hold_us_ - hold_us_ / params_.band_decay;
   if (params_.step_us <= 0) return next;
-  const int64_t steps = hold_us_ / params_.step_us;
-  const int64_t base = steps * params_.step_us;
-  if (steps == 0 || next >= base) return next;
-  // Down a step every write carries one video frame fewer: the writes grow by (steps + 1) /
-  // steps, and the load by at most that. Crossed only if that load would still not make the
-  // hold grow there; else the hold stays at this step's base (a stable state, not a probe that
-  // costs a window at the lower step and comes back).
-  const double below = load_ * static_cast<double>(steps + 1) / static_cast<double>(steps);
-  return below > threshold_at(steps - 1) ? base : next;
+  const int64_t steps = hold_us_ / params_.step_us;  // video frames per write - 1
+  // The least hold of this level: the step's base, or at level 1 the shortest hold there is.
+  const int64_t base = steps > 0 ? steps * params_.step_us : kMinHoldUs;
+  if (next >= base) return next;
+  // Down a level every write carries one video frame fewer: the writes grow by (steps + 1) /
+  // steps; from level 1 to no hold by about 2 (an AAC track has 43-47 frames a second beside
+  // 25-30 video frames, each its own write when nothing waits). The load grows by at most that.
+  // Crossed only if that load would still not make the hold grow there; else the hold stays at
+  // this level's base (a stable state, not a probe that costs a window at the lower level and
+  // comes back).
+  const double growth = steps > 0 ? static_cast<double>(steps + 1) / static_cast<double>(steps) : 2.0;
+  return load_ * growth > threshold_at(steps) ? base : next;
 }
 
-double MergePolicy::threshold_at(int64_t steps) const {
-  return params_.busy_high * (1 + params_.step_margin * static_cast<double>(steps));
+int64_t MergePolicy::level() const {
+  if (hold_us_ <= 0) return 0;
+  return params_.step_us > 0 ? 1 + hold_us_ / params_.step_us : 1;
+}
+
+double MergePolicy::threshold_at(int64_t level) const {
+  return params_.busy_high * (1 + params_.step_margin * static_cast<double>(level));
 }
 
 double MergePolicy::grow_above() const {
-  return params_.step_us > 0 ? threshold_at(hold_us_ / params_.step_us) : params_.busy_high;
+  return params_.step_us > 0 ? threshold_at(level()) : params_.busy_high;
 }
 
 }  // namespace rill::net

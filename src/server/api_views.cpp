@@ -20,8 +20,8 @@ constexpr size_t kMaxQueryParams = 32;
 
 using json_fields::arr;
 using json_fields::num;
-using json_fields::u64;
 using json_fields::str;
+using json_fields::u64;
 
 bool parse_size_param(const std::string& text, size_t& out) {
   if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
@@ -249,6 +249,7 @@ json server_view(const json& gathered, int64_t now_unix_ms) {
                        {"rss_bytes", u64(process, "rss_bytes")},
                        {"bitrate_out_kbps", std::round(num(process, "bitrate_out_kbps"))},
                        {"merge_hold_ms", std::round(num(process, "merge_hold_ms") * 10) / 10},
+                       {"merge_video_frames", u64(process, "merge_video_frames")},
                        {"send_method", str(process, "send_method", "sendmsg")}});
     if (process.contains("server_started_ms"))
       started = std::min(started, process.value("server_started_ms", now_unix_ms));

@@ -185,6 +185,12 @@ void worker_families(std::string& out, const json& gathered) {
   per_worker([&](const json& p, const std::string& id, const std::string& pid) {
     hold.sample(num(p, "merge_hold_ms") / 1000.0, {"worker", id, "pid", pid});
   });
+  Family frames(
+      out, "rill_worker_merge_video_frames", "gauge",
+      "Video frames per player write under merge_writes: auto (0: not held; 1: audio waits for video).");
+  per_worker([&](const json& p, const std::string& id, const std::string& pid) {
+    frames.sample(num(p, "merge_video_frames"), {"worker", id, "pid", pid});
+  });
   Family lag(out, "rill_worker_loop_lag_seconds", "summary", "How late the worker's 1 s timer ran.");
   per_worker([&](const json& p, const std::string& id, const std::string& pid) {
     const json l = p.value("loop_lag", json::object());

@@ -233,6 +233,7 @@ json WorkerMonitor::process() const {
       {"bitrate_out_kbps", out_rate_.kbps()},
       // The write-merging hold in force (merge_writes: auto follows the load; docs/configuration.md).
       {"merge_hold_ms", ctx_.flusher ? static_cast<double>(ctx_.flusher->reported_hold_us()) / 1000.0 : 0.0},
+      {"merge_video_frames", ctx_.flusher ? ctx_.flusher->reported_video_frames() : 0u},
       // What hands player writes to the kernel (send_method; io_uring may have fallen back).
       {"send_method", ctx_.flusher && ctx_.flusher->uses_ring() ? "io_uring" : "sendmsg"}};
 }

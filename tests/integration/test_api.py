@@ -298,7 +298,7 @@ class ApiTest(unittest.TestCase):
         for family in ('rill_build_info', 'rill_uptime_seconds', 'rill_connections', 'rill_stream_bytes_out_total',
                        'rill_stream_bitrate_in_kbps', 'rill_stream_uptime_seconds', 'rill_dropped_frames_total',
                        'rill_hls_segments_total', 'rill_worker_resident_memory_bytes', 'rill_worker_open_fds',
-                       'rill_worker_merge_hold_seconds'):
+                       'rill_worker_merge_hold_seconds', 'rill_worker_merge_video_frames'):
             self.assertIn(family, m)
 
     def check_kick(self, r, mux, clients):

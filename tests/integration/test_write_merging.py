@@ -58,7 +58,10 @@ class WriteMergingTest(unittest.TestCase):
             def holds():
                 status, _, body = http_get(rill.api_url('/api/v1/server'))
                 self.assertEqual(status, 200, body)
-                return [w['merge_hold_ms'] for w in json.loads(body)['workers']]
+                workers = json.loads(body)['workers']
+                frames.extend(w['merge_video_frames'] for w in workers)
+                return [w['merge_hold_ms'] for w in workers]
+            frames = []
             self.assertEqual(holds(), [0.0])
             url = rill.rtmp_url('merge')
             pub = start_bench('rtmp-publish', url, '-c', 1, '-i', self.media, '-d', 8)
@@ -75,8 +78,13 @@ class WriteMergingTest(unittest.TestCase):
             print('\nmerge_writes auto: highest hold seen with 300 players: %.1f ms' % seen)
             self.assertEqual(report['connections']['ok'], 300, report)
             self.assertLessEqual(seen, 80.0)  # merge_writes_max's default
+            # The level: 0 not held, 1 audio waits for video, at most 3 frames a write under 80 ms.
+            self.assertTrue(all(isinstance(f, int) and 0 <= f <= 3 for f in frames), frames)
             # Everyone left: the next windows see an idle worker and the hold returns to 0.
             self.assertTrue(rilltest.wait_until(lambda: holds() == [0.0], 5), holds())
+            frames.clear()
+            holds()
+            self.assertEqual(frames, [0])
 
 
 if __name__ == '__main__':

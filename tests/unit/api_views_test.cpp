@@ -49,6 +49,7 @@ json gathered() {
                {"rss_bytes", 1000},
                {"open_fds", 20},
                {"merge_hold_ms", 12.34},
+               {"merge_video_frames", 2},
                {"send_method", "io_uring"},
                {"server_started_ms", kNow - 60'000},
                {"loop_lag", {{"sum_s", 0.5}, {"count", 10}, {"max_s", 0.1}}}}},
@@ -116,6 +117,8 @@ TEST(ApiViews, ServerTotals) {
   EXPECT_EQ(s["workers"][1]["streams"], 1);
   EXPECT_DOUBLE_EQ(s["workers"][0]["merge_hold_ms"].get<double>(), 12.3);
   EXPECT_DOUBLE_EQ(s["workers"][1]["merge_hold_ms"].get<double>(), 0.0);  // not reported: none
+  EXPECT_EQ(s["workers"][0]["merge_video_frames"], 2);
+  EXPECT_EQ(s["workers"][1]["merge_video_frames"], 0);
   EXPECT_EQ(s["workers"][0]["send_method"], "io_uring");
   EXPECT_EQ(s["workers"][1]["send_method"], "sendmsg");  // not reported: what an older worker used
   EXPECT_EQ(s["totals"]["streams"], 2);

@@ -20,10 +20,18 @@
 // once, and only the audio waits for it — a player cannot present that audio before the video
 // frame of the same time arrives anyway, and it removes most of the sends (a 30 fps + 44.1 kHz AAC
 // stream is ~73 frames a second, ~30 of them video). Under a longer hold two (three) video frames
-// share a write: a video frame waits one (two) frame intervals, never a timer's phase, and the
-// hold timer still bounds every frame. The fixed modes hold every frame alike.
+// share a write: a video frame waits one (two) frame intervals, never a timer's phase.
+// Every held request is also bounded by a deadline of its own (request time + bound_us()): in auto
+// mode a little over the frame intervals a write spans (so that audio waits for its video frame
+// rather than leaving alone just before it), in a fixed mode the hold. Deadlines are per flushable,
+// not per batch: one timer armed by the earliest request would flush a player whose first frame
+// came a moment before it fired — the leak that made one video frame per write cost ~40 sends a
+// second per player at 25 fps instead of 25. The fixed modes hold every frame alike.
+#include <time.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -56,7 +64,8 @@ class Flushable {
 
  private:
   friend class FlushScheduler;
-  bool flush_requested_ = false;
+  bool flush_requested_ = false;  // a held request is pending...
+  int64_t held_due_us_ = 0;       // ...due then (the scheduler's clock, µs)
   bool flush_now_requested_ = false;
   uint32_t videos_held_ = 0;  // video frames queued since the last flush (auto mode)
   int32_t ring_slot_ = -1;    // index of its prepared send in the running batch
@@ -79,7 +88,8 @@ class FlushScheduler {
   FlushScheduler(const FlushScheduler&) = delete;
   FlushScheduler& operator=(const FlushScheduler&) = delete;
 
-  // Flush f after the current hold. Idempotent until the flush ran. The Flushable must call
+  // Flush f within bound_us() of now (0: in this iteration), or earlier if it flushes for another
+  // reason meanwhile. Idempotent until the flush ran. The Flushable must call
   // forget() before it is destroyed.
   void request(Flushable* f);
   // A media frame was queued for f, whose queue now spans queued_ms of media: request(), except
@@ -93,12 +103,20 @@ class FlushScheduler {
   // fires: a flush of an empty queue costs nothing).
   void request_now(Flushable* f);
   static constexpr int64_t kVideoPaceUs = 40'000;
+  // Auto mode: how much longer than the frame intervals a write spans a held frame may wait, so
+  // that the video frame that paces it (publisher jitter, a 24 fps stream) arrives first.
+  static constexpr int64_t kPaceSlackUs = 10'000;
   void forget(Flushable* f);
 
-  int64_t current_hold_us() const;  // what a request() made now would wait
-  // The hold as the stats report it: auto mode samples the load only when writes are requested,
-  // so after a second without any the hold is reported as the 0 the next request will find.
+  int64_t current_hold_us() const;  // the hold in force (auto: the policy's; 0: never held)
+  int64_t bound_us() const;         // the longest a request() made now waits (0: this iteration)
+  // The hold as the stats report it: the longest a held write waits now (bound_us()). Auto mode
+  // samples the load only when writes are requested, so after a second without any the hold is
+  // reported as the 0 the next request will find.
   int64_t reported_hold_us() const;
+  // Auto mode, as reported: 0 not held, 1 video leaves at once (the audio before it waits for
+  // it), n: n video frames a write (a video frame waits up to n - 1 frame intervals).
+  uint32_t reported_video_frames() const;
   uint32_t video_frames_per_write() const;
   // ---- io_uring (`send_method: io_uring`, send_ring.h)
   // Sends of the connections a batch flushes go through ring: prepared during the batch,
@@ -114,32 +132,51 @@ class FlushScheduler {
   MergePolicy* policy() { return mode_.automatic ? &policy_ : nullptr; }  // tests feed it samples
 
  private:
-  // One batch of pending flushables and the event that runs it.
+  // The flushables to flush in this iteration and the event that runs them.
   struct Batch {
     event* ev = nullptr;
     bool armed = false;
-    bool Flushable::*flag = nullptr;
     std::vector<Flushable*> pending;
     std::vector<Flushable*> running;
   };
+  // Held requests in the order they were made, each with its due time. Entries go stale when
+  // their flushable flushes earlier (a video frame, request_now()); they are dropped on the way.
+  struct HeldRequest {
+    Flushable* f;  // nullptr: forgotten
+    int64_t due_us;
+  };
   static void on_held(int, short, void* arg);
   static void on_now(int, short, void* arg);
-  // Adds f to b, to run after hold_us (0: in this iteration).
-  static void enqueue(Batch& b, Flushable* f, int64_t hold_us);
-  void run(Batch& b);
-  static void run_flushes(Batch& b);
-  static void forget_in(Batch& b, Flushable* f);
+  void run_now();
+  void run_held();
+  void arm_held();  // the timer for the first live held request, if any
+  // Flushes each of running (through the ring when there is one); `now`: the now batch, which
+  // satisfies a held request too. Flushes may request again or forget() others.
+  void run(std::vector<Flushable*>& running, bool now);
+  static void run_flushes(std::vector<Flushable*>& running, bool now);
+  static bool live(const HeldRequest& r) {
+    return r.f && r.f->flush_requested_ && r.f->held_due_us_ == r.due_us;
+  }
+  int64_t now_us() const;
+  bool idle_now() const;  // auto: no write requested for a second (the next request resets the hold)
   // Submits what the ring holds and files each result in its slot.
   void submit_ring();
   // Delivers every slot's result, submitting the sends that deliveries prepare, until none is left.
   void deliver_ring();
-  static void activate(Batch& b);
-  void sample_load();
+  void activate_now();
+  void sample_load(int64_t now_us);
 
   MergeWrites mode_;
   MergePolicy policy_;
-  Batch held_;
+  // Due times and load windows use CLOCK_MONOTONIC_COARSE where its tick is fine enough (a few
+  // ns a read instead of tens): a held request is due within due_slack_us_ of its time.
+  clockid_t clock_ = CLOCK_MONOTONIC;
+  int64_t due_slack_us_ = 1000;
   Batch now_;
+  event* held_ev_ = nullptr;
+  int64_t held_armed_for_us_ = -1;  // the due time the held timer fires for; -1: not armed
+  std::deque<HeldRequest> held_;
+  std::vector<Flushable*> held_running_;
   // auto: the current load window
   int64_t window_start_us_ = 0;
   int64_t window_cpu_us_ = 0;
