@@ -191,7 +191,8 @@ TEST(HlsPlaylist, SegmentFileNames) {
   EXPECT_EQ(hls_segment_file(HlsSegmentForm::Fmp4, 12), "12.m4s");
   EXPECT_EQ(hls_segment_file(HlsSegmentForm::Init, 3), "init-3.mp4");
   for (auto form : {HlsSegmentForm::Ts, HlsSegmentForm::Fmp4, HlsSegmentForm::Init}) {
-    const auto split = split_hls_segment_file(hls_segment_file(form, 77));
+    const std::string name = hls_segment_file(form, 77);  // the split views into it
+    const auto split = split_hls_segment_file(name);
     ASSERT_TRUE(split);
     EXPECT_EQ(split->first, form);
     EXPECT_EQ(split->second, "77");
