@@ -11,9 +11,14 @@ class AccessRulesCheck final : public AdmissionCheck {
   explicit AccessRulesCheck(net::ServerContext& ctx) : ctx_(ctx) {}
   const char* name() const override { return "access rules"; }
 
+  bool applies(const AdmissionRequest& req, GateAction) const override {
+    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    return app && !app->access.empty();  // placement answers an unknown app
+  }
+
   void check(const AdmissionRequest& req, GateAction action, Done done) override {
     const config::AppConfig* app = ctx_.config->find_app(req.key.app);
-    if (!app || app->access.empty()) return done(std::nullopt);  // placement answers an unknown app
+    if (!app || app->access.empty()) return done(std::nullopt);
     const auto a = action == GateAction::Publish ? core::AccessAction::Publish : core::AccessAction::Play;
     const core::AccessRule* rule = nullptr;
     if (core::access_allowed(app->access, a, req.peer, &rule)) return done(std::nullopt);

@@ -48,9 +48,15 @@ class CallbackCheck final : public AdmissionCheck {
   }
   const char* name() const override { return "callback"; }
 
+  bool applies(const AdmissionRequest& req, GateAction action) const override {
+    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    if (!app) return false;  // placement answers an unknown app
+    return (action == GateAction::Publish ? app->callbacks.on_publish : app->callbacks.on_play).has_value();
+  }
+
   void check(const AdmissionRequest& req, GateAction action, Done done) override {
     const config::AppConfig* app = ctx_.config->find_app(req.key.app);
-    if (!app) return done(std::nullopt);  // placement answers an unknown app
+    if (!app) return done(std::nullopt);
     const auto& url = action == GateAction::Publish ? app->callbacks.on_publish : app->callbacks.on_play;
     if (!url) return done(std::nullopt);
     const std::string body = protocol::notify_form_body(fields_of(req, to_string(action)));
@@ -67,7 +73,8 @@ class CallbackCheck final : public AdmissionCheck {
     const config::AppConfig* app = ctx_.config->find_app(req.key.app);
     if (!app) return;
     const config::CallbacksConfig& cb = app->callbacks;
-    const bool done_cb = action == GateAction::Publish ? cb.on_publish_done.has_value() : cb.on_play_done.has_value();
+    const bool done_cb =
+        action == GateAction::Publish ? cb.on_publish_done.has_value() : cb.on_play_done.has_value();
     if (!done_cb && !cb.on_update) return;
     Followed& f = followed_[req.session_id];
     ctx_.timers->cancel(f.update_timer);  // a connection that publishes again: one timer
@@ -88,12 +95,13 @@ class CallbackCheck final : public AdmissionCheck {
     if (!app || !app->callbacks.on_update) return;
     it->second.update_timer = 0;
     const std::string body = protocol::notify_form_body(fields_of(it->second.req, "update"));
-    client_.post(*app->callbacks.on_update, body, app->callbacks.timeout,
-                 [this, id, interval = app->callbacks.update_interval](int status, std::string, std::string failure) {
-                   if (!followed_.count(id)) return;  // ended meanwhile
-                   if (status >= 200 && status < 300) return schedule_update(id, interval);
-                   end_session(id, status == 0 ? failure : "answered " + std::to_string(status));
-                 });
+    client_.post(
+        *app->callbacks.on_update, body, app->callbacks.timeout,
+        [this, id, interval = app->callbacks.update_interval](int status, std::string, std::string failure) {
+          if (!followed_.count(id)) return;  // ended meanwhile
+          if (status >= 200 && status < 300) return schedule_update(id, interval);
+          end_session(id, status == 0 ? failure : "answered " + std::to_string(status));
+        });
   }
 
   void end_session(uint64_t id, const std::string& why) {

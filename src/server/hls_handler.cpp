@@ -69,12 +69,12 @@ void note_hls_viewer(net::ServerContext& ctx, const HttpExchange& ex, const Http
                      const media::StreamKey& key) {
   if (!ctx.monitor || info.method == HttpMethod::Head) return;
   const std::string* ua = ex.header("User-Agent");
-  const size_t colon = info.peer.rfind(':');
-  const std::string addr = colon == std::string::npos ? info.peer : info.peer.substr(0, colon);
+  const std::string_view peer = info.peer;
+  const std::string_view addr = peer.substr(0, peer.rfind(':'));  // npos: all of it
   const config::AppConfig* app = ctx.config->find_app(key.app);
   const auto target = app ? std::chrono::duration_cast<std::chrono::milliseconds>(app->hls.fragment)
                           : std::chrono::milliseconds(2000);
-  ctx.monitor->hls_requested(key.str(), addr, ua ? *ua : std::string(), target);
+  ctx.monitor->hls_requested(key.str(), addr, ua ? std::string_view(*ua) : std::string_view(), target);
 }
 
 }  // namespace
@@ -161,11 +161,12 @@ void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
   auto admitted = [&http, &ctx](auto serve) {
     return [&http, &ctx, serve](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {
       admit_http_play(ctx, http, ex, info, GateProto::Hls, route.key,
-                      [&http, &ctx, serve, route](HttpExchange& e, const HttpRequestInfo& i, GateDecision d) {
-                        StreamPath decided = route;
-                        if (!d.key.name.empty()) decided.key = d.key;  // a callback may redirect
-                        note_hls_viewer(ctx, e, i, decided.key);
-                        serve(ctx, http, e, i, decided);
+                      [&http, &ctx, serve, route = StreamPath(route)](
+                          HttpExchange& e, const HttpRequestInfo& i, GateDecision d) mutable {
+                        // Called once: the route is the closure's own to change.
+                        if (!d.key.name.empty()) route.key = std::move(d.key);  // a callback may redirect
+                        note_hls_viewer(ctx, e, i, route.key);
+                        serve(ctx, http, e, i, route);
                       });
     };
   };

@@ -1,6 +1,7 @@
 #include "rill/server/http_admission.h"
 
 #include <memory>
+#include <optional>
 
 #include "rill/server/http_server.h"
 
@@ -14,8 +15,11 @@ struct PendingAdmission {
   net::ServerContext& ctx;
   HttpServer& http;
   HttpExchange* ex;  // while admit_play() runs (a decision at once); then `held`
-  HttpRequestInfo info;
+  // The request: the caller's while admit_play() runs; `kept`, a copy, once the exchange is held
+  // (most decisions come at once, and then nothing is copied).
+  const HttpRequestInfo* info;
   HttpAdmitted admitted;
+  std::optional<HttpRequestInfo> kept;
   HttpHeld held;
   StreamGate::Ticket ticket = 0;
   bool decided = false;
@@ -30,9 +34,9 @@ void decide(PendingAdmission* p, GateDecision d) {
   if (ex) {                                     // null: the client left (nothing to answer)
     if (p->is_held) ex->on_abandoned(nullptr);  // the continuation may hold it again with its own
     if (d.verdict == Verdict::Admitted) {
-      p->admitted(*ex, p->info, std::move(d));
+      p->admitted(*ex, *p->info, std::move(d));
     } else {
-      p->http.reply_error(*ex, p->info, status_for(d.verdict), d.reason);
+      p->http.reply_error(*ex, *p->info, status_for(d.verdict), d.reason);
     }
   }
   if (p->is_held) delete p;  // else the caller still looks at it
@@ -49,18 +53,20 @@ void admit_http_play(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex
   r.peer = info.peer;
   r.session_id = info.id;
   r.probe = info.method == HttpMethod::Head;
-  auto p =
-      std::make_unique<PendingAdmission>(PendingAdmission{ctx, http, &ex, info, std::move(admitted), {}});
+  auto p = std::make_unique<PendingAdmission>(
+      PendingAdmission{ctx, http, &ex, &info, std::move(admitted), {}, {}});
   PendingAdmission* raw = p.get();
   raw->ticket = ctx.gate->admit_play(std::move(r), [raw](GateDecision d) { decide(raw, std::move(d)); });
   if (raw->decided) return;  // answered at once: p frees it
   // Later: the gate's callback or the client's departure, whichever comes first, frees it.
   raw->ex = nullptr;
+  raw->kept = info;
+  raw->info = &*raw->kept;
   raw->held = ex.hold();
   raw->is_held = true;
   ex.on_abandoned([raw = p.release()] {
     raw->ctx.gate->cancel(raw->ticket);
-    raw->ctx.log->debug("http: {} went away while its admission was decided", raw->info.peer);
+    raw->ctx.log->debug("http: {} went away while its admission was decided", raw->info->peer);
     delete raw;
   });
 }

@@ -236,10 +236,11 @@ void HttpConnection::fail_request(int status, const std::string& why) {
   const std::string body = why + "\n";
   p.content_length = body.size();
   p.close = true;
-  std::vector<std::pair<std::string, std::string>> headers{{"Content-Type", "text/plain; charset=utf-8"},
-                                                           {"Cache-Control", "no-cache"}};
+  ResponseHeaders headers;
+  headers.add("Content-Type", "text/plain; charset=utf-8");
+  headers.add("Cache-Control", "no-cache");
   p.headers = &headers;
-  conn_->send(SharedBuffer::copy_of(render_response_head(p)));
+  conn_->send(render_response_head(p));
   conn_->send(SharedBuffer::copy_of(body));
   state_ = State::Exchange;  // nothing more is parsed
   arm_deadline();

@@ -2,6 +2,8 @@
 
 #include <strings.h>
 
+#include <charconv>
+
 #include "rill/server/http_connection.h"
 #include "rill/server/http_server.h"
 
@@ -102,41 +104,51 @@ const char* http_reason_phrase(int status) {
   }
 }
 
-std::string render_response_head(const ResponseHeadParts& p) {
-  std::string h;
-  h.reserve(256);
-  h += p.http10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  h += std::to_string(p.status);
-  h += ' ';
-  h += http_reason_phrase(p.status);
-  h += "\r\n";
-  if (p.common) h += *p.common;  // Server, X-Rill-Worker, Date: the server's, "Name: value\r\n" each
-  bool has_type = false;
-  if (p.headers) {
-    for (const auto& [name, value] : *p.headers) {
-      if (is_framing_header(name)) continue;
-      if (same_name(name, "Content-Type")) has_type = true;
-      h += name;
-      h += ": ";
-      h += value;
-      h += "\r\n";
-    }
-  }
-  if (!has_type && p.content_length && *p.content_length > 0)
-    h += "Content-Type: text/plain; charset=utf-8\r\n";
-  if (p.content_length) {
-    h += "Content-Length: ";
-    h += std::to_string(*p.content_length);
-    h += "\r\n";
-  }
-  if (p.chunked) h += "Transfer-Encoding: chunked\r\n";
-  if (p.close) {
-    h += "Connection: close\r\n";
-  } else if (p.http10) {
-    h += "Connection: keep-alive\r\n";  // RFC 9112 §9.3: an HTTP/1.0 client asked for it
-  }
-  h += "\r\n";
-  return h;
+void ResponseHeaders::add(std::string_view name, std::string_view value) {
+  if (is_framing_header(name)) return;
+  if (same_name(name, "Content-Type")) has_content_type_ = true;
+  if (lines_.empty()) lines_.reserve(256);  // a handler's few headers, in one allocation
+  lines_ += name;
+  lines_ += ": ";
+  lines_ += value;
+  lines_ += "\r\n";
+}
+
+BufferRef render_response_head(const ResponseHeadParts& p) {
+  using namespace std::string_view_literals;
+  char status[16];
+  const auto status_end = std::to_chars(status, status + sizeof status, p.status).ptr;
+  char length[24];
+  const char* length_end = length;
+  if (p.content_length) length_end = std::to_chars(length, length + sizeof length, *p.content_length).ptr;
+  const std::string_view reason = http_reason_phrase(p.status);
+  const std::string_view empty;
+  const std::string_view lines[] = {
+      p.http10 ? "HTTP/1.0 "sv : "HTTP/1.1 "sv,
+      std::string_view(status, static_cast<size_t>(status_end - status)),
+      " "sv,
+      reason,
+      "\r\n"sv,
+      p.common ? std::string_view(*p.common) : empty,  // Server, X-Rill-Worker, Date
+      p.headers ? std::string_view(p.headers->lines()) : empty,
+      (!(p.headers && p.headers->has_content_type()) && p.content_length && *p.content_length > 0)
+          ? "Content-Type: text/plain; charset=utf-8\r\n"sv
+          : empty,
+      p.content_length ? "Content-Length: "sv : empty,
+      std::string_view(length, static_cast<size_t>(length_end - length)),
+      p.content_length ? "\r\n"sv : empty,
+      p.chunked ? "Transfer-Encoding: chunked\r\n"sv : empty,
+      // RFC 9112 §9.3: an HTTP/1.0 client that asked for keep-alive is told it is kept.
+      p.close    ? "Connection: close\r\n"sv
+      : p.http10 ? "Connection: keep-alive\r\n"sv
+                 : empty,
+      "\r\n"sv,
+  };
+  size_t n = 0;
+  for (std::string_view l : lines) n += l.size();
+  BufferRef head = SharedBuffer::create(n);
+  for (std::string_view l : lines) head->append(l.data(), l.size());
+  return head;
 }
 
 HttpExchange* HttpHeld::get() const {
@@ -149,20 +161,6 @@ HttpExchange::HttpExchange(HttpConnection& conn, protocol::HttpRequestHead head,
     : conn_(&conn), head_(std::move(head)), info_(std::move(info)), body_(std::move(body)) {}
 
 bool HttpExchange::secure() const { return conn_ && conn_->secure(); }
-
-void HttpExchange::add_header(std::string_view name, std::string_view value) {
-  out_headers_.emplace_back(std::string(name), std::string(value));
-}
-
-void HttpExchange::remove_header(std::string_view name) {
-  std::erase_if(out_headers_, [&](const auto& h) { return same_name(h.first, name); });
-}
-
-bool HttpExchange::has_header(std::string_view name) const {
-  for (const auto& h : out_headers_)
-    if (same_name(h.first, name)) return true;
-  return false;
-}
 
 ResponseHeadParts HttpExchange::answer(int status) {
   answered_ = true;
@@ -186,8 +184,7 @@ size_t HttpExchange::reply(int status, const BufferRef& body) {
   // "The HEAD method is identical to GET except that the server MUST NOT send content in the
   // response" (RFC 9110 §9.3.2): the head says the length the GET would have had.
   const bool with_body = length && info_.method != HttpMethod::Head && body.size() > 0;
-  conn_->respond(*this, SharedBuffer::copy_of(render_response_head(p)), with_body ? body : BufferRef(),
-                 p.close);
+  conn_->respond(*this, render_response_head(p), with_body ? body : BufferRef(), p.close);
   return with_body ? body.size() : 0;
 }
 
@@ -201,13 +198,13 @@ HttpStreamHandover HttpExchange::take_stream(int status) {
   ResponseHeadParts p = answer(status);
   if (info_.method == HttpMethod::Head) {
     // The head alone, without a length: a live body has none.
-    conn_->respond(*this, SharedBuffer::copy_of(render_response_head(p)), BufferRef(), p.close);
+    conn_->respond(*this, render_response_head(p), BufferRef(), p.close);
     return h;
   }
   p.chunked = !http10();  // HTTP/1.0: the body ends when the connection does (RFC 9112 §6.3)
   p.close = true;
   h.chunked = p.chunked;
-  BufferRef head = SharedBuffer::copy_of(render_response_head(p));
+  BufferRef head = render_response_head(p);
   HttpConnection* c = std::exchange(conn_, nullptr);
   h.release_slot = c->server().count_stream(c->addr());
   // The connection lets go of this exchange: a held one may be destroyed here, so nothing of

@@ -2,7 +2,6 @@
 
 #include "rill/cluster/cluster.h"
 #include "rill/media/hls_store.h"
-
 #include "rill/workers/stream_locator.h"
 
 namespace rill::server {
@@ -27,10 +26,14 @@ GateDecision refused_by_check(const std::string& why) {
 
 const char* to_string(GateProto p) {
   switch (p) {
-    case GateProto::Rtmp: return "rtmp";
-    case GateProto::HttpFlv: return "flv";
-    case GateProto::Hls: return "hls";
-    case GateProto::EdgePull: return "edge-pull";
+    case GateProto::Rtmp:
+      return "rtmp";
+    case GateProto::HttpFlv:
+      return "flv";
+    case GateProto::Hls:
+      return "hls";
+    case GateProto::EdgePull:
+      return "edge-pull";
   }
   return "?";
 }
@@ -39,10 +42,14 @@ const char* to_string(GateAction a) { return a == GateAction::Publish ? "publish
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::Admitted: return "admitted";
-    case Verdict::Refused: return "refused";
-    case Verdict::Busy: return "busy";
-    case Verdict::NotFound: return "not found";
+    case Verdict::Admitted:
+      return "admitted";
+    case Verdict::Refused:
+      return "refused";
+    case Verdict::Busy:
+      return "busy";
+    case Verdict::NotFound:
+      return "not found";
   }
   return "?";
 }
@@ -84,6 +91,7 @@ void StreamGate::run_checks(Ticket t) {
     auto it = pending_.find(t);
     if (it == pending_.end()) return;  // cancelled
     Pending& p = it->second;
+    while (p.next_check < checks_.size() && !checks_[p.next_check]->applies(p.req, p.action)) ++p.next_check;
     if (p.next_check == checks_.size()) return place_or_pull(t);
     AdmissionCheck& check = *checks_[p.next_check++];
     running_ = t;
@@ -134,8 +142,8 @@ void StreamGate::refuse(Ticket t, const char* check, const std::string& why) {
   auto it = pending_.find(t);
   if (it == pending_.end()) return;
   const AdmissionRequest& r = it->second.req;
-  ctx_.log->warn("gate: {} {} {} over {} refused by {}: {}", r.peer, to_string(it->second.action), r.key.str(),
-                 to_string(r.proto), check, why);
+  ctx_.log->warn("gate: {} {} {} over {} refused by {}: {}", r.peer, to_string(it->second.action),
+                 r.key.str(), to_string(r.proto), check, why);
   finish(t, refused_by_check(why));
 }
 
@@ -165,7 +173,8 @@ void StreamGate::place_or_pull(Ticket t) {
     auto it = pending_.find(t);
     if (it == pending_.end()) return;  // cancelled meanwhile
     if (!found) {
-      return finish(t, decision(Verdict::NotFound, nullptr, "no origin has stream " + it->second.req.key.str()));
+      return finish(t,
+                    decision(Verdict::NotFound, nullptr, "no origin has stream " + it->second.req.key.str()));
     }
     finish(t, place(it->second));
   });
@@ -197,9 +206,12 @@ GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig
   }
   workers::PublishClaim claim = ctx_.locator->claim_for_publish(p.req.key, app, p.publisher);
   switch (claim.result) {
-    case workers::ClaimResult::Ok: return decision(Verdict::Admitted, claim.stream, {});
-    case workers::ClaimResult::Busy: return decision(Verdict::Busy, nullptr, claim.reason);
-    case workers::ClaimResult::Invalid: break;
+    case workers::ClaimResult::Ok:
+      return decision(Verdict::Admitted, claim.stream, {});
+    case workers::ClaimResult::Busy:
+      return decision(Verdict::Busy, nullptr, claim.reason);
+    case workers::ClaimResult::Invalid:
+      break;
   }
   return decision(Verdict::Refused, nullptr, claim.reason);
 }

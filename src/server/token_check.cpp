@@ -18,6 +18,11 @@ class TokenCheck final : public AdmissionCheck {
   explicit TokenCheck(net::ServerContext& ctx) : ctx_(ctx) {}
   const char* name() const override { return "token"; }
 
+  bool applies(const AdmissionRequest& req, GateAction action) const override {
+    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    return app && wants_token(action == GateAction::Publish ? app->auth.publish : app->auth.play);
+  }
+
   void check(const AdmissionRequest& req, GateAction action, Done done) override {
     const config::AppConfig* app = ctx_.config->find_app(req.key.app);
     if (!app) return done(std::nullopt);
@@ -35,6 +40,8 @@ class TokenCheck final : public AdmissionCheck {
 
 }  // namespace
 
-std::unique_ptr<AdmissionCheck> make_token_check(net::ServerContext& ctx) { return std::make_unique<TokenCheck>(ctx); }
+std::unique_ptr<AdmissionCheck> make_token_check(net::ServerContext& ctx) {
+  return std::make_unique<TokenCheck>(ctx);
+}
 
 }  // namespace rill::server

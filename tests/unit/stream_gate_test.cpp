@@ -1,8 +1,9 @@
 // StreamGate: the one admission point (server/stream_gate.h) — checks in order, answers now or
 // later, cancellation, and placement through the StreamLocator of a single worker.
-#include <gtest/gtest.h>
+#include "rill/server/stream_gate.h"
 
 #include <event2/event.h>
+#include <gtest/gtest.h>
 
 #include <memory>
 #include <optional>
@@ -15,7 +16,6 @@
 #include "rill/media/stream_output.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/server_context.h"
-#include "rill/server/stream_gate.h"
 #include "rill/workers/stream_locator.h"
 
 namespace rill::server {
@@ -27,6 +27,7 @@ class ScriptedCheck final : public AdmissionCheck {
   ScriptedCheck(std::string name, std::optional<std::string> refusal, bool deferred)
       : name_(std::move(name)), refusal_(std::move(refusal)), deferred_(deferred) {}
   const char* name() const override { return name_.c_str(); }
+  bool applies(const AdmissionRequest&, GateAction) const override { return applies_; }
   void check(const AdmissionRequest& req, GateAction action, Done done) override {
     seen.push_back(req);
     actions.push_back(action);
@@ -44,6 +45,7 @@ class ScriptedCheck final : public AdmissionCheck {
   std::vector<AdmissionRequest> seen;
   std::vector<GateAction> actions;
   std::vector<Done> held;
+  bool applies_ = true;
 
  private:
   std::string name_;
@@ -54,7 +56,10 @@ class ScriptedCheck final : public AdmissionCheck {
 class StreamGateTest : public ::testing::Test {
  protected:
   StreamGateTest()
-      : base_(event_base_new()), timers_(base_), flusher_(base_), streams_(timers_, core::make_null_logger(), media::default_outputs),
+      : base_(event_base_new()),
+        timers_(base_),
+        flusher_(base_),
+        streams_(timers_, core::make_null_logger(), media::default_outputs),
         sessions_(timers_) {
     config::Config cfg;
     config::AppConfig live;
@@ -81,7 +86,8 @@ class StreamGateTest : public ::testing::Test {
     event_base_free(base_);
   }
 
-  static AdmissionRequest request(const std::string& app, const std::string& name, GateProto p = GateProto::Rtmp) {
+  static AdmissionRequest request(const std::string& app, const std::string& name,
+                                  GateProto p = GateProto::Rtmp) {
     AdmissionRequest r;
     r.proto = p;
     r.key = media::StreamKey{app, name};
@@ -91,9 +97,11 @@ class StreamGateTest : public ::testing::Test {
     return r;
   }
   // The decision of one request, or nullopt while none came.
-  std::optional<GateDecision> publish(const std::string& name, const void* who, StreamGate::Ticket* t = nullptr) {
+  std::optional<GateDecision> publish(const std::string& name, const void* who,
+                                      StreamGate::Ticket* t = nullptr) {
     auto out = std::make_shared<std::optional<GateDecision>>();
-    auto ticket = gate_->admit_publish(request("live", name), who, [out](GateDecision d) { *out = std::move(d); });
+    auto ticket =
+        gate_->admit_publish(request("live", name), who, [out](GateDecision d) { *out = std::move(d); });
     if (t) *t = ticket;
     return *out;
   }
@@ -191,6 +199,33 @@ TEST_F(StreamGateTest, ChecksRunInOrderAndTheFirstRefusalWins) {
   EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);
 }
 
+TEST_F(StreamGateTest, ACheckThatDoesNotApplyIsPassedOverWithoutACall) {
+  auto* skipped = new ScriptedCheck("skipped", std::string("would refuse"), false);
+  skipped->applies_ = false;
+  auto* later = new ScriptedCheck("later", std::string("refused later"), true);
+  auto* also_skipped = new ScriptedCheck("also skipped", std::string("would refuse"), false);
+  also_skipped->applies_ = false;
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(skipped));
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(later));
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(also_skipped));
+  std::optional<GateDecision> d;
+  gate_->admit_play(request("live", "cam", GateProto::Hls), [&](GateDecision x) { d = std::move(x); });
+  EXPECT_FALSE(d);  // the applying check answers later
+  EXPECT_EQ(skipped->seen.size(), 0u);
+  ASSERT_EQ(later->held.size(), 1u);
+  later->release();  // allowed: the last check does not apply, so placement decides
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Admitted);
+  EXPECT_EQ(also_skipped->seen.size(), 0u);
+  // With no applying check at all, placement answers inside admit_play().
+  later->applies_ = false;
+  d.reset();
+  gate_->admit_play(request("live", "cam", GateProto::Hls), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::Admitted);
+  EXPECT_EQ(later->seen.size(), 1u);
+}
+
 TEST_F(StreamGateTest, ADeferredCheckDecidesLater) {
   auto* later = new ScriptedCheck("callback", std::nullopt, true);
   gate_->add_check(std::unique_ptr<AdmissionCheck>(later));
@@ -244,6 +279,7 @@ class RenamingCheck final : public AdmissionCheck {
  public:
   explicit RenamingCheck(std::string to) : to_(std::move(to)) {}
   const char* name() const override { return "rename"; }
+  bool applies(const AdmissionRequest&, GateAction) const override { return true; }
   void check(const AdmissionRequest&, GateAction, Done done) override { done(CheckAnswer::renamed(to_)); }
   void decided(const AdmissionRequest& req, GateAction, const GateDecision& d) override {
     decided_keys.push_back(req.key);

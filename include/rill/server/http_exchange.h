@@ -44,19 +44,36 @@ class HttpServer;
 // The reason phrase of a status (RFC 9110 §15), "OK" for 200.
 const char* http_reason_phrase(int status);
 
-// What a response head is made of; render_response_head() writes it out: the status line, the
-// server's common headers, the handler's (framing ones left out), a default Content-Type for a
-// body without one, then Content-Length / Transfer-Encoding / Connection from the fields here.
+// A response's own header lines ("Name: value\r\n" each), rendered as they are added: the head
+// is then a few appends, not one string pair per header (an HLS player's playlist poll is a
+// request every few seconds per viewer, and its head is most of the work of answering it).
+class ResponseHeaders {
+ public:
+  // Framing headers (Content-Length, Connection, Transfer-Encoding) are the connection's to
+  // write: they are left out here.
+  void add(std::string_view name, std::string_view value);
+  const std::string& lines() const { return lines_; }
+  bool has_content_type() const { return has_content_type_; }
+
+ private:
+  std::string lines_;
+  bool has_content_type_ = false;
+};
+
+// What a response head is made of; render_response_head() writes it out, into one buffer of its
+// exact size: the status line, the server's common headers, the handler's, a default
+// Content-Type for a body without one, then Content-Length / Transfer-Encoding / Connection from
+// the fields here.
 struct ResponseHeadParts {
   bool http10 = false;  // the response line echoes the request's version
   int status = 200;
   const std::string* common = nullptr;  // "Name: value\r\n" lines
-  const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
+  const ResponseHeaders* headers = nullptr;
   std::optional<uint64_t> content_length;
   bool chunked = false;
   bool close = false;  // "Connection: close"; else HTTP/1.0 gets "Connection: keep-alive"
 };
-std::string render_response_head(const ResponseHeadParts& parts);
+BufferRef render_response_head(const ResponseHeadParts& parts);
 
 // A weak handle on a held exchange: get() is null once the exchange was answered or its client left.
 class HttpHeld {
@@ -99,9 +116,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // ---- the response -----------------------------------------------------------------------
   // Adds a response header (no check for duplicates: the caller adds each once). Server, Date,
   // Content-Length, Connection and Transfer-Encoding are the connection's to write.
-  void add_header(std::string_view name, std::string_view value);
-  void remove_header(std::string_view name);
-  bool has_header(std::string_view name) const;
+  void add_header(std::string_view name, std::string_view value) { out_headers_.add(name, value); }
 
   // A complete response with Content-Length (none for 1xx, 204, 304: RFC 9110 §8.6). For HEAD
   // the head alone, with the length the GET would have had (RFC 9110 §9.3.2). Returns the body
@@ -135,7 +150,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   protocol::HttpRequestHead head_;
   HttpRequestInfo info_;
   std::string body_;
-  std::vector<std::pair<std::string, std::string>> out_headers_;
+  ResponseHeaders out_headers_;
   std::function<void()> abandoned_;
   bool answered_ = false;
   bool close_after_ = false;

@@ -35,8 +35,8 @@ struct GateDecision;
 struct AdmissionRequest {
   GateProto proto = GateProto::Rtmp;
   media::StreamKey key;
-  std::string query;      // raw, without the '?': tokens travel here
-  std::string peer;       // "addr:port" of the client
+  std::string query;  // raw, without the '?': tokens travel here
+  std::string peer;   // "addr:port" of the client
   uint64_t session_id = 0;
   // A play probe (HTTP HEAD): checks run, but placement only looks — nothing is created.
   bool probe = false;
@@ -73,6 +73,11 @@ class AdmissionCheck {
   using Done = std::function<void(CheckAnswer answer)>;
   virtual ~AdmissionCheck() = default;
   virtual const char* name() const = 0;
+  // Whether the check has anything to ask of this request (e.g. the app configures it). A check
+  // that does not apply is passed over without a call to check(): most requests meet no check,
+  // and the gate's per-request work then stays a lookup (an HLS player polls every few seconds).
+  virtual bool applies(const AdmissionRequest& req, GateAction action) const = 0;
+  // Called only when applies(); answers through `done`, at once or later.
   virtual void check(const AdmissionRequest& req, GateAction action, Done done) = 0;
   // Told of every decision the gate hands out (`req` with the final key), e.g. to follow the
   // sessions it admitted. Default: nothing.
@@ -95,7 +100,7 @@ struct GateDecision {
   // Admitted publish: the stream, with the publisher attached. Null for HLS (served from the
   // HLS store, local or the owner's).
   media::Stream* stream = nullptr;
-  std::string reason;  // not admitted: why
+  std::string reason;         // not admitted: why
   bool unauthorized = false;  // Refused by a check (auth), not by placement
   // The key the request was decided for: the asked one, or the one a check renamed it to.
   media::StreamKey key;

@@ -1,0 +1,71 @@
+// render_response_head / ResponseHeaders: the exact bytes of a response head.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "rill/server/http_exchange.h"
+
+namespace rill::server {
+namespace {
+
+std::string text(const BufferRef& b) {
+  return std::string(reinterpret_cast<const char*>(b->data()), b->size());
+}
+
+TEST(ResponseHead, StatusCommonHandlerHeadersThenFraming) {
+  const std::string common = "Server: rill/test\r\nDate: Thu, 03 Dec 2026 16:00:00 GMT\r\n";
+  ResponseHeaders h;
+  h.add("Content-Type", "application/vnd.apple.mpegurl");
+  h.add("Cache-Control", "max-age=1");
+  h.add("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
+  ResponseHeadParts p;
+  p.common = &common;
+  p.headers = &h;
+  p.content_length = 161;
+  const BufferRef head = render_response_head(p);
+  EXPECT_EQ(text(head),
+            "HTTP/1.1 200 OK\r\n"
+            "Server: rill/test\r\nDate: Thu, 03 Dec 2026 16:00:00 GMT\r\n"
+            "Content-Type: application/vnd.apple.mpegurl\r\n"
+            "Cache-Control: max-age=1\r\n"
+            "Access-Control-Expose-Headers: Content-Length, Content-Type, Server\r\n"
+            "Content-Length: 161\r\n"
+            "\r\n");
+  EXPECT_EQ(head->size(), head->capacity());  // one buffer of the exact size
+}
+
+TEST(ResponseHead, FramingHeadersOfAHandlerAreLeftOutAndATypeIsDefaulted) {
+  ResponseHeaders h;
+  h.add("content-length", "5");  // the connection writes these: a handler's are dropped
+  h.add("Connection", "keep-alive");
+  h.add("Transfer-Encoding", "gzip");
+  h.add("X-Kept", "yes");
+  EXPECT_EQ(h.lines(), "X-Kept: yes\r\n");
+  EXPECT_FALSE(h.has_content_type());
+  ResponseHeadParts p;
+  p.headers = &h;
+  p.status = 404;
+  p.content_length = 10;
+  p.close = true;
+  EXPECT_EQ(text(render_response_head(p)),
+            "HTTP/1.1 404 Not Found\r\nX-Kept: yes\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Content-Length: 10\r\nConnection: close\r\n\r\n");
+  ResponseHeaders typed;
+  typed.add("content-type", "video/mp2t");  // names compare without case
+  EXPECT_TRUE(typed.has_content_type());
+}
+
+TEST(ResponseHead, Http10KeepAliveChunkedAndNoLength) {
+  ResponseHeadParts p;
+  p.http10 = true;
+  p.status = 204;
+  EXPECT_EQ(text(render_response_head(p)), "HTTP/1.0 204 No Content\r\nConnection: keep-alive\r\n\r\n");
+  ResponseHeadParts live;
+  live.chunked = true;
+  live.close = true;
+  EXPECT_EQ(text(render_response_head(live)),
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+}
+
+}  // namespace
+}  // namespace rill::server
