@@ -1,0 +1,150 @@
+// rill-microbench: what one HLS request costs in user space before any byte is sent, no sockets
+// (docs/benchmarks.md). A live HLS player polls its playlist every half target duration, so at
+// scale the request path — not the bytes — is much of an HLS server's work:
+//   HttpRequestHead  the head of a player's GET parsed (HttpRequestHeadParser: feed, take, reset)
+//   GateAdmitHls     StreamGate::admit_play with the three checks a worker installs, on an app
+//                    that configures none of them (the common case: each is passed over)
+//   ResponseHead     the playlist's headers added and the head rendered (ResponseHeaders,
+//                    render_response_head)
+//
+//   build/release/rill-microbench --benchmark_filter='HttpRequestHead|GateAdmitHls|ResponseHead'
+#include <benchmark/benchmark.h>
+#include <event2/event.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "rill/config/config.h"
+#include "rill/core/event_timer_queue.h"
+#include "rill/core/log.h"
+#include "rill/media/stream.h"
+#include "rill/media/stream_output.h"
+#include "rill/net/flush_scheduler.h"
+#include "rill/net/server_context.h"
+#include "rill/protocol/http_request_head.h"
+#include "rill/server/admission_checks.h"
+#include "rill/server/http_exchange.h"
+#include "rill/server/stream_gate.h"
+#include "rill/workers/stream_locator.h"
+
+namespace {
+
+using namespace rill;
+
+// What hls.js in Chromium sends for a playlist reload.
+constexpr std::string_view kPlaylistGet =
+    "GET /hls/cam.m3u8 HTTP/1.1\r\n"
+    "Host: 127.0.0.1:8080\r\n"
+    "Connection: keep-alive\r\n"
+    "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 "
+    "Safari/537.36\r\n"
+    "Accept: */*\r\n"
+    "Origin: http://127.0.0.1:8000\r\n"
+    "Referer: http://127.0.0.1:8000/\r\n"
+    "Accept-Encoding: gzip, deflate, br\r\n"
+    "Accept-Language: en-US,en;q=0.9\r\n"
+    "\r\n";
+
+void BM_HttpRequestHead(benchmark::State& state) {
+  protocol::HttpRequestHeadParser parser;
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(kPlaylistGet.data()),
+                                       kPlaylistGet.size());
+  for (auto _ : state) {
+    size_t consumed = 0;
+    const auto r = parser.feed(bytes, consumed);
+    benchmark::DoNotOptimize(r);
+    protocol::HttpRequestHead head = parser.take();
+    benchmark::DoNotOptimize(head);
+    parser.reset();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_HttpRequestHead);
+
+// A worker's gate, as the unit tests build one: one app, HLS on, no access rules, no auth, no
+// callbacks.
+class GateFixture {
+ public:
+  GateFixture()
+      : base_(event_base_new()),
+        timers_(base_),
+        flusher_(base_),
+        streams_(timers_, core::make_null_logger(), media::default_outputs),
+        sessions_(timers_) {
+    config::Config cfg;
+    config::AppConfig hls;
+    hls.name = "hls";
+    hls.hls.enabled = true;
+    cfg.apps["hls"] = hls;
+    ctx_.base = base_;
+    ctx_.config = std::make_shared<const config::Config>(cfg);
+    ctx_.streams = &streams_;
+    ctx_.flusher = &flusher_;
+    ctx_.timers = &timers_;
+    ctx_.sessions = &sessions_;
+    ctx_.log = core::make_null_logger();
+    locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
+    ctx_.locator = locator_.get();
+    gate_ = std::make_unique<server::StreamGate>(ctx_);
+    server::install_admission_checks(*gate_, ctx_);
+  }
+  ~GateFixture() {
+    gate_.reset();
+    locator_.reset();
+    event_base_free(base_);
+  }
+  server::StreamGate& gate() { return *gate_; }
+
+ private:
+  event_base* base_;
+  EventTimerQueue timers_;
+  net::FlushScheduler flusher_;
+  media::StreamRegistry streams_;
+  net::SessionSet sessions_;
+  net::ServerContext ctx_;
+  std::unique_ptr<workers::StreamLocator> locator_;
+  std::unique_ptr<server::StreamGate> gate_;
+};
+
+void BM_GateAdmitHls(benchmark::State& state) {
+  GateFixture f;
+  uint64_t admitted = 0;
+  for (auto _ : state) {
+    server::AdmissionRequest r;
+    r.proto = server::GateProto::Hls;
+    r.key = media::StreamKey{"hls", "cam"};
+    r.peer = "127.0.0.1:40000";
+    r.session_id = 7;
+    f.gate().admit_play(std::move(r), [&admitted](server::GateDecision d) {
+      admitted += d.verdict == server::Verdict::Admitted;
+    });
+  }
+  if (admitted != static_cast<uint64_t>(state.iterations()))
+    state.SkipWithError("a request was not admitted");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_GateAdmitHls);
+
+void BM_ResponseHead(benchmark::State& state) {
+  const std::string common =
+      "Server: rill/0.1.0\r\nX-Rill-Worker: 0\r\nDate: Thu, 03 Dec 2026 16:09:25 GMT\r\n";
+  for (auto _ : state) {
+    server::ResponseHeaders h;
+    h.add("Content-Type", "application/vnd.apple.mpegurl");
+    h.add("Cache-Control", "max-age=1");
+    h.add("Access-Control-Allow-Origin", "*");
+    h.add("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
+    server::ResponseHeadParts p;
+    p.common = &common;
+    p.headers = &h;
+    p.content_length = 161;
+    BufferRef head = server::render_response_head(p);
+    benchmark::DoNotOptimize(head);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ResponseHead);
+
+}  // namespace
