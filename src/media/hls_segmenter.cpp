@@ -17,8 +17,8 @@ namespace {
 using protocol::TsMuxer;
 using protocol::TsSample;
 
-constexpr size_t kPsiBytes = 2 * TsMuxer::kPacketSize;  // PAT + PMT at every segment start
-constexpr size_t kPesHeaderMax = 19;                    // PES header with PTS and DTS (2.4.3.6)
+constexpr size_t kPsiBytes = 2 * TsMuxer::kPacketSize;             // PAT + PMT at every segment start
+constexpr size_t kPesHeaderMax = 19;                               // PES header with PTS and DTS (2.4.3.6)
 constexpr size_t kFirstPayloadMin = TsMuxer::kPacketSize - 4 - 8;  // TS header + AF with PCR
 constexpr int64_t kMaxStepMs = 1000;
 
@@ -27,7 +27,9 @@ bool same_bytes(std::span<const uint8_t> a, const std::vector<uint8_t>& b) {
 }
 
 // Whole TS packets for a PES of `pes` bytes, at most (every packet carries >= 176 payload bytes).
-size_t ts_bytes_for(size_t pes) { return (pes + kFirstPayloadMin - 1) / kFirstPayloadMin * TsMuxer::kPacketSize; }
+size_t ts_bytes_for(size_t pes) {
+  return (pes + kFirstPayloadMin - 1) / kFirstPayloadMin * TsMuxer::kPacketSize;
+}
 
 }  // namespace
 
@@ -37,8 +39,9 @@ HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConf
       key_text_(key_.str()),
       log_(log),
       fragment_ms_(std::max<int64_t>(1, cfg.fragment.count())),
-      max_fragment_ms_(cfg.max_fragment.count() > 0 ? std::max<int64_t>(cfg.max_fragment.count(), fragment_ms_)
-                                                    : 3 * fragment_ms_),
+      max_fragment_ms_(cfg.max_fragment.count() > 0
+                           ? std::max<int64_t>(cfg.max_fragment.count(), fragment_ms_)
+                           : 3 * fragment_ms_),
       max_segment_size_(std::max<size_t>(cfg.max_segment_size, 4 * TsMuxer::kPacketSize)),
       fmp4_(cfg.container == config::HlsContainer::Fmp4 || cfg.low_latency),
       low_latency_(cfg.low_latency),
@@ -53,16 +56,19 @@ void HlsSegmenter::finish() {
   finished_ = true;
   if (seg_open_) close_segment(max_dts_ + frame_step());
   store_.close(key_);
-  log_.info("hls: {} segmenter done: {} segments ({} discontinuities, {} forced cuts, {} timestamp jumps), "
-            "{} samples written, {} skipped, {} malformed, {} too big",
-            key_text_, stats_.segments, stats_.discontinuities, stats_.forced_cuts, stats_.timestamp_jumps,
-            stats_.samples_written, stats_.samples_skipped, stats_.samples_dropped, stats_.samples_too_big);
+  log_.info(
+      "hls: {} segmenter done: {} segments ({} discontinuities, {} forced cuts, {} timestamp jumps), "
+      "{} samples written, {} skipped, {} malformed, {} too big",
+      key_text_, stats_.segments, stats_.discontinuities, stats_.forced_cuts, stats_.timestamp_jumps,
+      stats_.samples_written, stats_.samples_skipped, stats_.samples_dropped, stats_.samples_too_big);
 }
 
 void HlsSegmenter::on_frame(const MediaFrame& f) {
   if (finished_) return;
-  if (f.type == MediaType::Video) on_video(f);
-  else if (f.type == MediaType::Audio) on_audio(f);
+  if (f.type == MediaType::Video)
+    on_video(f);
+  else if (f.type == MediaType::Audio)
+    on_audio(f);
   // Script data (metadata) has no place in the TS.
 }
 
@@ -82,8 +88,9 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   const bool hevc = vi.codec == protocol::FlvVideoCodec::HEVC;
   if (vi.codec != protocol::FlvVideoCodec::H264 && !hevc) {
     if ((vi.is_coded_frame || vi.is_sequence_header) && skip_codec(warned_video_)) {
-      log_.warn("hls: {}: {} video is not supported in HLS segments here; segmenting without video", key_text_,
-                vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
+      log_.warn(
+          "hls: {}: {} video is not supported in HLS segments here; segmenting without video", key_text_,
+          vi.fourcc ? protocol::fourcc_to_string(vi.fourcc) : std::string(protocol::to_string(vi.codec)));
     }
     return;
   }
@@ -110,8 +117,8 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
     wait_keyframe_ = true;  // what follows refers to the lost frame
     if (!warned_drop_) {
       warned_drop_ = true;
-      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_text_, data.size(),
-                max_segment_size_);
+      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_text_,
+                data.size(), max_segment_size_);
     }
     return;
   }
@@ -135,7 +142,9 @@ void HlsSegmenter::on_video_config(std::span<const uint8_t> record, bool hevc) {
   hevc_ = hevc;
   auto ps_bytes = [](const auto&... lists) {
     size_t n = 0;
-    (..., [&] { for (const auto& p : lists) n += 4 + p.size(); }());
+    (..., [&] {
+      for (const auto& p : lists) n += 4 + p.size();
+    }());
     return n;
   };
   try {
@@ -176,7 +185,8 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
     return;
   }
   if (mp3_ && fmp4_) {
-    if (skip_codec(warned_audio_)) log_.warn("hls: {}: MP3 audio is not carried in fMP4 segments; segmenting without audio", key_text_);
+    if (skip_codec(warned_audio_))
+      log_.warn("hls: {}: MP3 audio is not carried in fMP4 segments; segmenting without audio", key_text_);
     return;
   }
   if (!have_first_audio_) {
@@ -192,11 +202,63 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
     ++stats_.samples_skipped;
     return;
   }
+  if (mux_) return hold_audio(dts, data);
   TsSample s;
   s.kind = TsSample::Kind::Audio;
   s.dts_ms = dts;
   s.data = data;
   write(s);
+}
+
+void HlsSegmenter::hold_audio(int64_t dts, std::span<const uint8_t> data) {
+  // A frame ADTS cannot carry is dropped alone here rather than failing its whole group.
+  if (mux_->streams().audio == protocol::AudioCodec::AAC && data.size() > protocol::kAdtsMaxPayload) {
+    ++stats_.samples_dropped;
+    const std::string why =
+        "AAC access unit of " + std::to_string(data.size()) + " bytes exceeds the ADTS limit";
+    if (stats_.samples_dropped == 1)
+      log_.warn("hls: {}: dropped a malformed sample: {}", key_text_, why);
+    else
+      log_.debug("hls: {}: dropped a malformed sample: {}", key_text_, why);
+    return;
+  }
+  if (!audio_held_.empty() &&
+      (dts - audio_held_.front().dts >= kAudioPesMs || audio_bytes_.size() + data.size() > kAudioPesBytes)) {
+    flush_audio();
+  }
+  audio_held_.push_back(HeldAudio{dts, audio_bytes_.size(), data.size()});
+  audio_bytes_.insert(audio_bytes_.end(), data.begin(), data.end());
+}
+
+void HlsSegmenter::flush_audio() {
+  if (audio_held_.empty()) return;
+  audio_group_.clear();
+  for (const HeldAudio& h : audio_held_) {
+    TsSample s;
+    s.kind = TsSample::Kind::Audio;
+    s.dts_ms = h.dts;
+    s.data = std::span<const uint8_t>(audio_bytes_).subspan(h.offset, h.size);
+    audio_group_.push_back(s);
+  }
+  const size_t frames = audio_held_.size();
+  audio_held_.clear();
+  audio_bytes_.clear();
+  if (!mux_) return;
+  const uint64_t before = mux_->stats().samples_written();
+  try {
+    mux_->write_audio(audio_group_, ts_seg_);
+  } catch (const protocol::ProtocolError& e) {
+    stats_.samples_dropped += frames;
+    if (stats_.samples_dropped == frames)
+      log_.warn("hls: {}: dropped malformed audio: {}", key_text_, e.what());
+    else
+      log_.debug("hls: {}: dropped malformed audio: {}", key_text_, e.what());
+    return;
+  }
+  const uint64_t written = mux_->stats().samples_written() - before;
+  seg_samples_ += written;
+  stats_.samples_written += written;
+  stats_.samples_skipped += frames - written;
 }
 
 bool HlsSegmenter::follow_audio_codec(const protocol::AudioTagInfo& ai, std::span<const uint8_t> data) {
@@ -222,8 +284,9 @@ bool HlsSegmenter::follow_audio_codec(const protocol::AudioTagInfo& ai, std::spa
       return true;
     default:
       if ((ai.is_coded_frame || ai.is_sequence_header) && skip_codec(warned_audio_)) {
-        log_.warn("hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
-                  key_text_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
+        log_.warn(
+            "hls: {}: audio format {}{} is not supported in MPEG-TS segments here; segmenting without audio",
+            key_text_, ai.sound_format, ai.fourcc ? " (" + protocol::fourcc_to_string(ai.fourcc) + ")" : "");
       }
       return false;
   }
@@ -237,7 +300,8 @@ void HlsSegmenter::on_aac_config(std::span<const uint8_t> asc) {
     aac_ok_ = true;
   } catch (const protocol::ProtocolError& e) {
     aac_ok_ = false;
-    log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_text_, e.what());
+    log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_text_,
+              e.what());
   }
   mp3_ = false;
   config_changed(false);
@@ -365,8 +429,10 @@ void HlsSegmenter::start_segment(int64_t dts) {
     // maybe a new PMT (or a new fMP4 init section), so the segment is a discontinuity.
     if (program_) discontinuity_next_ = true;
     program_ = d;
-    if (fmp4_) new_fmp4_muxer(d);
-    else new_ts_muxer(d);
+    if (fmp4_)
+      new_fmp4_muxer(d);
+    else
+      new_ts_muxer(d);
     restart_pending_ = video_stale_ = audio_stale_ = false;
     wait_keyframe_ = d.has_video;  // video resumes at a keyframe
   }
@@ -386,8 +452,10 @@ void HlsSegmenter::new_ts_muxer(const protocol::TsStreams& d) {
   fmux_.reset();
   mux_ = std::make_unique<TsMuxer>(d);
   try {
-    if (d.has_video && hevc_) mux_->set_hevc_config(avc_record_);
-    else if (d.has_video) mux_->set_avc_config(avc_record_);
+    if (d.has_video && hevc_)
+      mux_->set_hevc_config(avc_record_);
+    else if (d.has_video)
+      mux_->set_avc_config(avc_record_);
     if (d.has_audio && d.audio == protocol::AudioCodec::AAC) mux_->set_aac_config(aac_asc_);
   } catch (const protocol::ProtocolError& e) {  // validated on arrival; kept for safety
     log_.warn("hls: {}: codec configuration rejected by the TS muxer: {}", key_text_, e.what());
@@ -419,19 +487,30 @@ void HlsSegmenter::flush_part(int64_t end_dts) {
   const size_t from = seg_.size();
   fmux_->flush(std::max(end_dts, part_start_), seg_);
   const double duration_s = static_cast<double>(std::max<int64_t>(0, end_dts - part_start_)) / 1000.0;
-  store_.add_part(key_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_).subspan(from)), duration_s, independent);
+  store_.add_part(key_, SharedBuffer::copy_of(std::span<const uint8_t>(seg_).subspan(from)), duration_s,
+                  independent);
 }
 
 size_t HlsSegmenter::building_bytes() const {
-  if (fmux_) return seg_.size() + protocol::Fmp4Muxer::fragment_overhead(seg_samples_) + fmux_->pending_bytes();
-  return mux_ ? ts_seg_.size() : seg_.size();
+  if (fmux_)
+    return seg_.size() + protocol::Fmp4Muxer::fragment_overhead(seg_samples_) + fmux_->pending_bytes();
+  if (!mux_) return seg_.size();
+  // Held audio: one PES for the group (PES header once, an ADTS header per frame).
+  const size_t held = audio_held_.empty()
+                          ? 0
+                          : ts_bytes_for(kPesHeaderMax + audio_held_.size() * protocol::kAdtsHeaderSize +
+                                         audio_bytes_.size());
+  return ts_seg_.size() + held;
 }
 
 void HlsSegmenter::close_segment(int64_t end_dts) {
+  flush_audio();  // the segment's last audio group
   seg_open_ = false;
-  if (fmux_ && low_latency_) flush_part(end_dts);  // the segment is its parts
-  else if (fmux_) fmux_->flush(end_dts, seg_);     // one moof + mdat per segment
-  if (seg_samples_ == 0) {  // PSI only: nothing worth a segment (a pending discontinuity stays)
+  if (fmux_ && low_latency_)
+    flush_part(end_dts);  // the segment is its parts
+  else if (fmux_)
+    fmux_->flush(end_dts, seg_);  // one moof + mdat per segment
+  if (seg_samples_ == 0) {        // PSI only: nothing worth a segment (a pending discontinuity stays)
     seg_.clear();
     ts_seg_.clear();
     return;
@@ -446,7 +525,9 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   discontinuity_next_ = false;
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;
-  if (seq) log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_text_, *seq, duration_s, size, disc ? ", discontinuity" : "");
+  if (seq)
+    log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_text_, *seq, duration_s, size,
+               disc ? ", discontinuity" : "");
   // Keep the capacity for the next segment of about this size; give back what an unusually big
   // one left behind.
   seg_.clear();
@@ -480,8 +561,10 @@ void HlsSegmenter::write(const TsSample& s) {
   } catch (const protocol::ProtocolError& e) {
     ++stats_.samples_dropped;
     if (s.kind == TsSample::Kind::Video) wait_keyframe_ = true;
-    if (stats_.samples_dropped == 1) log_.warn("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
-    else log_.debug("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
+    if (stats_.samples_dropped == 1)
+      log_.warn("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
+    else
+      log_.debug("hls: {}: dropped a malformed sample: {}", key_text_, e.what());
     return;
   }
   if (mux_->stats().samples_written() == before) {
@@ -500,6 +583,8 @@ size_t HlsSegmenter::bound_video(size_t n) const {
   return ts_bytes_for(kPesHeaderMax + 7 + avc_ps_bytes_ + payload);
 }
 
-size_t HlsSegmenter::bound_audio(size_t n) { return ts_bytes_for(kPesHeaderMax + protocol::kAdtsHeaderSize + n); }
+size_t HlsSegmenter::bound_audio(size_t n) {
+  return ts_bytes_for(kPesHeaderMax + protocol::kAdtsHeaderSize + n);
+}
 
 }  // namespace rill::media

@@ -75,8 +75,10 @@ void TsMuxer::set_aac_config(std::span<const uint8_t> asc) {
 
 uint8_t TsMuxer::next_cc(uint16_t pid) {
   // 2.4.3.3: continuity_counter increments per packet with payload of a PID, modulo 16.
-  uint8_t* cc = pid == kPatPid ? &cc_pat_ : pid == kPmtPid ? &cc_pmt_
-              : pid == kVideoPid ? &cc_video_ : &cc_audio_;
+  uint8_t* cc = pid == kPatPid     ? &cc_pat_
+                : pid == kPmtPid   ? &cc_pmt_
+                : pid == kVideoPid ? &cc_video_
+                                   : &cc_audio_;
   uint8_t v = *cc;
   *cc = static_cast<uint8_t>((v + 1) & 0x0F);
   return v;
@@ -89,7 +91,7 @@ void TsMuxer::write_psi(uint16_t pid, std::span<const uint8_t> section, TsSink& 
   p[1] = static_cast<uint8_t>(0x40 | (pid >> 8));  // payload_unit_start_indicator
   p[2] = static_cast<uint8_t>(pid);
   p[3] = static_cast<uint8_t>(0x10 | next_cc(pid));  // adaptation_field_control 01: payload only
-  p[4] = 0x00;                                        // pointer_field (2.4.4.2)
+  p[4] = 0x00;                                       // pointer_field (2.4.4.2)
   std::memcpy(p + 5, section.data(), section.size());
   ++stats_.packets;
 }
@@ -97,13 +99,18 @@ void TsMuxer::write_psi(uint16_t pid, std::span<const uint8_t> section, TsSink& 
 void TsMuxer::begin_segment(TsSink& out) {
   // program_association_section (2.4.4.3, Table 2-30).
   uint8_t pat[16] = {
-      0x00,                    // table_id
-      0xB0, 0x0D,              // section_syntax_indicator 1, '0', reserved '11', section_length 13
-      0x00, 0x01,              // transport_stream_id
-      0xC1,                    // reserved '11', version_number 0, current_next_indicator 1
-      0x00, 0x00,              // section_number, last_section_number
-      static_cast<uint8_t>(kProgramNumber >> 8), static_cast<uint8_t>(kProgramNumber),
-      static_cast<uint8_t>(0xE0 | (kPmtPid >> 8)), static_cast<uint8_t>(kPmtPid),  // program_map_PID
+      0x00,  // table_id
+      0xB0,
+      0x0D,  // section_syntax_indicator 1, '0', reserved '11', section_length 13
+      0x00,
+      0x01,  // transport_stream_id
+      0xC1,  // reserved '11', version_number 0, current_next_indicator 1
+      0x00,
+      0x00,  // section_number, last_section_number
+      static_cast<uint8_t>(kProgramNumber >> 8),
+      static_cast<uint8_t>(kProgramNumber),
+      static_cast<uint8_t>(0xE0 | (kPmtPid >> 8)),
+      static_cast<uint8_t>(kPmtPid),  // program_map_PID
   };
   uint32_t crc = crc32_mpeg2({pat, 12});
   pat[12] = static_cast<uint8_t>(crc >> 24);
@@ -135,7 +142,8 @@ void TsMuxer::begin_segment(TsSink& out) {
     pmt[n++] = 0xF0;  // reserved '1111', ES_info_length 0
     pmt[n++] = 0x00;
   };
-  if (streams_.has_video) add_es(streams_.video == VideoCodec::HEVC ? kStreamTypeHevc : kStreamTypeH264, kVideoPid);
+  if (streams_.has_video)
+    add_es(streams_.video == VideoCodec::HEVC ? kStreamTypeHevc : kStreamTypeH264, kVideoPid);
   if (streams_.has_audio)
     add_es(streams_.audio == AudioCodec::AAC ? kStreamTypeAacAdts : kStreamTypeMpeg1Audio, kAudioPid);
   pmt[2] = static_cast<uint8_t>(n + 4 - 3);  // section_length: bytes after it, CRC included
@@ -148,18 +156,65 @@ void TsMuxer::begin_segment(TsSink& out) {
 }
 
 void TsMuxer::write(const TsSample& s, TsSink& out) {
-  const bool video = s.kind == TsSample::Kind::Video;
-  if (video ? !streams_.has_video : !streams_.has_audio) {
+  if (s.kind == TsSample::Kind::Audio) return write_audio(std::span<const TsSample>(&s, 1), out);
+  if (!streams_.has_video) {
     ++stats_.skipped_no_stream;
     return;
   }
-  const bool aac = !video && streams_.audio == AudioCodec::AAC;
-  if ((video && !have_avc_) || (aac && !have_aac_)) {
+  if (!have_avc_) {
     ++stats_.skipped_no_config;
     return;
   }
+  start_pes(true, s);
+  if (streams_.video == VideoCodec::HEVC)
+    hevc_to_annexb_access_unit(s.data, hevc_, s.keyframe, pes_);
+  else
+    avcc_to_annexb_access_unit(s.data, avc_, s.keyframe, pes_);
+  uint64_t pcr_base = 0;  // the PCR PID carries a PCR on every PES start
+  if (!(s.dts_ms >= 0 && s.dts_ms < kPcrLeadMs))
+    pcr_base = ms_to_90k(static_cast<uint64_t>(s.dts_ms) - static_cast<uint64_t>(kPcrLeadMs));
+  packetize(kVideoPid, true, s.keyframe, pcr_base, out);  // random_access_indicator: keyframes
+  ++stats_.video_written;
+}
 
-  // PES header (2.4.3.6, Table 2-21). PTS = DTS + cts; DTS written only when it differs (2.4.3.7).
+void TsMuxer::write_audio(std::span<const TsSample> frames, TsSink& out) {
+  if (frames.empty()) return;
+  if (!streams_.has_audio) {
+    stats_.skipped_no_stream += frames.size();
+    return;
+  }
+  const bool aac = streams_.audio == AudioCodec::AAC;
+  if (aac && !have_aac_) {
+    stats_.skipped_no_config += frames.size();
+    return;
+  }
+  start_pes(false, frames.front());
+  for (const TsSample& f : frames) {
+    if (aac) {
+      auto adts = make_adts_header(aac_, f.data.size());
+      pes_.insert(pes_.end(), adts.begin(), adts.end());
+    }
+    pes_.insert(pes_.end(), f.data.begin(), f.data.end());
+  }
+  // PES_packet_length: the bytes after it (2.4.3.7), bounded for audio.
+  const size_t len = pes_.size() - 6;
+  if (len > 0xFFFF)
+    throw ProtocolError("TS muxer: audio PES of " + std::to_string(len) +
+                        " bytes exceeds PES_packet_length limit 65535");
+  pes_[4] = static_cast<uint8_t>(len >> 8);
+  pes_[5] = static_cast<uint8_t>(len);
+  const bool pcr = !streams_.has_video;  // audio only: the audio PID is the PCR PID
+  const int64_t dts_ms = frames.front().dts_ms;
+  uint64_t pcr_base = 0;
+  if (pcr && !(dts_ms >= 0 && dts_ms < kPcrLeadMs))
+    pcr_base = ms_to_90k(static_cast<uint64_t>(dts_ms) - static_cast<uint64_t>(kPcrLeadMs));
+  // random_access_indicator (2.4.3.5): every AAC/MP3 frame decodes on its own.
+  packetize(kAudioPid, pcr, true, pcr_base, out);
+  stats_.audio_written += frames.size();
+}
+
+// PES header (2.4.3.6, Table 2-21). PTS = DTS + cts; DTS written only when it differs (2.4.3.7).
+void TsMuxer::start_pes(bool video, const TsSample& s) {
   const uint64_t dts_ms = static_cast<uint64_t>(s.dts_ms);
   const uint64_t dts = ms_to_90k(dts_ms);
   const uint64_t pts = ms_to_90k(dts_ms + static_cast<uint64_t>(static_cast<int64_t>(s.cts_ms)));
@@ -171,39 +226,12 @@ void TsMuxer::write(const TsSample& s, TsSink& out) {
   h[1] = 0x00;
   h[2] = 0x01;
   h[3] = video ? kStreamIdVideo : kStreamIdAudio;
-  h[4] = h[5] = 0;  // PES_packet_length, set below for audio; 0 (unbounded) for video (2.4.3.7)
+  h[4] = h[5] = 0;  // PES_packet_length, set for audio; 0 (unbounded) for video (2.4.3.7)
   h[6] = 0x84;      // '10', scrambling 00, priority 0, data_alignment_indicator 1, copyright 0, original 0
   h[7] = with_dts ? 0xC0 : 0x80;  // PTS_DTS_flags '11' or '10'
   h[8] = with_dts ? 10 : 5;       // PES_header_data_length
   uint8_t* t = put_timestamp(h + 9, with_dts ? 0x3 : 0x2, pts);
   if (with_dts) put_timestamp(t, 0x1, dts);
-
-  if (video) {
-    if (streams_.video == VideoCodec::HEVC) hevc_to_annexb_access_unit(s.data, hevc_, s.keyframe, pes_);
-    else avcc_to_annexb_access_unit(s.data, avc_, s.keyframe, pes_);
-  } else {
-    if (aac) {
-      auto adts = make_adts_header(aac_, s.data.size());
-      pes_.insert(pes_.end(), adts.begin(), adts.end());
-    }
-    pes_.insert(pes_.end(), s.data.begin(), s.data.end());
-    const size_t len = pes_.size() - 6;
-    if (len > 0xFFFF)
-      throw ProtocolError("TS muxer: audio PES of " + std::to_string(len) +
-                          " bytes exceeds PES_packet_length limit 65535");
-    pes_[4] = static_cast<uint8_t>(len >> 8);
-    pes_[5] = static_cast<uint8_t>(len);
-  }
-
-  const uint16_t pid = video ? kVideoPid : kAudioPid;
-  const bool pcr = video || !streams_.has_video;  // the PCR PID carries a PCR on every PES start
-  uint64_t pcr_base = 0;
-  if (pcr && !(s.dts_ms >= 0 && s.dts_ms < kPcrLeadMs))
-    pcr_base = ms_to_90k(dts_ms - static_cast<uint64_t>(kPcrLeadMs));
-  // random_access_indicator (2.4.3.5): video keyframes; every AAC/MP3 frame decodes on its own.
-  packetize(pid, pcr, video ? s.keyframe : true, pcr_base, out);
-  if (video) ++stats_.video_written;
-  else ++stats_.audio_written;
 }
 
 void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out) {
@@ -211,8 +239,7 @@ void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr
   // Adaptation field of the first packet: length(1) + flags(1) + PCR(6) when anything is flagged.
   const size_t first_af = (pcr || random_access) ? 2 + (pcr ? 6 : 0) : 0;
   const size_t first_room = kTsPayload - first_af;
-  const size_t packets =
-      total <= first_room ? 1 : 1 + (total - first_room + kTsPayload - 1) / kTsPayload;
+  const size_t packets = total <= first_room ? 1 : 1 + (total - first_room + kTsPayload - 1) / kTsPayload;
   uint8_t* p = out.append(packets * kPacketSize);
   const uint8_t* src = pes_.data();
   size_t off = 0;

@@ -28,8 +28,8 @@ void check(const std::vector<uint8_t>& out, size_t from, int (&last_cc)[0x2000])
     if (p[0] != 0x47) std::abort();
     int pid = (p[1] & 0x1F) << 8 | p[2];
     int afc = (p[3] >> 4) & 3;
-    if (!(afc & 1)) std::abort();                        // every packet carries payload
-    if ((afc & 2) && p[4] > 183) std::abort();           // adaptation field inside the packet
+    if (!(afc & 1)) std::abort();               // every packet carries payload
+    if ((afc & 2) && p[4] > 183) std::abort();  // adaptation field inside the packet
     int cc = p[3] & 0x0F;
     if (last_cc[pid] >= 0 && cc != ((last_cc[pid] + 1) & 0x0F)) std::abort();
     last_cc[pid] = cc;
@@ -68,16 +68,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       switch (op & 3) {
         case 0:
         case 1: {
-          TsSample s{(op & 3) == 0 ? TsSample::Kind::Video : TsSample::Kind::Audio, dts, cts,
-                     (op & 8) != 0, payload};
-          mux.write(s, out);
+          TsSample s{(op & 3) == 0 ? TsSample::Kind::Video : TsSample::Kind::Audio, dts, cts, (op & 8) != 0,
+                     payload};
+          if ((op & 3) == 1 && (op & 0x10)) {
+            // An audio group (TsMuxer::write_audio): the payload split into up to 4 frames.
+            const size_t parts = 1 + (op >> 5 & 3);
+            std::vector<TsSample> group;
+            for (size_t i = 0, at = 0; i < parts; ++i) {
+              const size_t n = i + 1 == parts ? payload.size() - at : payload.size() / parts;
+              group.push_back(TsSample{TsSample::Kind::Audio, dts + static_cast<int64_t>(i) * 23, 0, false,
+                                       payload.subspan(at, n)});
+              at += n;
+            }
+            rill::protocol::VectorTsSink sink(out);
+            mux.write_audio(group, sink);
+          } else {
+            mux.write(s, out);
+          }
           break;
         }
         case 2:
-          if (streams.video == rill::protocol::VideoCodec::HEVC) mux.set_hevc_config(payload);
-          else mux.set_avc_config(payload);
+          if (streams.video == rill::protocol::VideoCodec::HEVC)
+            mux.set_hevc_config(payload);
+          else
+            mux.set_avc_config(payload);
           break;
-        case 3: mux.set_aac_config(payload); break;
+        case 3:
+          mux.set_aac_config(payload);
+          break;
       }
     } catch (const ProtocolError&) {
     }

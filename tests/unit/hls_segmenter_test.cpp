@@ -61,8 +61,10 @@ TsSummary inspect(const BufferRef& b) {
     }
     const uint16_t pid = pid_of(p);
     if (!(p[1] & 0x40) || (pid != 0x100 && pid != 0x101)) continue;
-    if (pid == 0x100) ++s.video_pes;
-    else ++s.audio_pes;
+    if (pid == 0x100)
+      ++s.video_pes;
+    else
+      ++s.audio_pes;
     if (s.first_pes_pid < 0) {
       s.first_pes_pid = pid;
       const bool af = (p[3] & 0x20) && p[4] > 0;
@@ -199,8 +201,9 @@ TEST_F(HlsSegmenterTest, Fmp4ContainerMakesInitSectionAndMoofMdatSegments) {
   av(*s, 0, 6040);
   const std::string text(state()->playlist_text()->view());
   EXPECT_NE(text.find("#EXT-X-VERSION:6\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n#EXTINF:2.000,\ncam/0.m4s\n#EXTINF:2.000,\ncam/1.m4s\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n#EXTINF:2.000,\ncam/0.m4s\n#EXTINF:2.000,\ncam/1.m4s\n"),
+      std::string::npos)
       << text;
   const BufferRef* init = state()->file(protocol::HlsSegmentForm::Init, 1);
   ASSERT_NE(init, nullptr);
@@ -229,7 +232,8 @@ TEST_F(HlsSegmenterTest, RepublishAfterAContainerChangeKeepsOldSegmentsFetchable
   av(*s, 5000, 9040);
   const std::string text(state()->playlist_text()->view());
   EXPECT_NE(text.find("cam/0.ts\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"cam/init-1.mp4\"\n"), std::string::npos)
+      << text;
   EXPECT_NE(state()->file(protocol::HlsSegmentForm::Ts, 0), nullptr);
   EXPECT_EQ(state()->file(protocol::HlsSegmentForm::Fmp4, 0), nullptr);
   const uint64_t last = listed().back().sequence;
@@ -251,6 +255,54 @@ TEST_F(HlsSegmenterTest, AudioOnlyCutsOnTime) {
   TsSummary t = inspect(state()->segment(segs[0].sequence)->data);
   EXPECT_EQ(t.stream_types, (std::set<uint8_t>{0x0F}));
   EXPECT_EQ(t.video_pes, 0u);
+}
+
+// Walks every audio PES of a TS segment: the PES count, and the ADTS frames inside them (each
+// PES must hold whole frames, back to back, and nothing else).
+struct AudioPesCount {
+  size_t pes = 0, frames = 0;
+  bool whole = true;
+};
+AudioPesCount count_audio(const BufferRef& b) {
+  std::vector<std::vector<uint8_t>> pes;
+  for (size_t off = 0; off + 188 <= b.size(); off += 188) {
+    const uint8_t* p = b.data() + off;
+    if (pid_of(p) != 0x101) continue;
+    size_t at = 4;
+    if (p[3] & 0x20) at = 5 + p[4];
+    if (p[1] & 0x40) pes.emplace_back();
+    if (!pes.empty()) pes.back().insert(pes.back().end(), p + at, p + 188);
+  }
+  AudioPesCount c;
+  for (const auto& e : pes) {
+    ++c.pes;
+    size_t pos = 9 + e[8];
+    while (pos + 7 <= e.size() && e[pos] == 0xFF && (e[pos + 1] & 0xF0) == 0xF0) {
+      pos += (e[pos + 3] & 3u) << 11 | e[pos + 4] << 3 | e[pos + 5] >> 5;
+      ++c.frames;
+    }
+    c.whole = c.whole && pos == e.size();
+  }
+  return c;
+}
+
+TEST_F(HlsSegmenterTest, TsAudioFramesAreGatheredIntoPesUnderTheGroupSpan) {
+  auto s = make();
+  headers(*s);
+  av(*s, 0, 6000);  // 261 AAC frames, 23 ms apart
+  s->finish();
+  size_t pes = 0, frames = 0;
+  for (const auto& e : listed()) {
+    const AudioPesCount c = count_audio(state()->segment(e.sequence)->data);
+    EXPECT_TRUE(c.whole) << "segment " << e.sequence;
+    pes += c.pes;
+    frames += c.frames;
+  }
+  EXPECT_EQ(frames, 261u);  // every frame, once
+  // Frames 23 ms apart, a group spans under 90 ms: 4 a PES (fewer at segment ends).
+  EXPECT_LE(pes, 261u / 4 + listed().size());
+  EXPECT_GE(pes, 261u / 4);
+  EXPECT_EQ(s->stats().samples_dropped, 0u);
 }
 
 TEST_F(HlsSegmenterTest, Mp3AudioIsPassedThrough) {
@@ -377,8 +429,9 @@ TEST_F(HlsSegmenterTest, CodecChangeRestartsAtNextKeyframeWithDiscontinuity) {
   av(*s, 5000, 5400, 2000, true, true);
   EXPECT_EQ(s->stats().discontinuities, 0u);
   // A different SPS (new resolution): cut at the next keyframe, discontinuity.
-  feed(*s, MediaType::Video, 5400, bytes({0x17, 0x00, 0x00, 0x00, 0x00, 0x01, 0x4d, 0x00, 0x1e, 0xff, 0xe1, 0x00,
-                                          0x04, 0x67, 0x4d, 0x00, 0x1e, 0x01, 0x00, 0x04, 0x68, 0xee, 0x3c, 0x80}));
+  feed(*s, MediaType::Video, 5400,
+       bytes({0x17, 0x00, 0x00, 0x00, 0x00, 0x01, 0x4d, 0x00, 0x1e, 0xff, 0xe1, 0x00,
+              0x04, 0x67, 0x4d, 0x00, 0x1e, 0x01, 0x00, 0x04, 0x68, 0xee, 0x3c, 0x80}));
   restart_clock_at(5400);
   av(*s, 5400, 12000, 2000);
   s->finish();
@@ -393,8 +446,10 @@ TEST_F(HlsSegmenterTest, HevcWithAnUnusableRecordIsSkippedAudioStillSegmented) {
   feed(*s, MediaType::Video, 0, bytes({0x1c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02}));  // codec id 12 header
   feed(*s, MediaType::Audio, 0, aac_seq_header());
   for (uint32_t ts = 0, i = 0; ts < 8000; ts += 20, ++i) {
-    if (i % 2 == 0) feed(*s, MediaType::Video, ts, bytes({0x1c, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x26}));
-    else feed(*s, MediaType::Audio, ts, aac_raw(100));
+    if (i % 2 == 0)
+      feed(*s, MediaType::Video, ts, bytes({0x1c, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x26}));
+    else
+      feed(*s, MediaType::Audio, ts, aac_raw(100));
   }
   EXPECT_GE(listed().size(), 2u);
   EXPECT_NE(log_text_.str().find("unusable HEVC sequence header"), std::string::npos) << log_text_.str();
@@ -415,7 +470,8 @@ std::vector<uint8_t> hvcc_record() {
 
 // E-RTMP tags: [ex-header | frame type | packet type] 'hvc1' [cts if CodedFrames] body.
 BufferRef hvc1_tag(bool key, uint8_t packet_type, const std::vector<uint8_t>& body) {
-  std::vector<uint8_t> v = {static_cast<uint8_t>(0x80 | (key ? 0x10 : 0x20) | packet_type), 'h', 'v', 'c', '1'};
+  std::vector<uint8_t> v = {static_cast<uint8_t>(0x80 | (key ? 0x10 : 0x20) | packet_type), 'h', 'v', 'c',
+                            '1'};
   if (packet_type == 1) v.insert(v.end(), {0, 0, 0});
   v.insert(v.end(), body.begin(), body.end());
   return bytes(v);
@@ -431,8 +487,10 @@ class HlsHevcTest : public HlsSegmenterTest {
     for (uint32_t ts = 0, i = 0; ts < 6000; ts += 20, ++i) {
       const bool key = i % 100 == 0;  // a keyframe (IDR_W_RADL, type 19) every 2 s
       const std::vector<uint8_t> nal = {0, 0, 0, 3, static_cast<uint8_t>((key ? 19 : 1) << 1), 0x01, 0xAF};
-      if (i % 2 == 0) feed(*s, MediaType::Video, ts, hvc1_tag(key, i % 4 == 0 ? 1 : 3, nal));
-      else feed(*s, MediaType::Audio, ts, aac_raw(100));
+      if (i % 2 == 0)
+        feed(*s, MediaType::Video, ts, hvc1_tag(key, i % 4 == 0 ? 1 : 3, nal));
+      else
+        feed(*s, MediaType::Audio, ts, aac_raw(100));
     }
     ASSERT_GE(listed().size(), 2u) << log_text_.str();
     if (container == config::HlsContainer::Ts) {
@@ -464,8 +522,10 @@ TEST_F(HlsHevcTest, EnhancedRtmpHevcIsCarriedInFmp4) { run(config::HlsContainer:
 TEST_F(HlsSegmenterTest, NoSequenceHeadersNoSegments) {
   auto s = make();
   for (uint32_t ts = 0, i = 0; ts < 20000; ts += 20, ++i) {
-    if (i % 2 == 0) feed(*s, MediaType::Video, ts, i % 100 == 0 ? avc_keyframe(500) : avc_inter(100));
-    else feed(*s, MediaType::Audio, ts, aac_raw(100));
+    if (i % 2 == 0)
+      feed(*s, MediaType::Video, ts, i % 100 == 0 ? avc_keyframe(500) : avc_inter(100));
+    else
+      feed(*s, MediaType::Audio, ts, aac_raw(100));
   }
   EXPECT_TRUE(listed().empty());
   EXPECT_EQ(s->pending_bytes(), 0u);
@@ -496,8 +556,8 @@ TEST_F(HlsSegmenterTest, RandomInputKeepsSegmentsWellFormedAndBounded) {
   cfg_.max_segment_size = 64 * 1024;
   std::mt19937 rng(1234);
   auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
-  const BufferRef other_avc = bytes({0x17, 0x00, 0x00, 0x00, 0x00, 0x01, 0x4d, 0x00, 0x1e, 0xff, 0xe1, 0x00, 0x04,
-                                     0x67, 0x4d, 0x00, 0x1e, 0x01, 0x00, 0x04, 0x68, 0xee, 0x3c, 0x80});
+  const BufferRef other_avc = bytes({0x17, 0x00, 0x00, 0x00, 0x00, 0x01, 0x4d, 0x00, 0x1e, 0xff, 0xe1, 0x00,
+                                     0x04, 0x67, 0x4d, 0x00, 0x1e, 0x01, 0x00, 0x04, 0x68, 0xee, 0x3c, 0x80});
   const BufferRef other_aac = bytes({0xaf, 0x00, 0x11, 0x90});
   const BufferRef bad_aac = bytes({0xaf, 0x00, 0xff});
   auto s = make();
@@ -505,13 +565,17 @@ TEST_F(HlsSegmenterTest, RandomInputKeepsSegmentsWellFormedAndBounded) {
   size_t max_held = 0;
   for (int i = 0; i < 30000; ++i) {
     const uint32_t r = pick(1000);
-    if (r < 10) ts = static_cast<uint32_t>(rng());  // anywhere
-    else if (r < 20) ts -= pick(3000);              // backwards
-    else ts += pick(50);
+    if (r < 10)
+      ts = static_cast<uint32_t>(rng());  // anywhere
+    else if (r < 20)
+      ts -= pick(3000);  // backwards
+    else
+      ts += pick(50);
     const uint32_t op = pick(100);
     if (op < 55) {
       const bool key = pick(30) == 0;
-      feed(*s, MediaType::Video, ts, key ? avc_keyframe(1 + pick(40000)) : avc_inter(1 + pick(6000), pick(200)));
+      feed(*s, MediaType::Video, ts,
+           key ? avc_keyframe(1 + pick(40000)) : avc_inter(1 + pick(6000), pick(200)));
     } else if (op < 85) {
       feed(*s, MediaType::Audio, ts, aac_raw(pick(700)));
     } else if (op < 87) {

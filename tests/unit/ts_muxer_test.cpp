@@ -1,4 +1,6 @@
 // MPEG-TS muxer (ISO/IEC 13818-1) and CRC-32/MPEG-2.
+#include "rill/protocol/ts_muxer.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -6,10 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "rill/protocol/crc32_mpeg.h"
 #include "codec_test_data.h"
+#include "rill/protocol/crc32_mpeg.h"
 #include "rill/protocol/error.h"
-#include "rill/protocol/ts_muxer.h"
 
 using namespace rill::protocol;
 using Bytes = std::vector<uint8_t>;
@@ -22,7 +23,7 @@ struct Packet {
   bool pusi;
   uint8_t cc;
   uint8_t afc;
-  Bytes af;       // adaptation field after its length byte
+  Bytes af;  // adaptation field after its length byte
   bool has_af;
   Bytes payload;
 };
@@ -71,7 +72,6 @@ Bytes packet_with_ff(const Bytes& head) {
   return p;
 }
 
-
 Bytes avcc(std::initializer_list<Bytes> nals) {
   // Sized up front and filled by index: GCC 12 warns falsely on insert() here (-Wstringop-overflow).
   size_t total = 0;
@@ -92,8 +92,8 @@ TsSample video(int64_t dts, int32_t cts, bool key, const Bytes& data) {
 TsSample audio(int64_t dts, const Bytes& data) { return {TsSample::Kind::Audio, dts, 0, false, data}; }
 
 uint64_t pcr_base_of(const Bytes& af) {  // af[0] = flags, PCR follows
-  return uint64_t{af[1]} << 25 | uint64_t{af[2]} << 17 | uint64_t{af[3]} << 9 |
-         uint64_t{af[4]} << 1 | af[5] >> 7;
+  return uint64_t{af[1]} << 25 | uint64_t{af[2]} << 17 | uint64_t{af[3]} << 9 | uint64_t{af[4]} << 1 |
+         af[5] >> 7;
 }
 
 }  // namespace
@@ -172,11 +172,10 @@ struct PtsCase {
 
 TEST(TsMuxer, PtsEncodingByteExact) {
   const PtsCase cases[] = {
-      {0, "2100010001"},
-      {10000, "2100377741"},         // 900000 = 90000 * 10
-      {50000000, "2930e31a01"},      // 4.5e9 > 2^32: bit 32 set
-      {95443718, "2100010039"},      // 8589934620 mod 2^33 = 28
-      {-1, "2fffffff4d"},            // -90 mod 2^33
+      {0, "2100010001"},        {10000, "2100377741"},  // 900000 = 90000 * 10
+      {50000000, "2930e31a01"},                         // 4.5e9 > 2^32: bit 32 set
+      {95443718, "2100010039"},                         // 8589934620 mod 2^33 = 28
+      {-1, "2fffffff4d"},                               // -90 mod 2^33
   };
   for (const auto& c : cases) {
     TsMuxer m({false, true, AudioCodec::MP3});
@@ -207,8 +206,7 @@ TEST(TsMuxer, DtsOnlyWhenItDiffers) {
   // No DTS: PTS_DTS_flags '10', header length 5; PES_packet_length 0 for video.
   EXPECT_EQ(Bytes(pes[0].begin(), pes[0].begin() + 14), hex("000001e00000848005 2100377741"));
   // PTS 10040 ms = 903600 ticks with prefix '0011', DTS 900000 with prefix '0001'.
-  EXPECT_EQ(Bytes(pes[1].begin(), pes[1].begin() + 19),
-            hex("000001e0000084c00a 3100379361 1100377741"));
+  EXPECT_EQ(Bytes(pes[1].begin(), pes[1].begin() + 19), hex("000001e0000084c00a 3100379361 1100377741"));
   // Annex B payload: AUD then the slice.
   EXPECT_EQ(Bytes(pes[0].begin() + 14, pes[0].end()), hex("0000000109f0 0000000141 01"));
 }
@@ -224,6 +222,43 @@ TEST(TsMuxer, AacGetsAdtsHeader) {
   EXPECT_EQ(pes[0][4] << 8 | pes[0][5], 3 + 5 + 7 + 100);
   EXPECT_EQ(Bytes(pes[0].begin() + 14, pes[0].begin() + 21), hex("fff150800d7ffc"));
   EXPECT_EQ(Bytes(pes[0].begin() + 21, pes[0].end()), au);
+}
+
+TEST(TsMuxer, AudioFramesOfAGroupShareOnePesWithTheFirstPts) {
+  TsMuxer m({false, true, AudioCodec::AAC});
+  m.set_aac_config(kAsc);
+  const Bytes a(100, 0x5A), b(60, 0x5B), c(120, 0x5C);
+  const std::vector<TsSample> group{audio(900, a), audio(923, b), audio(946, c)};
+  Bytes out;
+  VectorTsSink sink(out);
+  m.write_audio(group, sink);
+  auto pes = pes_of(parse_all(out), 0x101);
+  ASSERT_EQ(pes.size(), 1u);
+  EXPECT_EQ(pes[0][4] << 8 | pes[0][5], 3 + 5 + (7 + 100) + (7 + 60) + (7 + 120));
+  // PTS of the first frame (900 ms = 81000 at 90 kHz), '0010' PTS only.
+  EXPECT_EQ(Bytes(pes[0].begin() + 9, pes[0].begin() + 14), hex("21000578d1"));
+  // Each frame behind its own ADTS header, in order; nothing after the last.
+  size_t pos = 14;
+  for (const Bytes* f : {&a, &b, &c}) {
+    ASSERT_LE(pos + 7 + f->size(), pes[0].size());
+    EXPECT_EQ(pes[0][pos], 0xFF);
+    EXPECT_EQ(pes[0][pos + 1] & 0xF0, 0xF0);
+    const size_t frame_length = (pes[0][pos + 3] & 3u) << 11 | pes[0][pos + 4] << 3 | pes[0][pos + 5] >> 5;
+    EXPECT_EQ(frame_length, 7 + f->size());
+    EXPECT_EQ(Bytes(pes[0].begin() + static_cast<long>(pos + 7),
+                    pes[0].begin() + static_cast<long>(pos + 7 + f->size())),
+              *f);
+    pos += frame_length;
+  }
+  EXPECT_EQ(pos, pes[0].size());
+  EXPECT_EQ(m.stats().audio_written, 3u);
+  // A frame ADTS cannot carry fails the group with nothing written.
+  const std::vector<TsSample> bad{audio(969, a), audio(992, Bytes(kAdtsMaxPayload + 1, 0))};
+  Bytes untouched;
+  VectorTsSink untouched_sink(untouched);
+  EXPECT_THROW(m.write_audio(bad, untouched_sink), ProtocolError);
+  EXPECT_TRUE(untouched.empty());
+  EXPECT_EQ(m.stats().audio_written, 3u);
 }
 
 // ---- adaptation field: PCR, random access, stuffing ----

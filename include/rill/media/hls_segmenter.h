@@ -27,6 +27,8 @@
 // hls.low_latency each segment is cut further into LL-HLS parts (store.add_part).
 //
 // media/: no socket, no clock (timestamps come from the frames). One worker thread.
+#include <spdlog/logger.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,8 +36,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <spdlog/logger.h>
 
 #include "rill/config/config.h"
 #include "rill/media/media_frame.h"
@@ -47,21 +47,21 @@
 namespace rill::protocol {
 struct AudioTagInfo;
 class Fmp4Muxer;
-}
+}  // namespace rill::protocol
 
 namespace rill::media {
 
 class HlsStore;
 
 struct HlsSegmenterStats {
-  uint64_t segments = 0;          // handed to the store
-  uint64_t discontinuities = 0;   // segments emitted with a discontinuity mark
-  uint64_t forced_cuts = 0;       // cut without a keyframe (max_fragment or max_segment_size)
+  uint64_t segments = 0;         // handed to the store
+  uint64_t discontinuities = 0;  // segments emitted with a discontinuity mark
+  uint64_t forced_cuts = 0;      // cut without a keyframe (max_fragment or max_segment_size)
   uint64_t timestamp_jumps = 0;
   uint64_t samples_written = 0;
-  uint64_t samples_skipped = 0;   // before a start point, unsupported codec, no config, stale config
-  uint64_t samples_dropped = 0;   // malformed (the tag parser or the muxer threw ProtocolError)
-  uint64_t samples_too_big = 0;   // alone larger than max_segment_size
+  uint64_t samples_skipped = 0;  // before a start point, unsupported codec, no config, stale config
+  uint64_t samples_dropped = 0;  // malformed (the tag parser or the muxer threw ProtocolError)
+  uint64_t samples_too_big = 0;  // alone larger than max_segment_size
 };
 
 class HlsSegmenter : public StreamOutput {
@@ -86,7 +86,7 @@ class HlsSegmenter : public StreamOutput {
   void finish();
 
   const HlsSegmenterStats& stats() const { return stats_; }
-  size_t pending_bytes() const { return building_bytes(); }    // the segment being built
+  size_t pending_bytes() const { return building_bytes(); }                        // the segment being built
   size_t buffer_capacity() const { return seg_.capacity() + ts_seg_.capacity(); }  // memory its builders hold
 
   static constexpr int64_t kMaxBackwardJumpMs = 1000;
@@ -95,6 +95,12 @@ class HlsSegmenter : public StreamOutput {
   // A part is cut at the first sample at least part - this after its start, so that parts stay
   // within the part target with interleaved audio (AAC frames are ~21-23 ms).
   static constexpr int64_t kPartSlackMs = 25;
+  // MPEG-TS audio goes out in one PES per group of frames (TsMuxer::write_audio) spanning less
+  // than this: under the 100 ms at most between two PCRs of an audio-only program (ISO 13818-1
+  // 2.7.2), and under the PCR's lead on the video PID, so a group's PTS is never behind the
+  // clock of the packets before it. ~4 AAC frames a PES instead of 1.
+  static constexpr int64_t kAudioPesMs = 90;
+  static constexpr size_t kAudioPesBytes = 16 * 1024;  // far under PES_packet_length's 65535
 
  private:
   void on_video(const MediaFrame& f);
@@ -121,6 +127,10 @@ class HlsSegmenter : public StreamOutput {
   size_t building_bytes() const;
   void flush_part(int64_t end_dts);  // LL-HLS: the samples so far become a part (store.add_part)
   void write(const protocol::TsSample& s);
+  // MPEG-TS audio: held into the group being gathered, written when the group is full
+  // (kAudioPesMs, kAudioPesBytes) or the segment closes.
+  void hold_audio(int64_t dts, std::span<const uint8_t> data);
+  void flush_audio();
   // A track's codec or configuration changed: once a muxer runs, that kind is stale and the muxer
   // restarts at the next start point.
   void config_changed(bool video);
@@ -141,7 +151,7 @@ class HlsSegmenter : public StreamOutput {
   std::vector<uint8_t> avc_record_, aac_asc_;  // avc_record_: the video record, AVC or HEVC
   bool avc_ok_ = false, aac_ok_ = false;       // avc_ok_: a usable video record
   bool hevc_ = false;                          // the video record is an HEVCDecoderConfigurationRecord
-  size_t avc_ps_bytes_ = 0;   // SPS + PPS with start codes (repeated before each IDR)
+  size_t avc_ps_bytes_ = 0;                    // SPS + PPS with start codes (repeated before each IDR)
   uint8_t avc_length_size_ = 4;
   bool mp3_ = false;         // the audio is MP3 (else AAC when aac_ok_)
   bool video_seen_ = false;  // an AVC header or frame arrived
@@ -150,15 +160,15 @@ class HlsSegmenter : public StreamOutput {
   const bool fmp4_;         // hls.container: fmp4 (else MPEG-TS)
   const bool low_latency_;  // hls.low_latency: parts of part_ms_
   const int64_t part_ms_;
-  int64_t part_start_ = 0;  // dts of the first sample of the part being built
-  std::optional<protocol::TsStreams> program_;  // the tracks of the current run
-  std::unique_ptr<protocol::TsMuxer> mux_;  // the current run's muxer (recreated on restart), or
-  std::unique_ptr<protocol::Fmp4Muxer> fmux_;  // with container fmp4 this one
-  bool restart_pending_ = false;            // configuration changed: new muxer at the next start
+  int64_t part_start_ = 0;                          // dts of the first sample of the part being built
+  std::optional<protocol::TsStreams> program_;      // the tracks of the current run
+  std::unique_ptr<protocol::TsMuxer> mux_;          // the current run's muxer (recreated on restart), or
+  std::unique_ptr<protocol::Fmp4Muxer> fmux_;       // with container fmp4 this one
+  bool restart_pending_ = false;                    // configuration changed: new muxer at the next start
   bool video_stale_ = false, audio_stale_ = false;  // mux_ has an outdated config for that kind
-  bool wait_keyframe_ = false;              // a video sample was lost: skip video to a keyframe
+  bool wait_keyframe_ = false;                      // a video sample was lost: skip video to a keyframe
   bool discontinuity_next_ = false;
-  bool produced_any_ = false;               // this segmenter started at least one segment
+  bool produced_any_ = false;  // this segmenter started at least one segment
 
   // The segment being built.
   bool seg_open_ = false;
@@ -167,11 +177,19 @@ class HlsSegmenter : public StreamOutput {
   size_t last_ts_size_ = 0;   // the previous TS segment's size: the next one's first capacity
   int64_t seg_start_ = 0;
   uint64_t seg_samples_ = 0;
+  // MPEG-TS audio frames gathered for one PES: their bytes, and where each one is in them.
+  struct HeldAudio {
+    int64_t dts;
+    size_t offset, size;
+  };
+  std::vector<uint8_t> audio_bytes_;
+  std::vector<HeldAudio> audio_held_;
+  std::vector<protocol::TsSample> audio_group_;  // scratch for write_audio (capacity reused)
 
   // Timeline.
   bool have_time_ = false;
-  uint32_t last_in_ = 0;   // 32-bit timestamp of the newest frame
-  int64_t max_dts_ = 0;    // its position on the segment timeline
+  uint32_t last_in_ = 0;  // 32-bit timestamp of the newest frame
+  int64_t max_dts_ = 0;   // its position on the segment timeline
   // Last dts and step of each kind (the step estimates the duration of a segment's last frame).
   bool have_video_dts_ = false, have_audio_dts_ = false;
   int64_t last_video_dts_ = 0, last_audio_dts_ = 0;
