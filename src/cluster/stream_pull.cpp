@@ -181,7 +181,9 @@ void StreamPull::tick() {
     return on_upstream_down("no media for " + std::to_string(opts_.connect_timeout_ms) + " ms");
   }
   if (!opts_.on_demand || !stream_) return;
-  if (stream_->subscriber_count() > 0 || !waiters_.empty()) last_active_at_ = now;
+  // A worker link counts only while the far worker has players (protocol/worker_link_note.h):
+  // idle_close runs from the last player on any worker, not that worker's link grace later.
+  if (stream_->watched() || !waiters_.empty()) last_active_at_ = now;
   // HLS viewers read the playlist here (this worker's HTTP, or another worker over the link).
   if (const media::HlsStreamState* hls = ctx_.streams->hls().find(opts_.key)) {
     if (hls->playlist_reads() != hls_reads_) last_active_at_ = now;

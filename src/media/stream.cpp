@@ -331,6 +331,13 @@ void Stream::add_subscriber(Subscriber* s) {
   // an emptied stream was deferred: the caller may still use the stream after this returns.
 }
 
+bool Stream::watched() const {
+  for (const Subscriber* s : subscribers_) {
+    if (s && s->watched()) return true;
+  }
+  return false;
+}
+
 void Stream::end_subscriber(Subscriber* s) {
   if (publisher_) return;
   const size_t i = index_of(s);

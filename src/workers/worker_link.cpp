@@ -1,6 +1,7 @@
 #include "rill/workers/worker_link.h"
 
 #include "rill/protocol/error.h"
+#include "rill/protocol/worker_link_note.h"
 #include "rill/workers/worker_endpoint.h"
 
 namespace rill::workers {
@@ -99,6 +100,7 @@ bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
                                                          lim);
   conn_->start(*this);
   owner_ = owner;
+  told_watching_ = true;  // what the owner assumes of a new link
   state_ = State::Requested;
   requested_ms_ = ctx_.timers->now_ms();
   terminal_ = nullptr;
@@ -169,6 +171,13 @@ void WorkerLink::on_message(protocol::LinkMessage&& m) {
 
 // ---------------------------------------------------------------------------------------------
 
+// The owner counts this link as a viewer only while a player here watches: tell it on change.
+void WorkerLink::tell_watching(bool watching) {
+  if (!conn_ || watching == told_watching_) return;
+  told_watching_ = watching;
+  conn_->send(SharedBuffer::copy_of(std::string_view(protocol::format_link_watching(watching))));
+}
+
 void WorkerLink::schedule_tick(std::chrono::milliseconds after) {
   if (stopped_) return;
   if (tick_timer_) ctx_.timers->cancel(*tick_timer_);
@@ -191,6 +200,7 @@ void WorkerLink::tick() {
   } else {
     idle_since_ms_.reset();
   }
+  tell_watching(subs > 0);
   if (state_ == State::Waiting && subs > 0 && opts_.table) {
     auto o = opts_.table->lookup(key_);
     // An owner in our own slot with another pid is an older generation still serving its

@@ -4,6 +4,7 @@
 #include "rill/media/stream_key.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/hls_delivery.h"
+#include "rill/protocol/worker_link_note.h"
 #include "rill/workers/stream_locator.h"
 #include "rill/workers/worker_details.h"
 #include "rill/workers/worker_stats.h"
@@ -83,8 +84,9 @@ void WorkerLinkSession::on_close(const std::string& reason) { close(reason.c_str
 // ---------------------------------------------------------------- input
 
 void WorkerLinkSession::on_data(std::span<const uint8_t> bytes) {
-  if (have_request_) return;  // nothing more is expected from the peer; its EOF ends a sender
-  line_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const std::string_view in(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  if (have_request_) return read_notes(in);  // a sender's peer ends it by EOF
+  line_.append(in);
   const size_t nl = line_.find('\n');
   if (nl == std::string::npos) {
     if (line_.size() > protocol::kLinkMaxRequestLine) {
@@ -97,8 +99,29 @@ void WorkerLinkSession::on_data(std::span<const uint8_t> bytes) {
   if (request_timer_) ctx_.timers->cancel(*request_timer_);
   request_timer_.reset();
   const std::string line = line_.substr(0, nl);
+  std::string rest = line_.substr(nl + 1);
   line_.clear();
   handle_request(line);
+  if (!closed_ && !rest.empty()) read_notes(rest);
+}
+
+void WorkerLinkSession::read_notes(std::string_view bytes) {
+  if (!stream_) return;  // only a PLAY link's asker sends notes; other answers ignore input
+  line_.append(bytes);
+  size_t nl;
+  while (!closed_ && (nl = line_.find('\n')) != std::string::npos) {
+    try {
+      far_watching_ = protocol::parse_link_watching(std::string_view(line_).substr(0, nl));
+    } catch (const protocol::ProtocolError& e) {
+      ctx_.log->warn("relay: {}: bad note from the asking worker: {}", key_, e.what());
+      return close("bad note");
+    }
+    line_.erase(0, nl + 1);
+  }
+  if (line_.size() > protocol::kLinkMaxRequestLine) {
+    ctx_.log->warn("relay: {}: note line longer than {} bytes, closing", key_, protocol::kLinkMaxRequestLine);
+    close("bad note");
+  }
 }
 
 void WorkerLinkSession::handle_request(std::string_view line) {

@@ -95,6 +95,9 @@ class Stream {
   // May destroy the stream when nobody is left: do not touch it after this call.
   void remove_subscriber(Subscriber* s);
   size_t subscriber_count() const { return subscribers_.size() - removed_pending_; }
+  // True when a subscriber has a viewer behind it (Subscriber::watched): a worker link whose far
+  // side has no player does not count. Stops at the first that does.
+  bool watched() const;
 
  private:
   friend class StreamRegistry;

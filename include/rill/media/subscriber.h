@@ -25,6 +25,10 @@ class Subscriber {
   // The stream is gone (idle timeout passed, no publisher came back, or play_wait expired with no
   // publisher). The hub has already detached this subscriber: it must not call remove_subscriber.
   virtual void on_stream_end(Stream&) {}
+  // Whether someone watches the stream through this subscriber now. Only a worker link can say
+  // no (no player of the far worker watches it at the moment); what lingers after the last viewer
+  // (an edge pull's idle_close) asks Stream::watched().
+  virtual bool watched() const { return true; }
 };
 
 }  // namespace rill::media

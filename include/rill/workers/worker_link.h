@@ -11,7 +11,8 @@
 //                    (detach_publisher: players get UnpublishNotify and the stream idles)
 //
 // The link asks to be closed (on_idle) once the stream has had no local subscriber for
-// idle_grace. Its socket is a net::PlainConnection (reads of at most 64 KiB, 1 MiB per event);
+// idle_grace; meanwhile it tells the owner that nobody here watches (WATCHING 0), so that what the
+// owner lingers after its last viewer does not wait for this grace too. Its socket is a net::PlainConnection (reads of at most 64 KiB, 1 MiB per event);
 // frame bodies are limited like RTMP messages.
 #include <sys/types.h>
 
@@ -82,6 +83,7 @@ class WorkerLink final : private net::ConnectionHandler {
   void detach();
   void tick();
   void schedule_tick(std::chrono::milliseconds after);
+  void tell_watching(bool watching);
 
   net::ServerContext& ctx_;
   media::StreamKey skey_;
@@ -100,6 +102,7 @@ class WorkerLink final : private net::ConnectionHandler {
   int64_t last_connect_ms_ = -1000000;
   uint32_t quiet_failures_ = 0;  // link losses since the last Publish (log throttling)
   std::optional<int64_t> idle_since_ms_;
+  bool told_watching_ = true;  // the last WATCHING note the owner has (protocol/worker_link_note.h)
   // Set by a control frame inside feed(); acted upon once feed() returns.
   const char* terminal_ = nullptr;
   uint64_t frames_in_ = 0;

@@ -47,9 +47,11 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void on_publish(media::Stream&) override {}
   void on_unpublish(media::Stream& s) override;
   void on_stream_end(media::Stream& s) override;
+  bool watched() const override { return far_watching_; }
 
  private:
   void handle_request(std::string_view line);
+  void read_notes(std::string_view bytes);  // after a PLAY request (protocol/worker_link_note.h)
   void serve(const protocol::LinkPlayRequest& r);
   void serve(const protocol::LinkStatsRequest& r);
   void serve(const protocol::LinkHlsRequest& r);
@@ -73,6 +75,7 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   std::optional<TimerId> request_timer_;
   std::string line_;  // request line being read
   bool have_request_ = false;
+  bool far_watching_ = true;  // the asking worker's last WATCHING note
   std::string key_;                  // "app/name" of a PLAY
   media::Stream* stream_ = nullptr;  // subscribed (PLAY)
   uint64_t frames_out_ = 0;
