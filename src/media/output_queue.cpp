@@ -36,7 +36,10 @@ OutputQueue::PushResult OutputQueue::push_frame(const MediaFrame& frame, BufferR
   const uint32_t ts = frame.timestamp;
   if (replay_) {
     // The replay starts at a keyframe: live video may follow it without waiting for the next.
-    if (frame.type == MediaType::Video && frame.keyframe) skipping_video_ = false;
+    if (frame.type == MediaType::Video && frame.keyframe) {
+      skipping_video_ = false;
+      video_started_ = true;
+    }
     bytes_ += bytes.size();
     entries_.push_back(Entry{std::move(bytes), ts, false});
     return PushResult::Queued;
@@ -51,8 +54,9 @@ OutputQueue::PushResult OutputQueue::push_frame(const MediaFrame& frame, BufferR
     if (skipping_video_) {
       if (frame.keyframe && !soft) {
         skipping_video_ = false;
+        video_started_ = true;
       } else {
-        note_drop();
+        if (video_started_) note_drop();
         return PushResult::Dropped;
       }
     }

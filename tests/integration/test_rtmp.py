@@ -290,6 +290,28 @@ class StreamTest(RtmpTestCase):
         seq = [m for m in late.snapshot() if m.type == rc.MSG_VIDEO][0]
         self.assertTrue(seq.seq_header, 'first video message is not the AVC sequence header')
 
+    def test_without_gop_cache_a_late_joiner_still_starts_at_a_keyframe(self):
+        # gop_cache: false sends live frames at once: the player must skip inter frames until the
+        # next keyframe (nginx-rtmp's wait_key), on RTMP and on HTTP-FLV alike.
+        self.start_rill({'apps': {'live': {'gop_cache': False}}})
+        self.publish_ffmpeg('test')
+        first = self.wait_playing('test')
+        t0 = first.media[0].arrival
+        wait_until(lambda: time.monotonic() - t0 > 3.3, timeout=5)  # mid-GOP (GOP is 2 s)
+        late = self.player('test')
+        self.assertTrue(wait_until(lambda: late.first_video_after_seq_header() is not None,
+                                   timeout=4), 'late joiner got no video: %r' % late.snapshot()[:5])
+        v = late.first_video_after_seq_header()
+        self.assertTrue(v.keyframe, 'first video frame after the sequence header is not a '
+                        'keyframe: %r' % late.video_frames(True)[:3])
+        r = subprocess.run(['ffprobe', '-v', 'error', '-select_streams', 'v', '-read_intervals', '%+#3',
+                            '-show_entries', 'packet=flags', '-of', 'csv=p=0',
+                            'http://127.0.0.1:%d/live/test.flv' % self.rill.http_port],
+                           capture_output=True, text=True, timeout=20)
+        flags = r.stdout.split()
+        self.assertTrue(flags, 'ffprobe read no video packet over HTTP-FLV: %s' % r.stderr)
+        self.assertTrue(flags[0].startswith('K'), 'first HTTP-FLV video packet flags %r' % flags[:3])
+
     def test_late_joiner_after_queue_hard_duration(self):
         # The GOP cache's metadata and sequence headers carry the timestamps of when they were
         # published; a player joining later than queue.hard_duration after them must not be

@@ -226,5 +226,30 @@ TEST(OutputQueue, ClearSkipsVideoUntilKeyframe) {
   EXPECT_EQ(push(q, Kind::Inter, 160), R::Queued);
 }
 
+// With no GOP cache (or one past its bounds) a new player joins between keyframes: its first video
+// frame must still be a keyframe, and what it skipped before is not a drop.
+TEST(OutputQueue, ANewQueueStartsAtAKeyframe) {
+  OutputQueue q(QueueLimits{});
+  EXPECT_TRUE(q.skipping_video());
+  EXPECT_EQ(push(q, Kind::VideoHeader, 0), R::Queued);
+  EXPECT_EQ(push(q, Kind::Inter, 40), R::Dropped);
+  EXPECT_EQ(push(q, Kind::Audio, 45), R::Queued);
+  EXPECT_EQ(push(q, Kind::Inter, 80), R::Dropped);
+  EXPECT_EQ(push(q, Kind::Key, 120), R::Queued);
+  EXPECT_FALSE(q.skipping_video());
+  EXPECT_EQ(push(q, Kind::Inter, 160), R::Queued);
+  EXPECT_EQ(q.frames_dropped(), 0u);
+}
+
+TEST(OutputQueue, AReplayStartsTheVideo) {
+  OutputQueue q(QueueLimits{});
+  q.set_replay(true);
+  EXPECT_EQ(push(q, Kind::Key, 0), R::Queued);
+  EXPECT_EQ(push(q, Kind::Inter, 40), R::Queued);
+  q.set_replay(false);
+  EXPECT_FALSE(q.skipping_video());
+  EXPECT_EQ(push(q, Kind::Inter, 80), R::Queued);
+}
+
 }  // namespace
 }  // namespace rill::media

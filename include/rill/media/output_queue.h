@@ -8,6 +8,9 @@
 //  - past the soft bound: drop video frames (not sequence headers) until the next keyframe;
 //    audio, data and control entries are kept (audio has priority, as in nginx-rtmp);
 //  - past the hard bound: push() reports Overflow and the session disconnects the subscriber.
+// A new queue starts by skipping video too: a player's first video frame must be a keyframe (with
+// the GOP cache off, or past its bounds, live inter frames would otherwise come first; nginx-rtmp's
+// `wait_key`). Those first skips are not counted as drops.
 // The partially written head entry is never dropped (that would corrupt the byte stream).
 #include <sys/uio.h>
 
@@ -87,7 +90,8 @@ class OutputQueue {
   std::deque<Entry> entries_;
   size_t head_offset_ = 0;  // bytes of entries_.front() already written
   size_t bytes_ = 0;
-  bool skipping_video_ = false;  // soft bound hit: drop video until the next keyframe
+  bool skipping_video_ = true;  // soft bound hit, or no keyframe yet: drop video until the next keyframe
+  bool video_started_ = false;  // a video keyframe was queued: later skips are drops
   bool replay_ = false;          // set_replay(): GOP-cache frames, queued uncounted
   size_t dropped_ = 0;
   // Timestamps of the oldest and newest queued media frames, for duration_ms(). oldest_ts_ is
