@@ -31,7 +31,7 @@
 //      a reload reuses the sockets of unchanged addresses (no refused connection during a
 //      reload); one socket per slot lets the kernel's SO_REUSEPORT hashing spread
 //      connections over the workers with no accept lock and no thundering herd.
-//   6. Map the stream ownership table (cluster/ownership_table.h: anonymous shared memory,
+//   6. Map the stream ownership table (workers/ownership_table.h: anonymous shared memory,
 //      MAP_SHARED|MAP_ANONYMOUS) so that every worker inherits it; it lives as long as the
 //      master, across reloads and respawns. Which worker publishes which stream is claimed
 //      there, lock-free, by the workers themselves (docs/workers.md); the master only frees the

@@ -1,4 +1,4 @@
-// HlsSegmentCache (cluster/hls_segment_cache.h): bounded by bytes (LRU) and by max-age.
+// HlsSegmentCache (workers/hls_segment_cache.h): bounded by bytes (LRU) and by max-age.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,4 +1,4 @@
-// OwnershipTable: the cross-process stream ownership table (cluster/ownership_table.h).
+// OwnershipTable: the cross-process stream ownership table (workers/ownership_table.h).
 #include <gtest/gtest.h>
 
 #include <sched.h>

@@ -38,7 +38,7 @@ struct WorkerContext {
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
   // Across workers: the stream ownership table the master shares with every worker (null: no
   // table, everything stays local) and the number of worker slots. The relay socket of slot N
-  // is config->runtime_dir/worker-N.sock (cluster/worker_endpoint.h).
+  // is config->runtime_dir/worker-N.sock (workers/worker_endpoint.h).
   workers::OwnershipTable* ownership = nullptr;
   uint32_t workers = 1;
 };
