@@ -7,41 +7,6 @@
 
 namespace rill::cluster {
 
-const char* to_string(RelayKind k) {
-  switch (k) {
-    case RelayKind::EdgePull: return "edge-pull";
-    case RelayKind::Push: return "push";
-    case RelayKind::Pull: return "pull";
-  }
-  return "?";
-}
-
-const char* to_string(RelayState s) {
-  switch (s) {
-    case RelayState::Connecting: return "connecting";
-    case RelayState::Up: return "up";
-    case RelayState::Retrying: return "retrying";
-    case RelayState::Standby: return "standby";
-    case RelayState::Closed: return "closed";
-  }
-  return "?";
-}
-
-RelayInfo describe_relay(std::string id, RelayKind kind, const std::string& app, const std::string& name,
-                         std::string url, const RelayProgress& progress, uint64_t open_bytes) {
-  RelayInfo r;
-  r.id = std::move(id);
-  r.kind = kind;
-  r.app = app;
-  r.name = name;
-  r.url = std::move(url);
-  r.state = progress.state;
-  r.since_ms = progress.since_ms;
-  r.bytes = progress.bytes + open_bytes;
-  r.reconnects = progress.reconnects;
-  return r;
-}
-
 Cluster::Cluster(net::ServerContext& ctx) : ctx_(ctx) {}
 
 Cluster::~Cluster() { stop(); }
@@ -144,7 +109,7 @@ media::StreamOutputs Cluster::outputs(media::Stream& stream, const config::AppCo
   return out;
 }
 
-std::vector<RelayInfo> Cluster::list() const {
+std::vector<RelayInfo> Cluster::relays() const {
   std::vector<RelayInfo> out;
   for (const auto* m : {&edge_pulls_, &static_pulls_}) {
     for (const auto& [k, p] : *m) {
@@ -188,16 +153,6 @@ RelayCreated Cluster::create(const RelayRequest& req) {
     s->add_output(std::make_unique<PushOutput>(ctx_, *s, std::move(o), pushes_));
   }
   return r;
-}
-
-std::vector<workers::RelayRow> Cluster::relay_rows() const {
-  std::vector<workers::RelayRow> rows;
-  const int64_t now = ctx_.timers->now_ms();
-  for (const RelayInfo& r : list()) {
-    rows.push_back({r.id, to_string(r.kind), r.app, r.name, r.url, to_string(r.state), std::max<int64_t>(0, now - r.since_ms),
-                    r.bytes, r.reconnects});
-  }
-  return rows;
 }
 
 std::string Cluster::add_relay(const std::string& id, const std::string& kind, const std::string& app,

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -129,11 +130,12 @@ namespace {
 json relay_rows(net::ServerContext& ctx, const WorkerMonitor* mon) {
   json rows = json::array();
   if (!ctx.relays) return rows;
-  for (const RelayRow& r : ctx.relays->relay_rows()) {
-    const int64_t since = mon ? mon->unix_ms(ctx.timers->now_ms() - r.age_ms) : -r.age_ms;
-    rows.push_back({{"id", r.id}, {"kind", r.kind}, {"app", r.app}, {"name", r.name}, {"url", r.url},
-                    {"state", r.state}, {"since_ms", since}, {"bytes", r.bytes}, {"reconnects", r.reconnects},
-                    {"worker", ctx.worker_id}});
+  const int64_t now = ctx.timers->now_ms();
+  for (const RelayInfo& r : ctx.relays->relays()) {
+    const int64_t since = std::min(r.since_ms, now);  // the worker's clock; Unix time when a monitor converts it
+    rows.push_back({{"id", r.id}, {"kind", to_string(r.kind)}, {"app", r.app}, {"name", r.name}, {"url", r.url},
+                    {"state", to_string(r.state)}, {"since_ms", mon ? mon->unix_ms(since) : since - now},
+                    {"bytes", r.bytes}, {"reconnects", r.reconnects}, {"worker", ctx.worker_id}});
   }
   return rows;
 }

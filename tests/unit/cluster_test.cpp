@@ -237,7 +237,7 @@ TEST_F(ClusterTest, CreateListRemove) {
   EXPECT_NE(*pull.id, *push.id);
 
   // The pull is the publisher of live/cam, so the push runs on it at once.
-  std::vector<RelayInfo> relays = cluster_->list();
+  std::vector<RelayInfo> relays = cluster_->relays();
   ASSERT_EQ(relays.size(), 2u);
   const RelayInfo& p = relays[0].kind == RelayKind::Pull ? relays[0] : relays[1];
   const RelayInfo& q = relays[0].kind == RelayKind::Pull ? relays[1] : relays[0];
@@ -256,7 +256,7 @@ TEST_F(ClusterTest, CreateListRemove) {
 
   // The refused port fails the round; a static pull keeps retrying.
   auto state_of = [&](const std::string& id) {
-    for (const RelayInfo& r : cluster_->list()) {
+    for (const RelayInfo& r : cluster_->relays()) {
       if (r.id == id) return r.state;
     }
     return RelayState::Closed;
@@ -269,8 +269,8 @@ TEST_F(ClusterTest, CreateListRemove) {
   EXPECT_TRUE(cluster_->remove(*push.id));
   EXPECT_FALSE(cluster_->remove(*push.id));
   EXPECT_FALSE(cluster_->remove("w0-999"));
-  run_until([&] { return cluster_->list().empty(); });
-  EXPECT_TRUE(cluster_->list().empty());  // the cancelled push left with its stream's publisher
+  run_until([&] { return cluster_->relays().empty(); });
+  EXPECT_TRUE(cluster_->relays().empty());  // the cancelled push left with its stream's publisher
   EXPECT_EQ(streams_.find(media::StreamKey{"live", "cam"}), nullptr);  // the publisher left
 }
 
@@ -281,15 +281,14 @@ TEST_F(ClusterTest, RelayControlUsesTheGivenId) {
   EXPECT_CONTAINS(rc.add_relay("r7", "pull", "nope", "cam", "rtmp://127.0.0.1:1/live"), "unknown app");
   EXPECT_EQ(rc.add_relay("r7", "pull", "live", "cam", "rtmp://127.0.0.1:1/live"), "");
   EXPECT_EQ(rc.add_relay("r7", "push", "live", "cam", "rtmp://127.0.0.1:1/live"), "relay r7 exists");
-  const std::vector<workers::RelayRow> rows = rc.relay_rows();
+  const std::vector<RelayInfo> rows = rc.relays();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].id, "r7");
-  EXPECT_EQ(rows[0].kind, "pull");
-  EXPECT_EQ(rows[0].state, "connecting");
-  EXPECT_GE(rows[0].age_ms, 0);
+  EXPECT_EQ(rows[0].kind, RelayKind::Pull);
+  EXPECT_EQ(rows[0].state, RelayState::Connecting);
   EXPECT_TRUE(rc.remove_relay("r7"));
   EXPECT_FALSE(rc.remove_relay("r7"));
-  run_until([&] { return cluster_->list().empty(); });
+  run_until([&] { return cluster_->relays().empty(); });
 }
 
 TEST_F(ClusterTest, EdgePlayWithNoOriginIsNotFound) {
@@ -299,20 +298,20 @@ TEST_F(ClusterTest, EdgePlayWithNoOriginIsNotFound) {
   std::optional<server::GateDecision> decision;
   gate_->admit_play(req, [&](server::GateDecision d) { decision = std::move(d); });
   EXPECT_FALSE(decision);  // waits for the pull
-  ASSERT_EQ(cluster_->list().size(), 1u);
-  EXPECT_EQ(cluster_->list()[0].kind, RelayKind::EdgePull);
+  ASSERT_EQ(cluster_->relays().size(), 1u);
+  EXPECT_EQ(cluster_->relays()[0].kind, RelayKind::EdgePull);
   // A second player joins the same pull: one upstream.
   std::optional<server::GateDecision> second;
   gate_->admit_play(req, [&](server::GateDecision d) { second = std::move(d); });
-  EXPECT_EQ(cluster_->list().size(), 1u);
+  EXPECT_EQ(cluster_->relays().size(), 1u);
   run_until([&] { return decision.has_value() && second.has_value(); });
   ASSERT_TRUE(decision);
   EXPECT_EQ(decision->verdict, server::Verdict::NotFound);
   EXPECT_CONTAINS(decision->reason, "no origin has stream edge/cam");
   ASSERT_TRUE(second);
   EXPECT_EQ(second->verdict, server::Verdict::NotFound);
-  run_until([&] { return cluster_->list().empty(); });
-  EXPECT_TRUE(cluster_->list().empty());
+  run_until([&] { return cluster_->relays().empty(); });
+  EXPECT_TRUE(cluster_->relays().empty());
 }
 
 TEST_F(ClusterTest, ProbesStartNoPull) {
@@ -323,7 +322,7 @@ TEST_F(ClusterTest, ProbesStartNoPull) {
   gate_->admit_play(req, [&](server::GateDecision x) { d = std::move(x); });
   ASSERT_TRUE(d);
   EXPECT_EQ(d->verdict, server::Verdict::NotFound);
-  EXPECT_TRUE(cluster_->list().empty());
+  EXPECT_TRUE(cluster_->relays().empty());
 }
 
 }  // namespace

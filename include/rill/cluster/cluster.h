@@ -3,7 +3,7 @@
 // pulls (apps.X.pull and those the API creates), and the push outputs every published stream gets
 // from its app (apps.X.push, an edge's `publish: forward`). docs/cluster.md.
 //
-// It is also the worker's RelayRegistry: list() describes every relay of this worker;
+// It is also the worker's relay registry: relays() describes every relay of this worker;
 // create()/remove() add and end static pulls and pushes at run time (POST/DELETE /api/v1/relays).
 #include <cstdint>
 #include <functional>
@@ -62,14 +62,13 @@ class Cluster : public workers::RelayControl {
   // The registry's OutputFactory: default_outputs plus pushes and an edge's forward.
   media::StreamOutputs outputs(media::Stream& stream, const config::AppConfig& app, media::PublishOrigin origin);
 
-  // ---- RelayRegistry
-  std::vector<RelayInfo> list() const;
+  // ---- the relay registry (the API's POST and DELETE)
   RelayCreated create(const RelayRequest& req);
   // True when `id` named a relay of this worker created by create() (now ended).
   bool remove(const std::string& id);
 
   // ---- workers::RelayControl (the control plane's view)
-  std::vector<workers::RelayRow> relay_rows() const override;
+  std::vector<RelayInfo> relays() const override;
   std::string add_relay(const std::string& id, const std::string& kind, const std::string& app,
                         const std::string& name, const std::string& url) override;
   bool remove_relay(const std::string& id) override { return remove(id); }
