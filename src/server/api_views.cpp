@@ -89,6 +89,14 @@ json stream_item(const Merged& m, size_t hls_players, int64_t now_unix_ms) {
   double uptime_s = 0;
   json publisher = publisher_json(d.value("publisher", json()), now_unix_ms, uptime_s);
   const json hls = d.value("hls", json::object());
+  // The owner's totals over every worker, killed ones included (workers/stream_totals.h); without
+  // them (no shared area) the sums of the workers that answered.
+  const json totals = d.value("totals", json());
+  const bool shared = totals.is_object();
+  const uint64_t bytes_in = shared ? u64(totals, "bytes_in") : u64(d, "bytes_in");
+  const uint64_t bytes_out = shared ? u64(totals, "bytes_out") : m.bytes_out;
+  const uint64_t dropped = shared ? u64(totals, "dropped_frames") : m.dropped;
+  const uint64_t segments = shared ? u64(totals, "hls_segments") : u64(hls, "segments_total");
   return {{"app", d.value("app", "")},
           {"name", d.value("name", "")},
           {"worker", m.owner_slot},
@@ -98,16 +106,16 @@ json stream_item(const Merged& m, size_t hls_players, int64_t now_unix_ms) {
           {"video", d.value("video", json())},
           {"audio", d.value("audio", json())},
           {"bitrate_in_kbps", std::round(num(d, "bitrate_in_kbps"))},
-          {"bytes_in", u64(d, "bytes_in")},
-          {"bytes_out", m.bytes_out},
-          {"dropped_frames", m.dropped},
+          {"bytes_in", bytes_in},
+          {"bytes_out", bytes_out},
+          {"dropped_frames", dropped},
           {"players",
            {{"rtmp", m.rtmp}, {"flv", m.flv}, {"hls", hls_players}, {"total", m.rtmp + m.flv + hls_players}}},
           {"hls",
            {{"enabled", hls.value("enabled", false)},
             {"media_sequence", u64(hls, "media_sequence")},
             {"segments", u64(hls, "segments")},
-            {"segments_total", u64(hls, "segments_total")}}},
+            {"segments_total", segments}}},
           {"source", d.value("source", "publish")}};
 }
 

@@ -78,10 +78,18 @@ void RtmpSession::close_after_flush(const char* reason) {
 net::SessionInfo RtmpSession::describe() const {
   net::SessionInfo i;
   i.id = id();
-  i.kind = publishing_ ? net::SessionKind::Publisher : playing_ ? net::SessionKind::Player : net::SessionKind::Connecting;
+  const bool closed = state_ == State::Closed;  // stopped publishing or playing on the way out
+  i.kind = publishing_ ? net::SessionKind::Publisher
+           : playing_  ? net::SessionKind::Player
+           : closed    ? last_kind_
+                       : net::SessionKind::Connecting;
   i.protocol = conn_->secure() ? "rtmps" : "rtmp";
   i.peer = peer_;
-  if (stream_) i.stream = stream_->key_text();
+  if (stream_) {
+    i.stream = stream_->key_text();
+  } else if (closed) {
+    i.stream = last_stream_;
+  }
   i.since_ms = started_ms_;
   i.bytes_in = conn_->bytes_in();
   i.bytes_out = conn_->bytes_out();

@@ -168,6 +168,8 @@ void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
   stream_ = d.stream;
   stream_->set_relay_hops(relay_hops_);
   publishing_ = true;
+  last_kind_ = net::SessionKind::Publisher;
+  last_stream_ = stream_->key_text();
   send_user_control(protocol::uc_event::StreamBegin, msid);
   send_status(msid, "status", "NetStream.Publish.Start", stream_name_ + " is now published.");
   ctx_.log->info("rtmp: {} publishing {}/{}", peer_, app_, stream_name_);
@@ -217,6 +219,8 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
   }
   stream_ = &s;
   playing_ = true;
+  last_kind_ = net::SessionKind::Player;
+  last_stream_ = s.key_text();
   ctx_.log->info("rtmp: {} playing {}/{}", peer_, app_, stream_name_);
   s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
   conn_->flush_now();      // that first burst is never held by write merging

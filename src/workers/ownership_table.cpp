@@ -14,6 +14,7 @@
 #include "rill/workers/ownership_table.h"
 
 #include "rill/workers/hls_sequence_memo.h"
+#include "rill/workers/stream_totals.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -77,6 +78,7 @@ struct alignas(64) OwnershipTable::Entry {
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "the table needs lock-free 64-bit atomics");
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
+static_assert(StreamTotals::kCells == OwnershipTable::kCapacity, "one stream-totals cell per entry");
 
 namespace {
 
@@ -174,6 +176,7 @@ OwnershipTable::OwnershipTable() {
   for (size_t i = 0; i < kCapacity; ++i) new (&entries_[i]) Entry();
   header_->magic.store(kMagic, std::memory_order_release);
   hls_memo_ = std::make_unique<HlsSequenceMemo>();
+  stream_totals_ = std::make_unique<StreamTotals>();
 }
 
 OwnershipTable::~OwnershipTable() {
@@ -282,7 +285,9 @@ std::optional<OwnershipTable::Owner> OwnershipTable::lookup(std::string_view key
     const Entry& e = entries_[(start + i) % kCapacity];
     const Snap s = read_entry(e, kw, key.size(), hash);
     if (st(s.word) == Empty) break;
-    if (s.matches && st(s.word) == Owned) return Owner{s.slot, pid_of(s.word), ver(s.word)};
+    if (s.matches && st(s.word) == Owned) {
+      return Owner{s.slot, pid_of(s.word), ver(s.word), (start + i) % kCapacity, s.ticket};
+    }
   }
   return std::nullopt;
 }
@@ -300,6 +305,7 @@ size_t OwnershipTable::release_all_of(pid_t pid) {
       }
     }
   }
+  stream_totals_->unlock_all_of(pid);  // a worker killed while adding to a cell
   return n;
 }
 

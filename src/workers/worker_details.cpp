@@ -119,6 +119,13 @@ json stream_details(net::ServerContext& ctx, std::map<std::string, PerStream>& p
                     {"players", {{"rtmp", p.rtmp}, {"flv", p.flv}}},
                     {"hls", hls_json(ctx, s, mon)},
                     {"source", source_of(s.publish_origin())}});
+    // The owner reports the stream's totals over every worker (published first: add_worker_details).
+    if (const auto t = owner && mon ? mon->stream_totals(key) : std::nullopt) {
+      list.back()["totals"] = {{"bytes_in", (*t)[StreamTotals::BytesIn]},
+                               {"bytes_out", (*t)[StreamTotals::BytesOut]},
+                               {"dropped_frames", (*t)[StreamTotals::DroppedFrames]},
+                               {"hls_segments", (*t)[StreamTotals::HlsSegments]}};
+    }
   });
   return list;
 }
@@ -144,6 +151,7 @@ json relay_rows(net::ServerContext& ctx, const WorkerMonitor* mon) {
 
 void add_worker_details(net::ServerContext& ctx, json& stats) {
   WorkerMonitor* mon = ctx.monitor;
+  if (mon) mon->publish_streams();  // publish before report: the owner's totals include ours
   std::map<std::string, PerStream> per;
   json clients = json::array();
   size_t left_out = 0;

@@ -9,6 +9,8 @@
 
 #include "rill/media/hls_store.h"
 #include "rill/net/flush_scheduler.h"
+#include "rill/workers/ownership_table.h"
+#include "rill/workers/stream_locator.h"
 
 namespace rill::workers {
 
@@ -75,6 +77,9 @@ WorkerMonitor::WorkerMonitor(net::ServerContext& ctx, ServerCounters* shared, ui
 WorkerMonitor::~WorkerMonitor() {
   if (timer_) ctx_.timers->cancel(*timer_);
   ctx_.sessions->set_retire_observer(nullptr);
+  // A worker that stops (a retiring one included) leaves nothing it counted unpublished.
+  counters();
+  publish_streams();
 }
 
 void WorkerMonitor::start() {
@@ -93,6 +98,7 @@ void WorkerMonitor::tick() {
   lag_max_s_ = std::max(lag_max_s_, lag);
   ++lag_count_;
   sample_process(now);
+  publish_streams();  // before sample_streams forgets the per-stream figures of streams gone
   sample_streams(now);
   counters();  // publish at least once a second: a killed worker loses at most one second
   expected_tick_ms_ = now + kTick.count();
@@ -132,6 +138,52 @@ void WorkerMonitor::retired(const net::SessionInfo& i) {
   gone_.bytes_out += i.bytes_out;
   gone_.dropped += i.dropped_frames;
   if (i.kind == net::SessionKind::Player && !i.stream.empty()) gone_out_[i.stream] += i.bytes_out;
+  if (table()) {
+    tally_.player_gone(i.id, i.kind == net::SessionKind::Player ? i.stream : std::string(), i.bytes_out,
+                       i.dropped_frames);
+  }
+}
+
+OwnershipTable* WorkerMonitor::table() const {
+  return ctx_.locator ? ctx_.locator->options().table : nullptr;
+}
+
+void WorkerMonitor::count_streams() {
+  ctx_.sessions->for_each([&](net::Session& s) {
+    const net::SessionInfo i = s.describe();
+    if (i.kind == net::SessionKind::Player && !i.stream.empty())
+      tally_.player(i.id, i.stream, i.bytes_out, i.dropped_frames);
+  });
+  ctx_.streams->for_each([&](media::Stream& s) {
+    const std::string& key = s.key_text();
+    // A relayed copy's bytes in are the owner's publisher's: counted there only.
+    tally_.observe(key, StreamTally::StreamBytesIn, s.info().bytes_in,
+                   ctx_.locator && ctx_.locator->owns(key));
+    tally_.observe(key, StreamTally::StreamDrops, s.info().frames_dropped);
+    if (const media::HlsStreamState* st = ctx_.streams->hls().find(s.key()))
+      tally_.observe(key, StreamTally::StreamSegments, st->stats().segments_produced);
+  });
+  tally_.end_round();
+}
+
+void WorkerMonitor::publish_streams() {
+  OwnershipTable* t = table();
+  if (!t) return;
+  count_streams();
+  const pid_t self = ::getpid();
+  tally_.publish([&](const std::string& key, const StreamTally::Values& deltas) {
+    const auto owner = t->lookup(key);
+    if (!owner) return true;  // no live owner: nobody reports the stream, its deltas go
+    const auto added = t->stream_totals().add({owner->index, owner->ticket}, deltas, self);
+    return added != StreamTotals::Added::Busy;
+  });
+}
+
+std::optional<StreamTotals::Values> WorkerMonitor::stream_totals(const std::string& key) const {
+  OwnershipTable* t = table();
+  const auto owner = t ? t->lookup(key) : std::nullopt;
+  if (!owner || owner->pid != ::getpid()) return std::nullopt;
+  return t->stream_totals().read({owner->index, owner->ticket});
 }
 
 WorkerMonitor::Totals WorkerMonitor::live_totals() {
@@ -241,6 +293,7 @@ json WorkerMonitor::process() const {
 void WorkerMonitor::hls_sent(const std::string& key, uint64_t bytes) {
   hls_bytes_ += bytes;
   gone_out_[key] += bytes;
+  if (table()) tally_.add(key, StreamTotals::BytesOut, bytes);
 }
 
 void WorkerMonitor::hls_requested(const std::string& key, std::string_view addr, std::string_view user_agent,

@@ -109,6 +109,27 @@ TEST(ApiViews, StreamsAreMergedAcrossWorkers) {
   EXPECT_EQ(stream_items(gathered(), kNow, "other").size(), 0u);
 }
 
+TEST(ApiViews, OwnersSharedTotalsWinOverTheSumOfTheWorkersThatAnswered) {
+  // The owner's totals (workers/stream_totals.h) include a killed worker's part, which no
+  // answering worker reports any more: they are the stream's counters, in the API and /metrics.
+  json g = gathered();
+  g["workers"][0]["stream_details"][0]["totals"] = {
+      {"bytes_in", 4000}, {"bytes_out", 9000}, {"dropped_frames", 6}, {"hls_segments", 12}};
+  const json a = stream_items(g, kNow)[0];
+  EXPECT_EQ(a["bytes_in"], 4000);
+  EXPECT_EQ(a["bytes_out"], 9000);
+  EXPECT_EQ(a["dropped_frames"], 6);
+  EXPECT_EQ(a["hls"]["segments_total"], 12);
+  EXPECT_EQ(a["hls"]["segments"], 5);  // a gauge: the owner's playlist
+  const std::string text = metrics_text(g, kNow);
+  EXPECT_NE(text.find("rill_stream_bytes_out_total{app=\"live\",stream=\"a\"} 9000\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_stream_bytes_in_total{app=\"live\",stream=\"a\"} 4000\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_dropped_frames_total{app=\"live\",stream=\"a\"} 6\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_hls_segments_total{app=\"live\",stream=\"a\"} 12\n"), std::string::npos);
+  // Without them, the sums as before.
+  EXPECT_EQ(stream_items(gathered(), kNow)[0]["bytes_out"], 500);
+}
+
 TEST(ApiViews, ServerTotals) {
   const json s = server_view(gathered(), kNow);
   EXPECT_EQ(s["pid"], 99);

@@ -115,6 +115,10 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   media::Stream* stream_ = nullptr;
   bool publishing_ = false;
   bool playing_ = false;
+  // What it last published or played: a closed session is described by it (its byte totals go
+  // on counting for that stream: workers/worker_monitor.h).
+  net::SessionKind last_kind_ = net::SessionKind::Connecting;
+  std::string last_stream_;
   bool paused_ = false;
   bool receive_audio_ = true;
   bool receive_video_ = true;

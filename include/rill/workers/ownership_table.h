@@ -24,6 +24,7 @@
 namespace rill::workers {
 
 class HlsSequenceMemo;
+class StreamTotals;
 
 class OwnershipTable {
  public:
@@ -42,6 +43,8 @@ class OwnershipTable {
     int slot = -1;    // worker slot
     pid_t pid = 0;    // worker process
     uint32_t version = 0;  // entry version when read (changes on every transition)
+    size_t index = 0;      // the entry (lookup only): with the ticket, the stream's life (StreamTotals)
+    uint64_t ticket = 0;   // the claim's ticket (lookup only), unique and increasing; 0: unknown
   };
 
   // Maps a fresh table (throws std::system_error). The mapping is inherited across fork().
@@ -54,7 +57,8 @@ class OwnershipTable {
   // Releases key if pid owns it. True if something was released.
   bool release(std::string_view key, pid_t pid);
   std::optional<Owner> lookup(std::string_view key) const;
-  // Frees every entry held by pid (the master, when it reaps a worker). Returns the count.
+  // Frees every entry held by pid (the master, when it reaps a worker), and the StreamTotals
+  // cell locks it held. Returns the count of entries.
   size_t release_all_of(pid_t pid);
 
   size_t owned_count() const;  // entries owned right now (for stats and tests)
@@ -62,6 +66,8 @@ class OwnershipTable {
   // Where each stream's HLS media sequence continues on its next owner (hls_sequence_memo.h):
   // mapped with the table, inherited by every worker of every generation.
   HlsSequenceMemo& hls_memo() { return *hls_memo_; }
+  // The per-stream counters of each entry's current life (stream_totals.h): mapped likewise.
+  StreamTotals& stream_totals() { return *stream_totals_; }
 
   // The liveness test used to take over entries of dead owners (kill(pid, 0) == ESRCH).
   static bool process_gone(pid_t pid);
@@ -75,6 +81,7 @@ class OwnershipTable {
   size_t map_size_ = 0;
   void* map_ = nullptr;
   std::unique_ptr<HlsSequenceMemo> hls_memo_;
+  std::unique_ptr<StreamTotals> stream_totals_;
 };
 
 const char* to_string(OwnershipTable::Claim c);

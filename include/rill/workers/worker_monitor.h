@@ -22,8 +22,11 @@
 #include "rill/core/timer_queue.h"
 #include "rill/net/server_context.h"
 #include "rill/workers/server_counters.h"
+#include "rill/workers/stream_tally.h"
 
 namespace rill::workers {
+
+class OwnershipTable;
 
 class WorkerMonitor {
  public:
@@ -50,6 +53,13 @@ class WorkerMonitor {
   nlohmann::json process() const;
   // Per stream key, the HLS viewers seen within their window: {"live/a": ["addr ua", ...]}.
   nlohmann::json hls_viewers();
+  // Adds what this worker did for each stream since it last did so to the shared per-stream
+  // totals (stream_totals.h): once a second, and before every statistics answer, so that what
+  // the owner reports of a stream was published first. Nothing without an ownership table.
+  void publish_streams();
+  // The totals of `key`'s current life, when this worker owns it and the shared area exists:
+  // every worker's part, those of killed workers included (publish_streams() first).
+  std::optional<StreamTotals::Values> stream_totals(const std::string& key) const;
   // Bytes sent to players of `key` by sessions already gone, plus HLS bytes of `key`.
   uint64_t gone_bytes_out(const std::string& key) const;
   uint64_t hls_segments(const std::string& key) const;
@@ -75,6 +85,8 @@ class WorkerMonitor {
   };
   void tick();
   void retired(const net::SessionInfo& i);
+  void count_streams();
+  OwnershipTable* table() const;
   Totals live_totals();
   void sample_streams(int64_t now);
   void sample_process(int64_t now);
@@ -89,6 +101,7 @@ class WorkerMonitor {
   Totals gone_;  // of retired sessions
   uint64_t hls_bytes_ = 0, hls_requests_ = 0;
   std::unordered_map<std::string, uint64_t> gone_out_;              // per stream: retired players + HLS bytes
+  StreamTally tally_;  // this worker's part of the shared per-stream totals, not yet published
   std::map<std::string, std::map<std::string, int64_t>> hls_seen_;  // key -> viewer -> expiry
   std::unordered_map<std::string, uint64_t> hls_produced_;          // key -> segments, last seen
   uint64_t hls_produced_gone_ = 0;
