@@ -284,6 +284,7 @@ void HlsStore::drop(const StreamKey& key) {
   cancel_timers(st);
   wake(key, /*gone=*/true);
   log_.debug("hls: {} dropped ({} segments, {} bytes freed)", st.key_text_, st.segments_.size(), st.bytes_);
+  if (continuity_) continuity_->dropped(st.key_text_);
   streams_.erase(it);
 }
 

@@ -56,4 +56,16 @@ HlsBlockVerdict hls_block_verdict(const HlsProgress& p, uint64_t msn, std::optio
   return HlsBlockVerdict::Wait;
 }
 
+std::string hls_cache_control(const HlsCachePolicy& c) {
+  switch (c.kind) {
+    case HlsCacheKind::NoCache:
+      break;
+    case HlsCacheKind::MaxAge:
+      return "max-age=" + std::to_string(c.max_age_s);
+    case HlsCacheKind::Immutable:
+      return "max-age=" + std::to_string(c.max_age_s) + ", immutable";
+  }
+  return "no-cache";
+}
+
 }  // namespace rill::protocol

@@ -143,6 +143,15 @@ size_t skippable_segments(const HlsPlaylistState& st) {
 
 }  // namespace
 
+uint32_t hls_target_duration(const HlsPlaylistState& st) {
+  uint32_t target = st.target_duration;
+  for (const auto& s : st.segments) {
+    uint32_t r = hls_rounded_duration(s.duration_s);
+    if (r > target) target = r;  // §4.3.3.1, should a state be assembled by hand
+  }
+  return target;
+}
+
 std::string render_media_playlist(const HlsPlaylistState& st, bool skip) {
   std::string out;
   out.reserve(128 + st.segments.size() * (40 + (st.segments.empty() ? 0 : st.segments.front().uri.size())));
@@ -154,11 +163,7 @@ std::string render_media_playlist(const HlsPlaylistState& st, bool skip) {
   const bool ll = st.part_target_s > 0;
   // RFC 8216bis §7: EXT-X-SKIP (Playlist Delta Updates) needs version 9.
   out += ll ? "#EXTM3U\n#EXT-X-VERSION:9\n" : fmp4 ? "#EXTM3U\n#EXT-X-VERSION:6\n" : "#EXTM3U\n#EXT-X-VERSION:3\n";
-  uint32_t target = st.target_duration;
-  for (const auto& s : st.segments) {
-    uint32_t r = hls_rounded_duration(s.duration_s);
-    if (r > target) target = r;  // §4.3.3.1, should a state be assembled by hand
-  }
+  const uint32_t target = hls_target_duration(st);
   std::snprintf(line, sizeof line, "#EXT-X-TARGETDURATION:%u\n", target);
   out += line;
   if (ll) append_low_latency_header(out, st);

@@ -12,7 +12,7 @@ namespace rill::protocol {
 
 namespace {
 
-// One frame: header (and an HlsObject's max-age) followed by `body`, copied into one buffer.
+// One frame: header (and an HlsObject's answer head) followed by `body`, copied into one buffer.
 BufferRef whole_frame(LinkFrameType type, std::span<const uint8_t> prefix, std::string_view body) {
   const size_t length = prefix.size() + body.size();
   BufferRef b = SharedBuffer::create(kLinkHeaderSize + length);
@@ -29,6 +29,23 @@ BufferRef whole_frame(LinkFrameType type, std::span<const uint8_t> prefix, std::
 }
 
 std::string_view text_of(const BufferRef& b) { return b ? b->view() : std::string_view(); }
+
+// An HlsObject's answer head on the wire (kLinkHlsPrefixSize bytes).
+void store_hls_head(uint8_t* p, const HlsAnswerHead& h) {
+  p = store_be16(p, h.status);
+  *p++ = static_cast<uint8_t>(h.cache.kind);
+  *p++ = h.retry_after_s;
+  store_be32(p, h.cache.max_age_s);
+}
+
+HlsAnswerHead load_hls_head(const uint8_t* p) {
+  HlsAnswerHead h;
+  h.status = load_be16(p);
+  h.cache.kind = static_cast<HlsCacheKind>(p[2]);
+  h.retry_after_s = p[3];
+  h.cache.max_age_s = load_be32(p + 4);
+  return h;
+}
 
 }  // namespace
 
@@ -92,10 +109,10 @@ BufferRef link_media_header(LinkFrameType type, uint8_t flags, uint32_t timestam
   return b;
 }
 
-BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length) {
-  uint8_t age[kLinkHlsPrefixSize];
-  store_be32(age, max_age_s);
-  BufferRef b = whole_frame(LinkFrameType::HlsObject, age, {});
+BufferRef link_hls_object_header(const HlsAnswerHead& head, uint32_t length) {
+  uint8_t prefix[kLinkHlsPrefixSize];
+  store_hls_head(prefix, head);
+  BufferRef b = whole_frame(LinkFrameType::HlsObject, prefix, {});
   store_be32(b->data() + 8, static_cast<uint32_t>(kLinkHlsPrefixSize + length));  // the object follows
   return b;
 }
@@ -109,9 +126,9 @@ BufferRef encode_link_message(const LinkMessage& m) {
     return b;
   }
   if (const auto* hls = std::get_if<LinkHlsObject>(&m)) {
-    uint8_t age[kLinkHlsPrefixSize];
-    store_be32(age, hls->max_age_s);
-    return whole_frame(type, age, text_of(hls->body));
+    uint8_t prefix[kLinkHlsPrefixSize];
+    store_hls_head(prefix, hls->head);
+    return whole_frame(type, prefix, text_of(hls->body));
   }
   if (const auto* e = std::get_if<LinkError>(&m)) return whole_frame(type, {}, e->reason);
   if (const auto* s = std::get_if<LinkStats>(&m)) return whole_frame(type, {}, s->json);
@@ -145,7 +162,7 @@ void LinkFrameReader::on_header() {
     case LinkFrameType::Stats: max = limits_.max_stats_body; break;
     case LinkFrameType::HlsObject:
       prefix = kLinkHlsPrefixSize;
-      if (length < prefix) throw ProtocolError("relay frame: hls-object shorter than its max-age");
+      if (length < prefix) throw ProtocolError("relay frame: hls-object shorter than its answer head");
       max = limits_.max_body;
       break;
     default: max = limits_.max_body; break;  // media
@@ -158,6 +175,27 @@ void LinkFrameReader::on_header() {
   body_ = SharedBuffer::create(length - prefix);
 }
 
+// An HlsObject's answer head, once read: a status, a known cache kind, and no field that does
+// not apply (a max-age without caching, caching or Retry-After on a 200's opposite, a reason
+// longer than an Error's).
+void LinkFrameReader::on_hls_head() {
+  const HlsAnswerHead h = load_hls_head(head_ + kLinkHeaderSize);
+  if (h.status < 200 || h.status > 599) {
+    throw ProtocolError("relay frame: hls-object status " + std::to_string(h.status));
+  }
+  if (h.cache.kind > HlsCacheKind::Immutable) throw ProtocolError("relay frame: hls-object cache kind unknown");
+  if (h.cache.kind == HlsCacheKind::NoCache && h.cache.max_age_s != 0) {
+    throw ProtocolError("relay frame: hls-object max-age without caching");
+  }
+  if (h.status == 200 ? h.retry_after_s != 0 : h.cache.kind != HlsCacheKind::NoCache) {
+    throw ProtocolError("relay frame: hls-object Retry-After on a 200, or caching on an error");
+  }
+  if (h.status != 200 && body_->room() > limits_.max_error_body) {
+    throw ProtocolError("relay frame: hls-object reason of " + std::to_string(body_->room()) +
+                        " bytes exceeds the limit " + std::to_string(limits_.max_error_body));
+  }
+}
+
 void LinkFrameReader::deliver() {
   LinkMessage m;
   switch (type_) {
@@ -166,7 +204,9 @@ void LinkFrameReader::deliver() {
     case LinkFrameType::End: m = LinkEnd{}; break;
     case LinkFrameType::Error: m = LinkError{std::string(text_of(body_))}; break;
     case LinkFrameType::Stats: m = LinkStats{std::string(text_of(body_))}; break;
-    case LinkFrameType::HlsObject: m = LinkHlsObject{load_be32(head_ + kLinkHeaderSize), std::move(body_)}; break;
+    case LinkFrameType::HlsObject:
+      m = LinkHlsObject{load_hls_head(head_ + kLinkHeaderSize), std::move(body_)};
+      break;
     default: m = LinkMedia{type_, head_[1], load_be32(head_ + 4), std::move(body_)}; break;
   }
   body_.reset();
@@ -192,6 +232,8 @@ size_t LinkFrameReader::feed(std::span<const uint8_t> bytes) {
       if (have_ == kLinkHeaderSize) {
         on_header();  // may ask for a prefix (want_ grows)
         if (have_ < want_) continue;
+      } else {
+        on_hls_head();  // the prefix is read
       }
       in_body_ = true;
       if (body_->room() == 0) deliver();

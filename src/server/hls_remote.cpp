@@ -27,32 +27,15 @@ void add_owner_header(HttpExchange& ex, int slot) { ex.add_header("X-Rill-Hls-Ow
 void answer(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
             const protocol::HlsObjectName& object, const workers::HlsFetchResult& r, const std::string& what,
             int owner_slot) {
-  using Status = workers::HlsFetchResult::Status;
   add_owner_header(ex, owner_slot);
-  switch (r.status) {
-    case Status::Ok:
-      if (object.playlist) {
-        // An LL-HLS blocking response comes with the max-age the owner gave it (hls_blocking.h).
-        const std::string cc = r.max_age_s ? "max-age=" + std::to_string(r.max_age_s) : "no-cache";
-        return reply_hls_playlist(http, ex, info, r.body, cc.c_str());
-      }
-      return reply_hls_segment(http, ex, info, r.body, r.max_age_s, object.form);
-    case Status::NotFound:
-      // The owner's LL-HLS refusals: a position too far ahead, or one that did not come in time.
-      if (r.reason.starts_with("bad request: ")) return http.reply_error(ex, info, 400, r.reason);
-      if (r.reason.starts_with("unavailable: ")) {
-        ex.add_header("Retry-After", "1");
-        return http.reply_error(ex, info, 503, r.reason);
-      }
-      return http.reply_error(ex, info, 404, r.reason);
-    case Status::Unavailable:
-      ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer,
-                    owner_slot, what, r.reason);
-      ex.add_header("Retry-After", "1");
-      return http.reply_error(ex, info, 503,
-                              "HLS " + what + ": the worker that owns the stream (" +
-                                  std::to_string(owner_slot) + ") did not answer: " + r.reason);
-  }
+  // The owner's responder answered (any status: the same as the owner's own clients get).
+  if (r.answered) return reply_hls_answer(http, ex, info, object, r.answer);
+  ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer, owner_slot,
+                what, r.failure);
+  ex.add_header("Retry-After", "1");
+  http.reply_error(ex, info, 503,
+                   "HLS " + what + ": the worker that owns the stream (" + std::to_string(owner_slot) +
+                       ") did not answer: " + r.failure);
 }
 
 }  // namespace
@@ -64,14 +47,17 @@ bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchang
   const config::AppConfig* app = ctx.config->find_app(key.app);
   if (!app || !app->hls.enabled) return false;  // the local path answers 404
   const std::string name = key.str();
-  const auto owner = ctx.locator->remote_owner(name);
+  const auto owner = ctx.locator->hls_source(name);
   if (!owner) return false;
   const std::string what = name + " " + protocol::format_hls_object(object);
 
   if (!object.playlist) {
     if (const auto* hit = ctx.hls_fetcher->cached(*owner, name, object)) {
       add_owner_header(ex, owner->slot);
-      reply_hls_segment(http, ex, info, hit->data, hit->max_age_s, object.form);
+      media::HlsAnswer a;  // what the owner answered when it was fetched
+      a.head.cache = protocol::HlsCachePolicy::immutable(hit->max_age_s);
+      a.body = hit->data;
+      reply_hls_answer(http, ex, info, object, a);
       return true;
     }
   }

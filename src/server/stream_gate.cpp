@@ -189,6 +189,8 @@ bool StreamGate::needs_pull(const Pending& p, const config::AppConfig* app) cons
     // the HLS grace drops it, rather than a new pull reopening it.
     const media::HlsStreamState* hls = ctx_.streams->hls().find(p.req.key.app, p.req.key.name);
     if (hls && !hls->live() && hls->has_segments()) return false;
+    // So does another worker of this server that keeps it (the one that pulled the stream).
+    return !ctx_.locator->hls_source(p.req.key.str());
   }
   return !ctx_.locator->remote_owner(p.req.key.str());
 }

@@ -19,17 +19,22 @@ std::string cache_key(pid_t pid, const std::string& key, const protocol::HlsObje
 HlsFetchResult fetch_result(LinkQuery::Result&& q) {
   HlsFetchResult r;
   if (!q.answer) {
-    r.reason = std::move(q.failure);  // Unavailable
+    r.failure = std::move(q.failure);
   } else if (auto* object = std::get_if<protocol::LinkHlsObject>(&*q.answer)) {
-    r.status = HlsFetchResult::Status::Ok;
-    r.body = std::move(object->body);
-    r.max_age_s = object->max_age_s;
+    r.answered = true;
+    r.answer.head = object->head;
+    if (r.answer.ok()) {
+      r.answer.body = std::move(object->body);
+    } else {
+      r.answer.reason = std::string(object->body ? object->body->view() : std::string_view());
+    }
   } else if (auto* error = std::get_if<protocol::LinkError>(&*q.answer)) {
-    r.status = HlsFetchResult::Status::NotFound;
-    r.reason = std::move(error->reason);
+    r.answered = true;  // a request the owner could not take (a name it refused)
+    r.answer.head.status = 404;
+    r.answer.reason = std::move(error->reason);
   } else {
-    r.reason = std::string("unexpected ") + protocol::link_frame_type_name(protocol::link_message_type(*q.answer)) +
-               " frame";
+    r.failure = std::string("unexpected ") +
+                protocol::link_frame_type_name(protocol::link_message_type(*q.answer)) + " frame";
   }
   return r;
 }
@@ -104,12 +109,13 @@ void HlsFetcher::complete(Fetch& f, HlsFetchResult&& r) {
   if (it == fetches_.end() || it->second.get() != &f) return;
   std::unique_ptr<Fetch> owned = std::move(it->second);  // goes (with its query) when this returns
   fetches_.erase(it);
-  if (r.status == HlsFetchResult::Status::Unavailable) {
-    ctx_.log->warn("hls: fetching {} failed: {}", f.what, r.reason);
-  } else if (r.status == HlsFetchResult::Status::NotFound) {
-    ctx_.log->debug("hls: {}: not found: {}", f.what, r.reason);
+  if (!r.answered) {
+    ctx_.log->warn("hls: fetching {} failed: {}", f.what, r.failure);
+  } else if (!r.answer.ok()) {
+    ctx_.log->debug("hls: {}: {}: {}", f.what, r.answer.head.status, r.answer.reason);
   } else if (!f.object.playlist) {
-    if (cache_.put(cache_key(f.owner_pid, f.key, f.object), r.body, r.max_age_s, ctx_.timers->now_ms())) {
+    if (cache_.put(cache_key(f.owner_pid, f.key, f.object), r.answer.body, r.answer.head.cache.max_age_s,
+                   ctx_.timers->now_ms())) {
       schedule_sweep();
     }
   }

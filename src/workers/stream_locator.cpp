@@ -2,9 +2,15 @@
 
 #include <chrono>
 
+#include "rill/workers/hls_sequence_memo.h"
+
 namespace rill::workers {
 
-StreamLocator::StreamLocator(net::ServerContext& ctx, LocatorOptions opts) : ctx_(ctx), opts_(std::move(opts)) {}
+StreamLocator::StreamLocator(net::ServerContext& ctx, LocatorOptions opts)
+    : ctx_(ctx), opts_(std::move(opts)) {
+  // The HLS this worker segments is recorded as held here (hls_source on the other workers).
+  if (opts_.table) opts_.table->hls_memo().set_holder(opts_.slot, opts_.pid);
+}
 
 StreamLocator::~StreamLocator() {
   close_all();
@@ -38,6 +44,19 @@ std::optional<OwnershipTable::Owner> StreamLocator::remote_owner(const std::stri
     return std::nullopt;
   }
   return owner;
+}
+
+std::optional<OwnershipTable::Owner> StreamLocator::hls_source(const std::string& key) const {
+  if (!relaying() || owned_.count(key)) return std::nullopt;
+  if (auto owner = opts_.table->lookup(key)) {
+    // A publisher somewhere: its worker has the HLS (this one's store, or a worker being reaped:
+    // none, as remote_owner says).
+    if (owner->pid == opts_.pid || OwnershipTable::process_gone(owner->pid)) return std::nullopt;
+    return owner;
+  }
+  const auto h = opts_.table->hls_memo().holder(key);
+  if (!h || h->pid == opts_.pid || OwnershipTable::process_gone(h->pid)) return std::nullopt;
+  return OwnershipTable::Owner{h->slot, h->pid, 0};
 }
 
 PublishClaim StreamLocator::claim_for_publish(const media::StreamKey& skey, const config::AppConfig& cfg,

@@ -3,7 +3,6 @@
 #include "rill/media/hls_store.h"
 #include "rill/media/stream_key.h"
 #include "rill/protocol/error.h"
-#include "rill/protocol/hls_delivery.h"
 #include "rill/protocol/worker_link_note.h"
 #include "rill/workers/stream_locator.h"
 #include "rill/workers/worker_details.h"
@@ -182,90 +181,30 @@ void WorkerLinkSession::serve(const protocol::LinkRelayDelRequest& r) {
 
 void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {
   // Answered from this worker's HlsStore whatever the ownership table says now: a worker asks the
-  // owner it found in the table, and an ended playlist (publisher gone, within the grace) is
-  // still what that owner has.
+  // owner it found in the table, or the worker that keeps the ended playlist (publisher gone,
+  // within the grace), and what that worker has is the answer.
   std::string why;
   const auto key = media::StreamKey::make(r.app, r.name, &why);
   if (!key) return refuse("bad HLS request: " + why);
-  const media::HlsStreamState* st = ctx_.streams->hls().find(key->app, key->name);
-  if (!st) return refuse("stream " + key->str() + " has no HLS playlist");
-  if (r.object.playlist && !st->has_segments())
-    return refuse("stream " + key->str() + " has no HLS segment yet");
+  media::HlsResponse res = media::respond_hls(ctx_.streams->hls().find(*key), *key, r.object);
+  if (const auto* a = std::get_if<media::HlsAnswer>(&res)) return send_hls(*key, r.object, *a);
   // LL-HLS: a blocking reload or the hinted part is held here, by the owner (the asking worker
   // sends one request per distinct position, whatever number of its clients wait on it).
-  media::HlsStore::WaitTarget target;
-  switch (hls_hold(*st, r.object, target)) {
-    case HlsHold::Now:
-      return send_hls(*st, r.object);
-    case HlsHold::TooFar:
-      return refuse("bad request: _HLS_msn more than two segments ahead of " + key->str());
-    case HlsHold::Wait:
-      break;
-  }
-  const int64_t limit = 3 * 1000 * static_cast<int64_t>(st->playlist().state().target_duration);
-  hls_wait_ = ctx_.streams->hls().wait(*key, target, limit, [this, k = *key, object = r.object](bool ok) {
+  const media::HlsHold& hold = std::get<media::HlsHold>(res);
+  auto done = [this, k = *key, o = r.object](bool ok) {
     hls_wait_ = 0;
-    const media::HlsStreamState* now = ctx_.streams->hls().find(k);
-    if (now && ok) return send_hls(*now, object);
-    if (now && object.playlist)
-      return refuse("unavailable: the position did not come within 3 target durations");
-    refuse(protocol::format_hls_object(object) + " of " + k.str() + " was not produced");
-  });
+    send_hls(k, o, media::respond_hls_held(ctx_.streams->hls().find(k), k, o, ok));
+  };
+  hls_wait_ = ctx_.streams->hls().wait(*key, hold.target, hold.timeout_ms, std::move(done));
 }
 
-WorkerLinkSession::HlsHold WorkerLinkSession::hls_hold(const media::HlsStreamState& st,
-                                                       const protocol::HlsObjectName& o,
-                                                       media::HlsStore::WaitTarget& target) const {
-  if (!st.low_latency()) return HlsHold::Now;
-  if (o.playlist) {
-    if (o.directives.empty()) return HlsHold::Now;
-    const protocol::HlsDeliveryDirectives d =
-        protocol::parse_hls_delivery_directives(o.directives);  // checked
-    if (!d.msn) return HlsHold::Now;
-    switch (protocol::hls_block_verdict(st.progress(), *d.msn, d.part)) {
-      case protocol::HlsBlockVerdict::Ready:
-        return HlsHold::Now;
-      case protocol::HlsBlockVerdict::TooFar:
-        return HlsHold::TooFar;
-      case protocol::HlsBlockVerdict::Wait:
-        break;
-    }
-    target = media::HlsStore::WaitTarget{false, *d.msn, d.part};
-    return HlsHold::Wait;
-  }
-  if (o.form != protocol::HlsSegmentForm::Part || st.file(o.form, o.sequence) || !st.live() ||
-      o.sequence != st.next_part()) {
-    return HlsHold::Now;
-  }
-  target = media::HlsStore::WaitTarget{true, o.sequence, std::nullopt};
-  return HlsHold::Wait;
-}
-
-void WorkerLinkSession::send_hls(const media::HlsStreamState& st, const protocol::HlsObjectName& object) {
-  const std::string what = st.key().str();
-  BufferRef body;
-  uint32_t max_age = 0;
-  if (object.playlist) {
-    const bool skip =
-        !object.directives.empty() && protocol::parse_hls_delivery_directives(object.directives).skip;
-    body = skip && st.low_latency() ? SharedBuffer::copy_of(std::string_view(st.playlist_text_skipping()))
-                                    : st.playlist_text();
-    // A blocking response is cacheable (hls_blocking.h): its max-age travels with it.
-    if (object.directives.find("_HLS_msn") != std::string::npos)
-      max_age = st.playlist().state().target_duration;
-  } else {
-    const BufferRef* data = st.file(object.form, object.sequence);
-    if (!data) {
-      return refuse(protocol::format_hls_object(object) + " of " + what +
-                    " is not available (expired, not produced, or not this stream's container)");
-    }
-    body = *data;
-    max_age = st.segment_max_age_s();
-  }
-  ctx_.log->debug("relay: HLS {} {} to another worker ({} bytes)", what, protocol::format_hls_object(object),
-                  body.size());
+void WorkerLinkSession::send_hls(const media::StreamKey& key, const protocol::HlsObjectName& object,
+                                 const media::HlsAnswer& a) {
+  BufferRef body = a.ok() ? a.body : SharedBuffer::copy_of(std::string_view(a.reason).substr(0, 1024));
+  ctx_.log->debug("relay: HLS {} {} to another worker: {} ({} bytes)", key.str(),
+                  protocol::format_hls_object(object), a.head.status, body.size());
   // Header and the store's shared buffer as two entries: the segment is not copied.
-  conn_->send(protocol::link_hls_object_header(max_age, static_cast<uint32_t>(body.size())));
+  conn_->send(protocol::link_hls_object_header(a.head, static_cast<uint32_t>(body.size())));
   if (body.size()) conn_->send(std::move(body));
   conn_->close_after_flush("answered");
 }

@@ -29,7 +29,7 @@ bool same(const LinkMessage& a, const LinkMessage& b) {
   }
   if (const auto* h = std::get_if<LinkHlsObject>(&a)) {
     const auto& g = std::get<LinkHlsObject>(b);
-    return h->max_age_s == g.max_age_s && same_bytes(h->body, g.body);
+    return h->head == g.head && same_bytes(h->body, g.body);
   }
   if (const auto* e = std::get_if<LinkError>(&a)) return e->reason == std::get<LinkError>(b).reason;
   if (const auto* s = std::get_if<LinkStats>(&a)) return s->json == std::get<LinkStats>(b).json;

@@ -52,7 +52,7 @@ def make_relay_media(seconds=30):
     return path
 
 
-LINK_STATS, LINK_ERROR = 0x51, 0x43
+LINK_STATS, LINK_ERROR, LINK_HLS = 0x51, 0x43, 0x50
 
 
 def link_query(rill, slot, line, timeout=3.0):
@@ -195,12 +195,18 @@ class LinkRequestTest(unittest.TestCase):
                                 ('PLAY li%ve/cam', 'invalid app name: character 0x25 not allowed'),
                                 ('HLS live/a/b index.m3u8', 'bad HLS request: invalid stream name'),
                                 ('PLAY live/cam', 'worker 0 does not publish live/cam'),
-                                ('HLS live/cam 3.ts', 'stream live/cam has no HLS playlist'),
                                 ('PLAY live', 'expected APP/NAME'),
                                 ('NOPE', 'unknown request')]:
                 ftype, body = link_query(r, 0, line)
                 self.assertEqual(ftype, LINK_ERROR, (line, body))
                 self.assertIn(words, body.decode(), line)
+            # An HLS request the store cannot answer gets the HLS responder's answer, typed: an
+            # HlsObject whose head says 404 (status u16, cache kind u8, Retry-After u8, max-age
+            # u32), the reason as its body.
+            ftype, body = link_query(r, 0, 'HLS live/cam 3.ts')
+            self.assertEqual(ftype, LINK_HLS, body)
+            self.assertEqual(struct.unpack('>HBBI', body[:8]), (404, 0, 0, 0))
+            self.assertEqual(body[8:], b'stream live/cam has no HLS playlist')
             ftype, body = link_query(r, 0, 'STATS')
             self.assertEqual(ftype, LINK_STATS)
             st = json.loads(body)

@@ -80,5 +80,48 @@ TEST(HlsContinuity, SecondStoreContinuesWhereTheFirstStopped) {
   EXPECT_EQ(st->playlist().state().discontinuity_sequence, 0u);
 }
 
+// The holder: the worker that segmented a stream last and keeps its (ended) state, recorded with
+// each position and cleared when that worker drops the state — not when another worker, which
+// segmented it since, drops an older one.
+TEST(HlsContinuity, MemoNamesTheWorkerThatHoldsTheState) {
+  FakeTimerQueue timers{1000000};
+  auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
+  workers::HlsSequenceMemo memo;
+  config::HlsConfig cfg;
+  cfg.enabled = true;
+  auto key = *media::StreamKey::parse("live/cam");
+  media::HlsStore store(timers, *log);
+  store.set_continuity(&memo);
+  store.open(key, cfg);
+  store.add_segment(key, SharedBuffer::copy_of(std::string_view("ts")), 1.0, false);
+  EXPECT_FALSE(memo.holder("live/cam"));  // no worker identity set: nobody named
+  memo.set_holder(3, 4242);
+  store.add_segment(key, SharedBuffer::copy_of(std::string_view("ts")), 1.0, false);
+  auto h = memo.holder("live/cam");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->slot, 3);
+  EXPECT_EQ(h->pid, 4242);
+  EXPECT_FALSE(memo.holder("live/other"));
+  // Ended: still held (the grace); dropped after it: nobody holds it any more.
+  store.close(key);
+  EXPECT_TRUE(memo.holder("live/cam"));
+  timers.advance(std::chrono::milliseconds(media::HlsStore::grace_ms(*store.find(key))));
+  EXPECT_EQ(store.find(key), nullptr);
+  EXPECT_FALSE(memo.holder("live/cam"));
+  // The position stays for the next publisher.
+  ASSERT_TRUE(memo.recall("live/cam"));
+  EXPECT_EQ(memo.recall("live/cam")->next_sequence, 2u);
+  // Another worker segmented the stream since: this one's drop leaves it named.
+  memo.remember("live/cam", {5, 0});
+  memo.set_holder(1, 77);
+  memo.remember("live/cam", {6, 0});
+  memo.set_holder(3, 4242);
+  memo.dropped("live/cam");
+  h = memo.holder("live/cam");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->slot, 1);
+  EXPECT_EQ(h->pid, 77);
+}
+
 }  // namespace
 }  // namespace rill

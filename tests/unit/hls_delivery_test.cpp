@@ -50,3 +50,10 @@ TEST(HlsDelivery, BlockingVerdict) {
   // An ended playlist is answered at once: nothing more will come.
   EXPECT_EQ(hls_block_verdict(HlsProgress{10, 0, true}, 11, 0), HlsBlockVerdict::Ready);
 }
+
+TEST(HlsDelivery, CacheControlOfEachPolicy) {
+  EXPECT_EQ(hls_cache_control(HlsCachePolicy::no_cache()), "no-cache");
+  EXPECT_EQ(hls_cache_control(HlsCachePolicy::max_age(3)), "max-age=3");
+  EXPECT_EQ(hls_cache_control(HlsCachePolicy::immutable(12)), "max-age=12, immutable");
+  EXPECT_EQ(hls_cache_control(HlsCachePolicy{static_cast<HlsCacheKind>(9), 5}), "no-cache");
+}

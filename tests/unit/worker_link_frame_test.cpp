@@ -33,9 +33,12 @@ TEST(LinkFrame, HeaderIsTwelveBigEndianBytes) {
   EXPECT_EQ(bytes_of(encode_link_message(LinkError{"no"})),
             (std::vector<uint8_t>{0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 'n', 'o'}));
   EXPECT_EQ(bytes_of(encode_link_message(LinkPublish{})), (std::vector<uint8_t>{0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
-  // An HLS object: the timestamp field stays zero; the max-age is the body's first 4 bytes.
-  EXPECT_EQ(bytes_of(link_hls_object_header(21, 3000)),
-            (std::vector<uint8_t>{0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0B, 0xBC, 0, 0, 0, 21}));
+  // An HLS object: the timestamp field stays zero; the answer head is the body's first 8 bytes
+  // (status, cache kind, Retry-After, max-age).
+  EXPECT_EQ(bytes_of(link_hls_object_header(HlsAnswerHead{200, HlsCachePolicy::immutable(21)}, 3000)),
+            (std::vector<uint8_t>{0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0B, 0xC0, 0, 200, 2, 0, 0, 0, 0, 21}));
+  EXPECT_EQ(bytes_of(link_hls_object_header(HlsAnswerHead{503, {}, 1}, 2)),
+            (std::vector<uint8_t>{0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0x01, 0xF7, 0, 1, 0, 0, 0, 0}));
 }
 
 TEST(LinkFrame, RoundTripInAnyPieces) {
@@ -81,19 +84,19 @@ TEST(LinkFrame, MalformedInputThrows) {
   fails({0x41, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});        // flags on a control frame
   fails({0x50, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 4});        // a timestamp on an HLS object
   fails({0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});        // a body on Publish
-  fails({0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3});        // an HLS object without its max-age
+  fails({0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7});        // an HLS object without its answer head
   fails({0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 1});     // error body over 4096
   LinkReaderLimits small;
   small.max_body = 100;
   small.max_stats_body = 10;
   fails({9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 101}, small);  // media body over the limit
-  fails({0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 105}, small);  // HLS object over the limit
+  fails({0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 109, 0, 200, 0, 0, 0, 0, 0, 0}, small);  // HLS object too big
   fails({0x51, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11}, small);   // statistics over their limit
   fails({9, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});  // 4 GiB body
   // Exactly at the limits is fine.
   std::vector<uint8_t> ok = media_frame(LinkFrameType::Video, 0, 0, std::vector<uint8_t>(100, 1));
   EXPECT_EQ(read_all(ok, 7, small).size(), 1u);
-  ok = bytes_of(encode_link_message(LinkHlsObject{0, SharedBuffer::copy_of(std::string(100, 'x'))}));
+  ok = bytes_of(encode_link_message(LinkHlsObject{{}, SharedBuffer::copy_of(std::string(100, 'x'))}));
   EXPECT_EQ(read_all(ok, 7, small).size(), 1u);
 }
 
@@ -167,9 +170,10 @@ TEST(RelayHls, ObjectNames) {
   EXPECT_EQ(format_link_request(r), "HLS live/cam 17.ts\n");
 }
 
-TEST(RelayHls, ObjectAnswerCarriesItsOwnMaxAge) {
+TEST(RelayHls, ObjectAnswerCarriesItsOwnHead) {
   const std::vector<uint8_t> body(3000, 0x47);
-  std::vector<uint8_t> wire = bytes_of(link_hls_object_header(21, static_cast<uint32_t>(body.size())));
+  const HlsAnswerHead head{200, HlsCachePolicy::immutable(21)};
+  std::vector<uint8_t> wire = bytes_of(link_hls_object_header(head, static_cast<uint32_t>(body.size())));
   ASSERT_EQ(wire.size(), kLinkHeaderSize + kLinkHlsPrefixSize);
   wire.insert(wire.end(), body.begin(), body.end());
   const auto err = bytes_of(encode_link_message(LinkError{"no such segment"}));
@@ -178,16 +182,66 @@ TEST(RelayHls, ObjectAnswerCarriesItsOwnMaxAge) {
     auto got = read_all(wire, piece);
     ASSERT_EQ(got.size(), 2u);
     const auto& object = std::get<LinkHlsObject>(got[0]);
-    EXPECT_EQ(object.max_age_s, 21u);
+    EXPECT_EQ(object.head, head);
     EXPECT_EQ(bytes_of(object.body), body);
     EXPECT_EQ(object.body->capacity(), body.size());
     EXPECT_EQ(std::get<LinkError>(got[1]).reason, "no such segment");
   }
   // The header-and-prefix writer and the whole-frame encoder agree.
-  const LinkHlsObject o{5, SharedBuffer::copy_of(std::string_view("#EXTM3U\n"))};
-  std::vector<uint8_t> split = bytes_of(link_hls_object_header(5, 8));
+  const LinkHlsObject o{{200, HlsCachePolicy::max_age(5)},
+                        SharedBuffer::copy_of(std::string_view("#EXTM3U\n"))};
+  std::vector<uint8_t> split = bytes_of(link_hls_object_header(o.head, 8));
   split.insert(split.end(), o.body.data(), o.body.data() + 8);
   EXPECT_EQ(split, bytes_of(encode_link_message(o)));
+}
+
+// The owner's refusals travel as typed statuses (not as text parsed back): 400, 404, 503 with
+// Retry-After, each with its reason as the body.
+TEST(RelayHls, RefusalsKeepTheirStatus) {
+  std::vector<uint8_t> wire;
+  const std::vector<std::pair<HlsAnswerHead, std::string>> answers = {
+      {{400, {}, 0}, "_HLS_msn 99 is more than two segments ahead of live/cam (next 4)"},
+      {{404, {}, 0}, "stream live/cam has no HLS playlist"},
+      {{503, {}, 1}, "live/cam playlist: the requested position did not come within 3 target durations"},
+      {{200, HlsCachePolicy::max_age(1), 0}, "#EXTM3U\n"},
+      {{200, {}, 0}, ""},
+  };
+  for (const auto& [head, text] : answers) {
+    const LinkHlsObject o{head, SharedBuffer::copy_of(std::string_view(text))};
+    const auto frame = bytes_of(encode_link_message(o));
+    wire.insert(wire.end(), frame.begin(), frame.end());
+  }
+  for (size_t piece : {size_t{1}, size_t{19}, size_t{20}, wire.size()}) {
+    auto got = read_all(wire, piece);
+    ASSERT_EQ(got.size(), answers.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const auto& o = std::get<LinkHlsObject>(got[i]);
+      EXPECT_EQ(o.head, answers[i].first) << i;
+      EXPECT_EQ(o.body ? std::string(o.body->view()) : std::string(), answers[i].second) << i;
+    }
+  }
+}
+
+TEST(RelayHls, AnswerHeadFieldsThatDoNotApplyAreRefused) {
+  auto fails = [](HlsAnswerHead head, size_t body = 0, LinkReaderLimits lim = {}) {
+    std::vector<uint8_t> wire = bytes_of(link_hls_object_header(head, static_cast<uint32_t>(body)));
+    wire.resize(wire.size() + body, 'x');
+    LinkFrameReader r([](LinkMessage&&) {}, lim);
+    EXPECT_THROW(r.feed(wire), ProtocolError) << head.status;
+  };
+  fails({0, {}, 0});                                                   // no status
+  fails({199, {}, 0});                                                 // not a final status
+  fails({600, {}, 0});
+  fails({200, {static_cast<HlsCacheKind>(3), 5}, 0});                 // unknown cache kind
+  fails({200, {HlsCacheKind::NoCache, 5}, 0});                        // a max-age without caching
+  fails({200, {}, 1});                                                 // Retry-After on a 200
+  fails({404, HlsCachePolicy::max_age(5), 0});                        // an error is never cached
+  LinkReaderLimits small;
+  small.max_error_body = 16;
+  fails({404, {}, 0}, 17, small);                                      // a reason over the Error limit
+  std::vector<uint8_t> ok = bytes_of(link_hls_object_header({404, {}, 0}, 16));
+  ok.resize(ok.size() + 16, 'x');
+  EXPECT_EQ(read_all(ok, 3, small).size(), 1u);
 }
 
 TEST(LinkRequest, KickAndDrop) {

@@ -144,6 +144,8 @@ class HlsContinuity {
   virtual ~HlsContinuity() = default;
   virtual std::optional<HlsPosition> recall(const std::string& key) const = 0;
   virtual void remember(const std::string& key, const HlsPosition& at) = 0;
+  // This store dropped key's state (after the grace): another worker cannot be served it here.
+  virtual void dropped(const std::string& /*key*/) {}
 };
 
 class HlsStore {

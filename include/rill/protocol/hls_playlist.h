@@ -59,6 +59,8 @@ struct HlsPlaylistState {
 // `skip`: an LL-HLS Playlist Delta Update (§6.2.5.1): segments older than CAN-SKIP-UNTIL are
 // replaced by EXT-X-SKIP.
 std::string render_media_playlist(const HlsPlaylistState& state, bool skip = false);
+// The EXT-X-TARGETDURATION the playlist renders (never below any listed segment's, §4.3.3.1).
+uint32_t hls_target_duration(const HlsPlaylistState& state);
 // CAN-SKIP-UNTIL: six target durations (§4.4.3.8: "at least six times the Target Duration").
 inline double hls_can_skip_until_s(const HlsPlaylistState& st) { return 6.0 * st.target_duration; }
 

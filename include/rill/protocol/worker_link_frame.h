@@ -10,9 +10,11 @@
 //   STATS ALL                   LinkStatsRequest  every worker's, gathered by the answering one
 //   HLS <app>/<name> <object>   LinkHlsRequest    <object>: index.m3u8[?directives], <seq>.ts,
 //                                                 <seq>.m4s, init-<id>.mp4 or part-<n>.m4s; one
-//                                                 HlsObject frame, or one Error frame (not found;
-//                                                 "bad request: ..." / "unavailable: ..." for an
-//                                                 LL-HLS request the owner refused or held in vain)
+//                                                 HlsObject frame: the HLS responder's answer
+//                                                 (media/hls_responder.h) with its status (200,
+//                                                 400, 404, 503), cache policy and Retry-After
+//                                                 as fields; an Error frame only for a request
+//                                                 that names no valid stream
 //   KICK <id>                   LinkKickRequest   close the client with this session id (decimal,
 //                                                 no leading zero, 64 bits); a Stats frame
 //                                                 {"closed": 0|1}
@@ -41,8 +43,11 @@
 //                                     the GOP cache follow, then live frames
 //   Unpublish / End   LinkUnpublish / LinkEnd   empty: the publisher left / the stream is gone
 //   Error             LinkError       body: a UTF-8 reason (at most 4 KiB); the connection closes
-//   HlsObject         LinkHlsObject   body: max-age u32 (big-endian, Cache-Control seconds, 0 for
-//                                     a playlist), then the playlist or segment bytes
+//   HlsObject         LinkHlsObject   body: the answer's head (kLinkHlsPrefixSize bytes: status u16,
+//                                     cache kind u8 — 0 no-cache, 1 max-age, 2 max-age + immutable —,
+//                                     Retry-After u8 seconds, max-age u32; big-endian), then the
+//                                     playlist or segment bytes (status 200) or the reason (else,
+//                                     at most the Error limit). A field that does not apply is 0.
 //   Stats             LinkStats       body: the statistics as JSON
 #include <cstddef>
 #include <cstdint>
@@ -54,12 +59,13 @@
 #include <variant>
 
 #include "rill/core/buffer.h"
+#include "rill/protocol/hls_delivery.h"
 #include "rill/protocol/hls_playlist.h"
 
 namespace rill::protocol {
 
 inline constexpr size_t kLinkHeaderSize = 12;
-inline constexpr size_t kLinkHlsPrefixSize = 4;  // an HlsObject body starts with its max-age
+inline constexpr size_t kLinkHlsPrefixSize = 8;  // an HlsObject body starts with its answer head
 inline constexpr size_t kLinkMaxRequestLine = 512;
 
 enum class LinkFrameType : uint8_t {
@@ -100,8 +106,8 @@ struct LinkError {
   std::string reason;
 };
 struct LinkHlsObject {
-  uint32_t max_age_s = 0;  // Cache-Control max-age; 0 for a playlist
-  BufferRef body;          // the playlist or segment bytes
+  HlsAnswerHead head;  // status, cache policy, Retry-After: as the owner's responder decided
+  BufferRef body;      // status 200: the playlist or segment bytes; else the reason (UTF-8)
 };
 struct LinkStats {
   std::string json;
@@ -112,8 +118,8 @@ LinkFrameType link_message_type(const LinkMessage& m);
 
 // The header of a media frame; the body (the hub's shared payload) follows as its own buffer.
 BufferRef link_media_header(LinkFrameType type, uint8_t flags, uint32_t timestamp, uint32_t length);
-// Header and max-age of an HlsObject frame (16 bytes); `length` object bytes follow.
-BufferRef link_hls_object_header(uint32_t max_age_s, uint32_t length);
+// Header and answer head of an HlsObject frame (20 bytes); `length` object bytes follow.
+BufferRef link_hls_object_header(const HlsAnswerHead& head, uint32_t length);
 // A whole frame in one buffer (the body copied): control frames, errors, statistics.
 BufferRef encode_link_message(const LinkMessage& m);
 
@@ -140,6 +146,7 @@ class LinkFrameReader {
 
  private:
   void on_header();
+  void on_hls_head();
   void deliver();
 
   Handler on_message_;

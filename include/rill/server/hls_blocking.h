@@ -1,18 +1,14 @@
 #pragma once
-// LL-HLS requests the owner of a stream may hold (RFC 8216bis): a blocking playlist reload
-// (_HLS_msn / _HLS_part, §6.2.5.2), a delta update (_HLS_skip, §6.2.5.1), and a request for the
-// part the playlist's EXT-X-PRELOAD-HINT names (§4.4.5.3). A held request (HttpExchange::hold)
-// is parked in the worker's HlsStore (a callback and a timer; the event loop runs on) and
-// answered when the segmenter gets there; its client going away (on_abandoned) cancels it.
-//
-//   - _HLS_msn more than two segments past the playlist's last one: 400 at once;
-//   - not there after three target durations: 503 (Retry-After: 1);
-//   - a blocking response is cacheable (its URL names what it waited for).
-#include <cstdint>
-
-#include "rill/media/hls_store.h"
+// HLS requests the HLS responder holds (media/hls_responder.h, media::HlsHold): an LL-HLS
+// blocking playlist reload (_HLS_msn / _HLS_part, RFC 8216bis §6.2.5.2) and a request for the
+// part the playlist's EXT-X-PRELOAD-HINT names (§4.4.5.3). A held request
+// (HttpExchange::hold) is parked in the worker's HlsStore (a callback and a timer; the event
+// loop runs on) and answered with the responder's verdict (media::respond_hls_held) when the
+// segmenter gets there, the wait times out (503, Retry-After: 1, after three target durations)
+// or the stream ends; its client going away (on_abandoned) cancels it.
+#include "rill/media/hls_responder.h"
 #include "rill/net/server_context.h"
-#include "rill/protocol/hls_delivery.h"
+#include "rill/protocol/worker_link_frame.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
 
@@ -20,14 +16,9 @@ namespace rill::server {
 
 class HttpServer;
 
-// Answers (now or later) a playlist request of a low-latency stream that carries directives.
-void serve_hls_directed_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                                 const HttpRequestInfo& info, const media::HlsStreamState& st,
-                                 const protocol::HlsDeliveryDirectives& d);
-
-// Holds a request for part-INDEX.m4s when INDEX is the part being produced (the preload hint);
-// false (nothing done) for any other missing part.
-bool hold_hls_hinted_part(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                          const HttpRequestInfo& info, const media::HlsStreamState& st, uint64_t index);
+// Parks the request until `hold` is over, then answers it (server/hls_handler.h, reply_hls_answer).
+void hold_hls_request(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+                      const HttpRequestInfo& info, const media::StreamKey& key,
+                      const protocol::HlsObjectName& object, const media::HlsHold& hold);
 
 }  // namespace rill::server

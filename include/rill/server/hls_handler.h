@@ -1,25 +1,29 @@
 #pragma once
 // HLS over HTTP: serves the worker's HlsStore (media/hls_store.h).
 //
-//   GET|HEAD /APP/STREAM.m3u8    application/vnd.apple.mpegurl (RFC 8216 §4), Cache-Control: no-cache
-//   GET|HEAD /APP/STREAM/SEQ.ts  video/mp2t, Content-Length, Cache-Control: max-age=N
+//   GET|HEAD /APP/STREAM.m3u8    application/vnd.apple.mpegurl (RFC 8216 §4)
+//   GET|HEAD /APP/STREAM/SEQ.ts  video/mp2t, Content-Length, Cache-Control: max-age=N, immutable
 //                                (N >= the playlist duration: a segment never changes once listed)
 //   GET|HEAD /APP/STREAM/SEQ.m4s, init-ID.mp4, part-N.m4s   the same as video/mp4 (container: fmp4;
 //                                parts with low_latency)
 //
-// A low-latency stream's playlist takes the LL-HLS delivery directives, and its hinted part is
-// held until complete (hls_blocking.h).
+// What a request gets — status, body, cache policy, or a hold until the stream gets there — is
+// the HLS responder's decision (media/hls_responder.h), the same on every worker; this file
+// turns it into HTTP (reply_hls_answer, the one place a cache policy becomes Cache-Control).
+// A held request (an LL-HLS blocking reload, the preload-hinted part) waits in the store
+// (server/hls_blocking.h).
 //
 // 404 for an unknown app, an app without HLS, a stream with no playlist (yet, or any more), and a
 // segment that expired or never existed. Segment bodies are queued on the connection by reference
 // (the store's shared buffer behind a small response head): serving one segment to 1000 clients
 // copies nothing. CORS headers as for every stream response.
 //
-// A stream owned by another worker is answered from the owner's store (server/hls_remote.h):
-// same bytes, same headers.
+// A stream whose HLS another worker holds is answered from that worker's store
+// (server/hls_remote.h): the same responder's answer, the same bytes, the same headers.
 #include <cstdint>
 
 #include "rill/core/buffer.h"
+#include "rill/media/hls_responder.h"
 #include "rill/net/server_context.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
@@ -37,11 +41,15 @@ void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange&
 void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
                        const HttpRequestInfo& info, const StreamPath& route);
 
-// The 200 replies, shared by the local and the cross-worker path (a 404 is HttpServer::reply_error).
-void reply_hls_playlist(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
-                        const BufferRef& text,
-                        const char* cache_control = nullptr);  // null: live playlist max-age
-void reply_hls_segment(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info, const BufferRef& data,
-                       uint32_t max_age_s, protocol::HlsSegmentForm form);
+// Answers the request from this worker's own store: the responder's answer, or a hold.
+void serve_hls_locally(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+                       const HttpRequestInfo& info, const media::StreamKey& key,
+                       const protocol::HlsObjectName& object);
+
+// The HTTP reply of an HLS answer, whichever worker's responder made it: status, Content-Type,
+// Cache-Control (protocol::hls_cache_control), Retry-After, CORS; a playlist fetched with a
+// token gets it on its URIs.
+void reply_hls_answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
+                      const protocol::HlsObjectName& object, const media::HlsAnswer& answer);
 
 }  // namespace rill::server

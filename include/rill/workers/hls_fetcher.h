@@ -10,7 +10,7 @@
 //    waiter gets the same answer. So fetches of one playlist never overlap, and each answer was
 //    produced after the previous one: a client never sees the media sequence go backwards.
 //  - Segments (immutable) are cached by owner pid + stream + sequence for the max-age the owner
-//    sends, bounded in bytes (HlsSegmentCache). Playlists are not cached.
+//    sends with a 200, bounded in bytes (HlsSegmentCache). Playlists and refusals are not cached.
 //  - Timeout: an owner that does not answer within `timeout` gives Unavailable to every waiter.
 #include <sys/types.h>
 
@@ -26,17 +26,18 @@
 #include "rill/workers/ownership_table.h"
 #include "rill/core/buffer.h"
 #include "rill/core/timer_queue.h"
+#include "rill/media/hls_responder.h"
 #include "rill/protocol/worker_link_frame.h"
 #include "rill/net/server_context.h"
 
 namespace rill::workers {
 
 struct HlsFetchResult {
-  enum class Status { Ok, NotFound, Unavailable };
-  Status status = Status::Unavailable;
-  BufferRef body;          // Ok: the playlist or segment bytes
-  uint32_t max_age_s = 0;  // Ok, segment: Cache-Control max-age from the owner
-  std::string reason;      // NotFound (the owner's words) or Unavailable
+  bool answered = false;    // the owner answered: `answer`; else it could not be asked or did not
+                            // answer in time: `failure`
+  media::HlsAnswer answer;  // the owner's responder's answer (status, cache policy, Retry-After,
+                            // body or reason); a request it could not take (Error frame): 404
+  std::string failure;
 };
 
 struct HlsFetcherOptions {

@@ -66,6 +66,11 @@ class StreamLocator {
   // The live owner of key when it is another worker (and relaying is on), else nothing. HLS
   // requests for such a stream are answered from the owner's store (cluster/hls_fetcher.h).
   std::optional<OwnershipTable::Owner> remote_owner(const std::string& key) const;
+  // The worker whose HlsStore answers HLS requests for key when it is another one: the live
+  // owner, or, with no publisher anywhere, the worker that made the stream's HLS and still keeps
+  // its ended playlist (the grace after the publisher left; HlsSequenceMemo's holder). Nothing:
+  // this worker's own store answers (404 when it has nothing).
+  std::optional<OwnershipTable::Owner> hls_source(const std::string& key) const;
   template <typename F>
   void for_each_link(F&& f) const {
     for (const auto& [k, l] : links_) f(*l);

@@ -9,14 +9,16 @@
 //    limits, the same drop/disconnect policy as players), one writev per loop iteration:
 //    header and shared payload as separate buffers, no copy;
 //  - STATS / STATS ALL: answers this worker's (or every worker's) statistics in one Stats frame;
-//  - HLS: answers one playlist or segment from this worker's HlsStore as one HlsObject frame
-//    (workers/hls_fetcher.h is the other end);
+//  - HLS: answers one playlist or segment from this worker's HlsStore with the HLS responder's
+//    answer (media/hls_responder.h: status, cache policy, body or reason) in one HlsObject frame,
+//    holding it first where the responder says so (workers/hls_fetcher.h is the other end);
 // and answers anything else with one Error frame. One-shot answers close after the frame.
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "rill/core/timer_queue.h"
+#include "rill/media/hls_responder.h"
 #include "rill/media/hls_store.h"
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
@@ -59,11 +61,9 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void serve(const protocol::LinkDropRequest& r);
   void serve(const protocol::LinkRelayAddRequest& r);
   void serve(const protocol::LinkRelayDelRequest& r);
-  enum class HlsHold { Now, Wait, TooFar };
-  // Whether an HLS object is answered now or held until the stream gets to `target`.
-  HlsHold hls_hold(const media::HlsStreamState& st, const protocol::HlsObjectName& o,
-                   media::HlsStore::WaitTarget& target) const;
-  void send_hls(const media::HlsStreamState& st, const protocol::HlsObjectName& object);
+  // The HLS responder's answer as one HlsObject frame (media/hls_responder.h).
+  void send_hls(const media::StreamKey& key, const protocol::HlsObjectName& object,
+                const media::HlsAnswer& a);
   void answer(const protocol::LinkMessage& m);
   void refuse(const std::string& why);
   void stop_subscription();
