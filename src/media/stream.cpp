@@ -158,9 +158,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
     switch (type) {
       case MediaType::Video: {
         const protocol::VideoTagInfo vi = protocol::parse_video_tag(body);
-        f->sequence_header = vi.is_sequence_header;
-        f->keyframe = vi.is_keyframe || vi.is_sequence_header;
-        f->composition_time = vi.composition_time_ms;
+        set_tag_facts(*f, vi);  // outputs read the facts, never the header again
         info_.has_video = true;
         if (vi.codec_id) info_.video_codec_id = vi.codec_id;
         if (vi.fourcc) info_.video_fourcc = vi.fourcc;
@@ -169,7 +167,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
       }
       case MediaType::Audio: {
         const protocol::AudioTagInfo ai = protocol::parse_audio_tag(body);
-        f->sequence_header = ai.is_sequence_header;
+        set_tag_facts(*f, ai);
         info_.has_audio = true;
         info_.audio_format = ai.sound_format;
         f->payload = std::move(payload);

@@ -9,6 +9,8 @@
 #include "rill/core/buffer.h"
 #include "rill/media/media_frame.h"
 #include "rill/protocol/amf0.h"
+#include "rill/protocol/error.h"
+#include "rill/protocol/flv_tag.h"
 
 namespace rill::media::testutil {
 
@@ -61,6 +63,23 @@ inline BufferRef on_metadata(bool set_data_frame, double width = 1280) {
   return bytes(v);
 }
 inline std::vector<uint8_t> vec(const BufferRef& b) { return {b.data(), b.data() + b.size()}; }
+
+// A frame of a tag body with the facts of its header, as Stream::publish makes it; nullptr for a
+// header that does not parse (publish drops those, counted in frames_dropped).
+inline FramePtr tag_frame(MediaType t, uint32_t ts, BufferRef body) {
+  auto f = std::make_shared<MediaFrame>();
+  f->type = t;
+  f->timestamp = ts;
+  try {
+    if (t == MediaType::Video) set_tag_facts(*f, protocol::parse_video_tag(body.span()));
+    if (t == MediaType::Audio) set_tag_facts(*f, protocol::parse_audio_tag(body.span()));
+  } catch (const protocol::ProtocolError&) {
+    return nullptr;
+  }
+  f->metadata = t == MediaType::Data && protocol::is_metadata(body.span());
+  f->payload = std::move(body);
+  return f;
+}
 
 // A frame as the Stream would build it (for GopCache / OutputQueue tests).
 enum class Kind { Meta, VideoHeader, AudioHeader, Key, Inter, Audio };
