@@ -142,15 +142,15 @@ LinkFrameReader::LinkFrameReader(Handler on_message, LinkReaderLimits limits)
 
 void LinkFrameReader::on_header() {
   const uint8_t type = head_[0];
-  if (!is_known_link_type(type)) throw ProtocolError("relay frame: unknown type " + std::to_string(type));
+  if (!is_known_link_type(type)) throw ProtocolError("worker link frame: unknown type " + std::to_string(type));
   type_ = static_cast<LinkFrameType>(type);
   const uint8_t flags = head_[1];
-  if (flags & ~link_flag::All) throw ProtocolError("relay frame: reserved flag bits set");
-  if (load_be16(head_ + 2) != 0) throw ProtocolError("relay frame: reserved bytes not zero");
+  if (flags & ~link_flag::All) throw ProtocolError("worker link frame: reserved flag bits set");
+  if (load_be16(head_ + 2) != 0) throw ProtocolError("worker link frame: reserved bytes not zero");
   const uint32_t length = load_be32(head_ + 8);
   const bool media = is_link_media(type_);
   if (!media && (flags != 0 || load_be32(head_ + 4) != 0)) {
-    throw ProtocolError(std::string("relay frame: flags or timestamp on a ") + link_frame_type_name(type_) + " frame");
+    throw ProtocolError(std::string("worker link frame: flags or timestamp on a ") + link_frame_type_name(type_) + " frame");
   }
   size_t prefix = 0;
   uint32_t max = 0;
@@ -162,13 +162,13 @@ void LinkFrameReader::on_header() {
     case LinkFrameType::Stats: max = limits_.max_stats_body; break;
     case LinkFrameType::HlsObject:
       prefix = kLinkHlsPrefixSize;
-      if (length < prefix) throw ProtocolError("relay frame: hls-object shorter than its answer head");
+      if (length < prefix) throw ProtocolError("worker link frame: hls-object shorter than its answer head");
       max = limits_.max_body;
       break;
     default: max = limits_.max_body; break;  // media
   }
   if (length - prefix > max) {
-    throw ProtocolError(std::string("relay frame: ") + link_frame_type_name(type_) + " body of " +
+    throw ProtocolError(std::string("worker link frame: ") + link_frame_type_name(type_) + " body of " +
                         std::to_string(length - prefix) + " bytes exceeds the limit " + std::to_string(max));
   }
   want_ = kLinkHeaderSize + prefix;
@@ -181,17 +181,18 @@ void LinkFrameReader::on_header() {
 void LinkFrameReader::on_hls_head() {
   const HlsAnswerHead h = load_hls_head(head_ + kLinkHeaderSize);
   if (h.status < 200 || h.status > 599) {
-    throw ProtocolError("relay frame: hls-object status " + std::to_string(h.status));
+    throw ProtocolError("worker link frame: hls-object status " + std::to_string(h.status));
   }
-  if (h.cache.kind > HlsCacheKind::Immutable) throw ProtocolError("relay frame: hls-object cache kind unknown");
+  if (h.cache.kind > HlsCacheKind::Immutable)
+    throw ProtocolError("worker link frame: hls-object cache kind unknown");
   if (h.cache.kind == HlsCacheKind::NoCache && h.cache.max_age_s != 0) {
-    throw ProtocolError("relay frame: hls-object max-age without caching");
+    throw ProtocolError("worker link frame: hls-object max-age without caching");
   }
   if (h.status == 200 ? h.retry_after_s != 0 : h.cache.kind != HlsCacheKind::NoCache) {
-    throw ProtocolError("relay frame: hls-object Retry-After on a 200, or caching on an error");
+    throw ProtocolError("worker link frame: hls-object Retry-After on a 200, or caching on an error");
   }
   if (h.status != 200 && body_->room() > limits_.max_error_body) {
-    throw ProtocolError("relay frame: hls-object reason of " + std::to_string(body_->room()) +
+    throw ProtocolError("worker link frame: hls-object reason of " + std::to_string(body_->room()) +
                         " bytes exceeds the limit " + std::to_string(limits_.max_error_body));
   }
 }
@@ -204,9 +205,7 @@ void LinkFrameReader::deliver() {
     case LinkFrameType::End: m = LinkEnd{}; break;
     case LinkFrameType::Error: m = LinkError{std::string(text_of(body_))}; break;
     case LinkFrameType::Stats: m = LinkStats{std::string(text_of(body_))}; break;
-    case LinkFrameType::HlsObject:
-      m = LinkHlsObject{load_hls_head(head_ + kLinkHeaderSize), std::move(body_)};
-      break;
+    case LinkFrameType::HlsObject: m = LinkHlsObject{load_hls_head(head_ + kLinkHeaderSize), std::move(body_)}; break;
     default: m = LinkMedia{type_, head_[1], load_be32(head_ + 4), std::move(body_)}; break;
   }
   body_.reset();
@@ -259,15 +258,15 @@ size_t split_words(std::string_view line, std::string_view (&words)[kMaxWords]) 
   size_t count = 0;
   std::string_view rest = line;
   while (!rest.empty()) {
-    if (count == kMaxWords) throw ProtocolError("relay request: too many words");
+    if (count == kMaxWords) throw ProtocolError("worker link request: too many words");
     const size_t sp = rest.find(' ');
     words[count++] = rest.substr(0, sp);
-    if (words[count - 1].empty()) throw ProtocolError("relay request: empty word");
+    if (words[count - 1].empty()) throw ProtocolError("worker link request: empty word");
     if (sp == std::string_view::npos) break;
     rest.remove_prefix(sp + 1);
-    if (rest.empty()) throw ProtocolError("relay request: trailing space");
+    if (rest.empty()) throw ProtocolError("worker link request: trailing space");
   }
-  if (count == 0) throw ProtocolError("relay request: empty line");
+  if (count == 0) throw ProtocolError("worker link request: empty line");
   return count;
 }
 
@@ -284,7 +283,7 @@ bool relay_id_ok(std::string_view id) {
 template <typename Request>
 Request with_key(std::string_view key) {
   const size_t slash = key.find('/');
-  if (slash == std::string_view::npos) throw ProtocolError("relay request: expected APP/NAME, got '" + std::string(key) + "'");
+  if (slash == std::string_view::npos) throw ProtocolError("worker link request: expected APP/NAME, got '" + std::string(key) + "'");
   Request r;
   r.app = std::string(key.substr(0, slash));
   r.name = std::string(key.substr(slash + 1));
@@ -293,12 +292,12 @@ Request with_key(std::string_view key) {
 
 // RELAY ADD <id> <push|pull> <app>/<name> <url> | RELAY DEL <id>
 LinkRequest parse_relay_request(const std::string_view (&w)[kMaxWords], size_t count) {
-  if (count < 3 || !relay_id_ok(w[2])) throw ProtocolError("relay request: RELAY expects ADD|DEL and a relay id");
+  if (count < 3 || !relay_id_ok(w[2])) throw ProtocolError("worker link request: RELAY expects ADD|DEL and a relay id");
   if (w[1] == "DEL" && count == 3) return LinkRelayDelRequest{std::string(w[2])};
   if (w[1] != "ADD" || count != 6) {
-    throw ProtocolError("relay request: expected RELAY ADD ID KIND APP/NAME URL or RELAY DEL ID");
+    throw ProtocolError("worker link request: expected RELAY ADD ID KIND APP/NAME URL or RELAY DEL ID");
   }
-  if (w[3] != "push" && w[3] != "pull") throw ProtocolError("relay request: RELAY ADD kind must be push or pull");
+  if (w[3] != "push" && w[3] != "pull") throw ProtocolError("worker link request: RELAY ADD kind must be push or pull");
   auto r = with_key<LinkRelayAddRequest>(w[4]);
   r.id = std::string(w[2]);
   r.kind = std::string(w[3]);
@@ -310,9 +309,9 @@ LinkRequest parse_relay_request(const std::string_view (&w)[kMaxWords], size_t c
 
 LinkRequest parse_link_request(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.size() > kLinkMaxRequestLine) throw ProtocolError("relay request: line too long");
+  if (line.size() > kLinkMaxRequestLine) throw ProtocolError("worker link request: line too long");
   for (unsigned char c : line) {
-    if (c < 0x20 || c >= 0x7f) throw ProtocolError("relay request: control or non-ASCII byte");
+    if (c < 0x20 || c >= 0x7f) throw ProtocolError("worker link request: control or non-ASCII byte");
   }
   std::string_view w[kMaxWords];
   const size_t count = split_words(line, w);
@@ -322,18 +321,18 @@ LinkRequest parse_link_request(std::string_view line) {
   if (w[0] == "STATS" && count == 2 && w[1] == "ALL") return LinkStatsRequest{true};
   if (w[0] == "KICK" && count == 2) {
     const auto id = parse_decimal_u64(w[1]);
-    if (!id) throw ProtocolError("relay request: KICK expects a decimal client id");
+    if (!id) throw ProtocolError("worker link request: KICK expects a decimal client id");
     return LinkKickRequest{*id};
   }
   if (w[0] == "DROP" && count == 2) return with_key<LinkDropRequest>(w[1]);
   if (w[0] == "HLS" && count == 3) {
     auto r = with_key<LinkHlsRequest>(w[1]);
     const auto object = parse_hls_object(w[2]);
-    if (!object) throw ProtocolError("relay request: invalid HLS object name");
+    if (!object) throw ProtocolError("worker link request: invalid HLS object name");
     r.object = *object;
     return r;
   }
-  throw ProtocolError("relay request: unknown request '" + std::string(line.substr(0, 64)) + "'");
+  throw ProtocolError("worker link request: unknown request '" + std::string(line.substr(0, 64)) + "'");
 }
 
 std::string format_link_request(const LinkRequest& r) {

@@ -52,7 +52,7 @@ struct Worker::Impl {
   std::unique_ptr<workers::HlsFetcher> hls_fetcher;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<workers::StreamLocator> locator;
-  std::unique_ptr<workers::WorkerEndpoint> relay;
+  std::unique_ptr<workers::WorkerEndpoint> link_endpoint;  // this worker's socket: other workers' links
   std::unique_ptr<StreamGate> gate;
   std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
   std::unique_ptr<ApiServer> api;                   // api.listen (docs/api.md)
@@ -105,11 +105,11 @@ struct Worker::Impl {
     gate = std::make_unique<StreamGate>(ctx);
     ctx.gate = gate.get();
     install_admission_checks(*gate, ctx);
-    relay = std::make_unique<workers::WorkerEndpoint>(ctx);
+    link_endpoint = std::make_unique<workers::WorkerEndpoint>(ctx);
     cluster = std::make_unique<rill::cluster::Cluster>(ctx);
     ctx.cluster = cluster.get();
     ctx.relays = cluster.get();
-    if (locator->relaying()) {
+    if (locator->shares_streams()) {
       workers::HlsFetcherOptions fo;
       fo.runtime_dir = wctx.config->runtime_dir;
       for (const auto& [name, app] : wctx.config->apps) {
@@ -192,7 +192,7 @@ Worker::~Worker() {
   impl_->sessions.close_all("worker exiting");
   impl_->cluster->stop();
   impl_->locator->close_all();
-  impl_->relay->stop();
+  impl_->link_endpoint->stop();
   impl_->api.reset();
   impl_->http.reset();
   for (auto* ev : impl_->rtmp_accept_evs) event_free(ev);
@@ -227,7 +227,7 @@ void Worker::start() {
   } catch (const net::TlsError& e) {
     impl_->ctx.log->error("https: not listening: {}", e.what());  // `rill -t` and reload check it first
   }
-  impl_->relay->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
+  impl_->link_endpoint->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
   impl_->accepting = true;
   impl_->cluster->start();
   impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
@@ -251,7 +251,7 @@ void Worker::drain(std::function<void()> on_drained) {
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
   impl_->api->stop_accepting();
-  impl_->relay->stop();
+  impl_->link_endpoint->stop();
   impl_->cluster->stop();
   impl_->sessions.drain_all();
   impl_->on_drained = std::move(on_drained);
@@ -276,7 +276,7 @@ void Worker::stop_now() {
   for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
   impl_->http->stop_accepting();
   impl_->api->stop_accepting();
-  impl_->relay->stop();
+  impl_->link_endpoint->stop();
   impl_->sessions.close_all("worker stopping");
   impl_->cluster->stop();
   impl_->locator->close_all();

@@ -36,7 +36,7 @@ const WorkerLink* StreamLocator::link(const std::string& key) const {
 }
 
 std::optional<OwnershipTable::Owner> StreamLocator::remote_owner(const std::string& key) const {
-  if (!relaying() || owned_.count(key)) return std::nullopt;
+  if (!shares_streams() || owned_.count(key)) return std::nullopt;
   auto owner = opts_.table->lookup(key);
   // An owner in our own slot with another pid is an older generation serving its publisher
   // after a reload: reachable at its own pid's socket (worker_endpoint.h).
@@ -47,7 +47,7 @@ std::optional<OwnershipTable::Owner> StreamLocator::remote_owner(const std::stri
 }
 
 std::optional<OwnershipTable::Owner> StreamLocator::hls_source(const std::string& key) const {
-  if (!relaying() || owned_.count(key)) return std::nullopt;
+  if (!shares_streams() || owned_.count(key)) return std::nullopt;
   if (auto owner = opts_.table->lookup(key)) {
     // A publisher somewhere: its worker has the HLS (this one's store, or a worker being reaped:
     // none, as remote_owner says).
@@ -81,7 +81,7 @@ PublishClaim StreamLocator::claim_for_publish(const media::StreamKey& skey, cons
       return out;
     }
   }
-  // A local relay link feeding this stream gives way to the real publisher: its players see
+  // A local worker link feeding this stream gives way to the real publisher: its players see
   // UnpublishNotify then PublishNotify, and stay.
   if (auto it = links_.find(key); it != links_.end()) retire(*it->second, "a local publisher took over");
   media::Stream& s = ctx_.streams->get_or_create(skey, cfg);
@@ -106,7 +106,7 @@ void StreamLocator::released(const media::StreamKey& skey) {
 }
 
 void StreamLocator::watch_for_republish(const media::StreamKey& skey) {
-  if (!relaying()) return;
+  if (!shares_streams()) return;
   const std::string key = skey.str();
   media::Stream* s = ctx_.streams->find(skey);
   if (!s || s->has_publisher() || s->subscriber_count() == 0 || links_.count(key)) return;
@@ -116,7 +116,7 @@ void StreamLocator::watch_for_republish(const media::StreamKey& skey) {
 media::Stream* StreamLocator::find_for_play(const media::StreamKey& skey, const config::AppConfig& cfg) {
   const std::string key = skey.str();
   media::Stream* local = ctx_.streams->find(skey);
-  if (owned_.count(key) || !relaying()) return local;
+  if (owned_.count(key) || !shares_streams()) return local;
   if (local && local->has_publisher()) return local;  // fed by our link already
   const auto owner = remote_owner(key);
   const bool owner_live = owner.has_value();

@@ -36,18 +36,18 @@ bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (process_path_.size() >= sizeof sa.sun_path) {
-    ctx_.log->error("relay: socket path {} is too long", process_path_);
+    ctx_.log->error("worker link: socket path {} is too long", process_path_);
     return false;
   }
   std::memcpy(sa.sun_path, process_path_.c_str(), process_path_.size() + 1);
 
   std::error_code ec;
   std::filesystem::create_directories(runtime_dir, ec);  // the master made it; this is a fallback
-  if (ec) ctx_.log->warn("relay: cannot create runtime_dir {}: {}", runtime_dir, ec.message());
+  if (ec) ctx_.log->warn("worker link: cannot create runtime_dir {}: {}", runtime_dir, ec.message());
 
   fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd_) {
-    ctx_.log->error("relay: socket: {}", std::strerror(errno));
+    ctx_.log->error("worker link: socket: {}", std::strerror(errno));
     return false;
   }
   ::unlink(process_path_.c_str());  // stale: a process of this pid that is gone
@@ -56,7 +56,7 @@ bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
   const int rc = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa);
   ::umask(old_mask);
   if (rc != 0 || ::listen(fd_.get(), 512) != 0) {
-    ctx_.log->error("relay: cannot listen on {}: {} (cross-worker playback of this worker's streams is off)",
+    ctx_.log->error("worker link: cannot listen on {}: {} (cross-worker playback of this worker's streams is off)",
                     process_path_, std::strerror(errno));
     fd_.reset();
     return false;
@@ -72,12 +72,12 @@ bool WorkerEndpoint::start(const std::string& runtime_dir, int slot) {
   const std::string tmp = process_path_ + ".tmp";
   ::unlink(tmp.c_str());
   if (::link(process_path_.c_str(), tmp.c_str()) != 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
-    ctx_.log->warn("relay: cannot name {} as {}: {}", process_path_, path_, std::strerror(errno));
+    ctx_.log->warn("worker link: cannot name {} as {}: {}", process_path_, path_, std::strerror(errno));
     ::unlink(tmp.c_str());
   }
   accept_ev_.reset(event_new(ctx_.base, fd_.get(), EV_READ | EV_PERSIST, &WorkerEndpoint::on_accept, this));
   event_add(accept_ev_.get(), nullptr);
-  ctx_.log->info("relay: listening on {} ({})", path_, process_path_);
+  ctx_.log->info("worker link: listening on {} ({})", path_, process_path_);
   return true;
 }
 
@@ -99,7 +99,7 @@ void WorkerEndpoint::accept_all() {
     int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) ctx_.log->warn("relay: accept: {}", std::strerror(errno));
+      if (errno != EAGAIN && errno != EWOULDBLOCK) ctx_.log->warn("worker link: accept: {}", std::strerror(errno));
       return;
     }
     auto conn = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, net::UniqueFd(fd), "unix");

@@ -49,13 +49,13 @@ media::Stream* WorkerLink::start_attached(const OwnershipTable::Owner& owner) {
 
 void WorkerLink::start_waiting() {
   if (stopped_) return;
-  ctx_.log->debug("relay: {} link waiting for a publisher on any worker", key_);
+  ctx_.log->debug("worker link: {} link waiting for a publisher on any worker", key_);
   schedule_tick(std::chrono::milliseconds(0));
 }
 
 void WorkerLink::shutdown(const char* why) {
   if (stopped_) return;
-  if (conn_ || stream_) ctx_.log->info("relay: {} link closed ({}; {} frames, {} bytes in)", key_, why, frames_in_, bytes_in_);
+  if (conn_ || stream_) ctx_.log->info("worker link: {} link closed ({}; {} frames, {} bytes in)", key_, why, frames_in_, bytes_in_);
   stopped_ = true;
   if (tick_timer_) {
     ctx_.timers->cancel(*tick_timer_);
@@ -72,7 +72,7 @@ bool WorkerLink::attach() {
   media::Stream& s = ctx_.streams->get_or_create(skey_, cfg_);
   // HLS is produced once, by the owner: a relayed copy does not segment (docs/workers.md).
   if (!s.attach_publisher(this, media::PublishOrigin::WorkerLink)) {
-    ctx_.log->debug("relay: {} has a local publisher; the link stays out", key_);
+    ctx_.log->debug("worker link: {} has a local publisher; the link stays out", key_);
     return false;
   }
   stream_ = &s;
@@ -88,7 +88,7 @@ bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
   std::string error;
   net::UniqueFd fd = net::connect_unix(worker_process_socket_path(opts_.runtime_dir, owner.slot, owner.pid), &error);
   if (!fd) {
-    ctx_.log->debug("relay: {} cannot reach worker {}: {}", key_, owner.slot, error);
+    ctx_.log->debug("worker link: {} cannot reach worker {}: {}", key_, owner.slot, error);
     return false;
   }
   conn_ = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(fd),
@@ -106,7 +106,7 @@ bool WorkerLink::connect_to(const OwnershipTable::Owner& owner) {
   terminal_ = nullptr;
   ++connects_;
   ctx_.log->log(quiet_failures_ == 0 ? spdlog::level::info : spdlog::level::debug,
-                "relay: {} link to worker {} (pid {}) opened", key_, owner.slot, owner.pid);
+                "worker link: {} link to worker {} (pid {}) opened", key_, owner.slot, owner.pid);
   return true;
 }
 
@@ -115,7 +115,7 @@ void WorkerLink::disconnect(const std::string& why, bool poll_soon) {
   reader_.reset();
   // Repeated failures (an owner that keeps refusing) are logged once, then at debug level.
   ctx_.log->log(quiet_failures_++ == 0 ? spdlog::level::info : spdlog::level::debug,
-                "relay: {} link to worker {} lost: {}; waiting for a publisher", key_, owner_slot(), why);
+                "worker link: {} link to worker {} lost: {}; waiting for a publisher", key_, owner_slot(), why);
   owner_.reset();
   state_ = State::Waiting;
   detach();  // players get UnpublishNotify and wait, as for a local publisher that left
@@ -129,7 +129,7 @@ void WorkerLink::on_data(std::span<const uint8_t> bytes) {
   try {
     reader_->feed(bytes);
   } catch (const protocol::ProtocolError& e) {
-    ctx_.log->warn("relay: {} malformed data from worker {}: {}", key_, owner_slot(), e.what());
+    ctx_.log->warn("worker link: {} malformed data from worker {}: {}", key_, owner_slot(), e.what());
     return disconnect("malformed frame", true);
   }
   if (terminal_) disconnect(terminal_, true);
@@ -162,7 +162,7 @@ void WorkerLink::on_message(protocol::LinkMessage&& m) {
   } else if (std::holds_alternative<LinkEnd>(m)) {
     terminal_ = "the stream ended";
   } else if (auto* error = std::get_if<LinkError>(&m)) {
-    ctx_.log->info("relay: {} worker {} refused: {}", key_, owner_slot(), error->reason);
+    ctx_.log->info("worker link: {} worker {} refused: {}", key_, owner_slot(), error->reason);
     terminal_ = "refused by the owner";
   } else {
     terminal_ = "unexpected answer frame";

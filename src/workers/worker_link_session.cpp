@@ -33,7 +33,7 @@ void WorkerLinkSession::start() {
   since_ms_ = ctx_.timers->now_ms();
   request_timer_ = ctx_.timers->schedule(kRequestTimeout, [this] {
     request_timer_.reset();
-    ctx_.log->warn("relay: no request within {} ms, closing", kRequestTimeout.count());
+    ctx_.log->warn("worker link: no request within {} ms, closing", kRequestTimeout.count());
     close("request timeout");
   });
   conn_->start(*this);
@@ -45,10 +45,10 @@ void WorkerLinkSession::close(const char* reason) {
   if (hls_wait_) ctx_.streams->hls().cancel_wait(hls_wait_);  // a held LL-HLS request
   hls_wait_ = 0;
   if (stream_) {
-    ctx_.log->info("relay: sending {} to another worker ended ({}): {} frames, {} bytes, {} dropped", key_,
+    ctx_.log->info("worker link: sending {} to another worker ended ({}): {} frames, {} bytes, {} dropped", key_,
                    reason, frames_out_, conn_->bytes_out(), conn_->queue().frames_dropped());
   } else {
-    ctx_.log->debug("relay: connection closed ({})", reason);
+    ctx_.log->debug("worker link: connection closed ({})", reason);
   }
   stop_subscription();
   gatherer_.reset();
@@ -89,7 +89,7 @@ void WorkerLinkSession::on_data(std::span<const uint8_t> bytes) {
   const size_t nl = line_.find('\n');
   if (nl == std::string::npos) {
     if (line_.size() > protocol::kLinkMaxRequestLine) {
-      ctx_.log->warn("relay: request line longer than {} bytes, closing", protocol::kLinkMaxRequestLine);
+      ctx_.log->warn("worker link: request line longer than {} bytes, closing", protocol::kLinkMaxRequestLine);
       close("bad request");
     }
     return;
@@ -112,13 +112,13 @@ void WorkerLinkSession::read_notes(std::string_view bytes) {
     try {
       far_watching_ = protocol::parse_link_watching(std::string_view(line_).substr(0, nl));
     } catch (const protocol::ProtocolError& e) {
-      ctx_.log->warn("relay: {}: bad note from the asking worker: {}", key_, e.what());
+      ctx_.log->warn("worker link: {}: bad note from the asking worker: {}", key_, e.what());
       return close("bad note");
     }
     line_.erase(0, nl + 1);
   }
   if (line_.size() > protocol::kLinkMaxRequestLine) {
-    ctx_.log->warn("relay: {}: note line longer than {} bytes, closing", key_, protocol::kLinkMaxRequestLine);
+    ctx_.log->warn("worker link: {}: note line longer than {} bytes, closing", key_, protocol::kLinkMaxRequestLine);
     close("bad note");
   }
 }
@@ -128,7 +128,7 @@ void WorkerLinkSession::handle_request(std::string_view line) {
   try {
     req = protocol::parse_link_request(line);
   } catch (const protocol::ProtocolError& e) {
-    ctx_.log->warn("relay: bad request: {}", e.what());
+    ctx_.log->warn("worker link: bad request: {}", e.what());
     return refuse(e.what());
   }
   std::visit([this](const auto& r) { serve(r); }, req);
@@ -141,13 +141,13 @@ void WorkerLinkSession::serve(const protocol::LinkPlayRequest& r) {
   key_ = key->str();
   media::Stream* s = ctx_.streams->find(*key);
   if (!ctx_.locator || !ctx_.locator->owns(key_) || !s || !s->has_publisher()) {
-    ctx_.log->debug("relay: {} requested, but this worker does not publish it", key_);
+    ctx_.log->debug("worker link: {} requested, but this worker does not publish it", key_);
     return refuse("worker " + std::to_string(ctx_.worker_id) + " does not publish " + key_);
   }
   conn_->set_queue_limits(net::queue_limits_for(&s->app_config()));
   conn_->send(protocol::encode_link_message(protocol::LinkPublish{}));
   stream_ = s;
-  ctx_.log->info("relay: sending {} to another worker", key_);
+  ctx_.log->info("worker link: sending {} to another worker", key_);
   s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
 }
 
@@ -201,7 +201,7 @@ void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {
 void WorkerLinkSession::send_hls(const media::StreamKey& key, const protocol::HlsObjectName& object,
                                  const media::HlsAnswer& a) {
   BufferRef body = a.ok() ? a.body : SharedBuffer::copy_of(std::string_view(a.reason).substr(0, 1024));
-  ctx_.log->debug("relay: HLS {} {} to another worker: {} ({} bytes)", key.str(),
+  ctx_.log->debug("worker link: HLS {} {} to another worker: {} ({} bytes)", key.str(),
                   protocol::format_hls_object(object), a.head.status, body.size());
   // Header and the store's shared buffer as two entries: the segment is not copied.
   conn_->send(protocol::link_hls_object_header(a.head, static_cast<uint32_t>(body.size())));
@@ -231,7 +231,7 @@ void WorkerLinkSession::on_frame(const media::FramePtr& f) {
       *f, protocol::link_media_header(static_cast<protocol::LinkFrameType>(f->type), frame_flags(*f),
                                       f->timestamp, static_cast<uint32_t>(f->payload.size())));
   if (r == media::OutputQueue::PushResult::Overflow) {
-    ctx_.log->warn("relay: worker reading {} too slow ({} bytes, {} ms queued), disconnecting", key_,
+    ctx_.log->warn("worker link: worker reading {} too slow ({} bytes, {} ms queued), disconnecting", key_,
                    q.bytes(), q.duration_ms());
     close("slow consumer");
     return;

@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 // Relay senders: connections from other workers pulling a stream of ours (counted per stream).
-json relay_senders(net::ServerContext& ctx, std::map<std::string, int>& per_key) {
+json link_senders(net::ServerContext& ctx, std::map<std::string, int>& per_key) {
   json senders = json::array();
   ctx.sessions->for_each([&](net::Session& s) {
     if (s.protocol() != net::SessionProtocol::WorkerLink) return;
@@ -49,18 +49,18 @@ json streams_of(net::ServerContext& ctx, const std::map<std::string, int>& sende
     streams.push_back({{"key", key},
                        {"publisher", s.has_publisher()},
                        {"owner", loc && loc->owns(key)},
-                       {"relayed", link != nullptr && link->attached()},
+                       {"linked", link != nullptr && link->attached()},
                        {"subscribers", subs},
                        {"players", subs >= out ? subs - out : 0},
-                       {"relay_out", out},
-                       {"relay_in", link != nullptr ? 1 : 0},
+                       {"links_out", out},
+                       {"link_in", link != nullptr ? 1 : 0},
                        {"frames_in", s.info().frames_in},
                        {"bytes_in", s.info().bytes_in}});
   });
   return streams;
 }
 
-json relay_links(const StreamLocator* loc) {
+json links_of(const StreamLocator* loc) {
   json links = json::array();
   if (!loc) return links;
   loc->for_each_link([&](const WorkerLink& l) {
@@ -91,8 +91,8 @@ json hls_fetch(const HlsFetcher& f) {
 
 json worker_stats(net::ServerContext& ctx) {
   std::map<std::string, int> senders_per_key;
-  json senders = relay_senders(ctx, senders_per_key);
-  const size_t relay_connections = ctx.sessions->count(net::SessionProtocol::WorkerLink);
+  json senders = link_senders(ctx, senders_per_key);
+  const size_t link_connections = ctx.sessions->count(net::SessionProtocol::WorkerLink);
   json connections = json::object();  // live sessions per protocol
   for (size_t p = 0; p < net::kSessionProtocols; ++p) {
     const auto protocol = static_cast<net::SessionProtocol>(p);
@@ -100,12 +100,12 @@ json worker_stats(net::ServerContext& ctx) {
   }
   json out = {{"slot", ctx.worker_id},
               {"pid", static_cast<int>(::getpid())},
-              {"sessions", ctx.sessions->size() - relay_connections},
-              {"relay_connections", relay_connections},
+              {"sessions", ctx.sessions->size() - link_connections},
+              {"link_connections", link_connections},
               {"connections", connections},
               {"streams", streams_of(ctx, senders_per_key)},
-              {"relay_links", relay_links(ctx.locator)},
-              {"relay_senders", senders}};
+              {"links", links_of(ctx.locator)},
+              {"link_senders", senders}};
   if (const HlsFetcher* f = ctx.hls_fetcher) out["hls_fetch"] = hls_fetch(*f);
   add_worker_details(ctx, out);
   if (const StreamLocator* loc = ctx.locator) {

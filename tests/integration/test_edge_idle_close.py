@@ -39,7 +39,7 @@ class EdgeIdleCloseTest(unittest.TestCase):
         players.start()
         ok = wait_until(lambda: all(len(s.frames) >= 10 for s in players.snapshot()), 20)
         self.assertTrue(ok, 'frames per player: %s' % [len(s.frames) for s in players.snapshot()])
-        self.assertTrue(self.edge.wait_for_log(r'relay: sending live/cam to another worker', 5),
+        self.assertTrue(self.edge.wait_for_log(r'worker link: sending live/cam to another worker', 5),
                         'players did not land on both workers:\n' + self.edge.log_text()[-2000:])
         off = self.edge.log_offset()
         t0 = time.monotonic()

@@ -423,7 +423,7 @@ class ConnectionLimitTest(RtmpTestCase):
         self.open_flv_waiters(4)
         self.open_worker_links(2)
         # 4 HTTP-FLV sessions and 2 worker links (and this query) are open, no RTMP session yet.
-        ok = wait_until(lambda: (lambda st: st['sessions'] >= 4 and st['relay_connections'] >= 3 and
+        ok = wait_until(lambda: (lambda st: st['sessions'] >= 4 and st['link_connections'] >= 3 and
                                  st['connections']['rtmp'] == 0)(self.worker_stats()), 5)
         self.assertTrue(ok, self.worker_stats())
         admitted = []

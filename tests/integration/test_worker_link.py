@@ -103,7 +103,7 @@ def owner_slot(st, key):
 
 def links(st, key=None):
     """{slot: [link, ...]} of the relay links of every worker (for key, if given)."""
-    return {w['slot']: [l for l in w['relay_links'] if key is None or l['key'] == key] for w in st['workers']}
+    return {w['slot']: [l for l in w['links'] if key is None or l['key'] == key] for w in st['workers']}
 
 
 def workers_of_ports(rill, ports, proto='rtmp|http-flv'):
@@ -211,7 +211,7 @@ class LinkRequestTest(unittest.TestCase):
             self.assertEqual(ftype, LINK_STATS)
             st = json.loads(body)
             self.assertEqual(st['slot'], 0)
-            self.assertEqual(st['relay_connections'], 1)  # this query
+            self.assertEqual(st['link_connections'], 1)  # this query
             self.assertEqual(st['connections']['worker-link'], 1)
 
 
@@ -270,7 +270,7 @@ class FanOutTest(RelayTestCase):
             streams = [x for x in worker(st, s)['streams'] if x['key'] == KEY % 'fan']
             players = streams[0]['players'] if streams else 0
             self.assertEqual(players, per_worker[s], (s, streams))
-        senders = [x for x in worker(st, owner)['relay_senders'] if x['key'] == KEY % 'fan']
+        senders = [x for x in worker(st, owner)['link_senders'] if x['key'] == KEY % 'fan']
         self.assertEqual(len(senders), len(relayed_to))
 
         # A second publisher of the name is refused on a worker that is not the owner.
@@ -301,7 +301,7 @@ class FanOutTest(RelayTestCase):
         gone = wait_until(lambda: not any(links(stats(r)).values()), GRACE_S + 5, 0.2)
         self.assertTrue(gone, 'relay links still open: %s' % links(stats(r)))
         self.assertGreaterEqual(time.monotonic() - closed_at, GRACE_S - 0.5)
-        self.assertTrue(wait_until(lambda: not worker(stats(r), owner)['relay_senders'], 3))
+        self.assertTrue(wait_until(lambda: not worker(stats(r), owner)['link_senders'], 3))
 
 
 class KillTest(RelayTestCase):

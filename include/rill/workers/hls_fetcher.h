@@ -1,6 +1,6 @@
 #pragma once
 // HlsFetcher: on a worker that does not own a stream, gets its HLS playlist and segments from the
-// worker that does, over the owner's relay socket (an HLS request, answered with one HlsObject or
+// worker that does, over the owner's worker socket (an HLS request, answered with one HlsObject or
 // Error frame: a LinkQuery; protocol/worker_link_frame.h).
 //
 //  - One connection per request: a Unix-socket connect costs microseconds, there is no

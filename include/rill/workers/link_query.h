@@ -1,5 +1,5 @@
 #pragma once
-// LinkQuery: one request on another worker's relay socket and its one answer frame — an HLS
+// LinkQuery: one request on another worker's socket and its one answer frame — an HLS
 // object, statistics, or an Error (protocol/worker_link_frame.h). HlsFetcher and StatsGatherer
 // ask with it; a PLAY stream is WorkerLink's. The connection is a net::PlainConnection on
 // net::connect_unix(), so reads are bounded and the request goes out with the loop's writes.

@@ -4,7 +4,7 @@
 //  - claim_for_publish: claims the stream in the cross-process OwnershipTable (a second publisher
 //    of the same name on ANY worker is refused), then attaches the publisher to the local stream;
 //  - released: the publisher left; the table entry is freed;
-//  - find_for_play: the local stream if this worker owns it; else a local stream fed by a relay
+//  - find_for_play: the local stream if this worker owns it; else a local stream fed by a worker link
 //    link to the owning worker (one link per stream, shared by all local players); else, with
 //    no publisher anywhere, the local stream if one exists (players waiting) or nullptr.
 //
@@ -63,8 +63,8 @@ class StreamLocator {
   // This worker holds the table entry of key (and its publisher is local).
   bool owns(const std::string& key) const { return owned_.count(key) != 0; }
   const WorkerLink* link(const std::string& key) const;
-  // The live owner of key when it is another worker (and relaying is on), else nothing. HLS
-  // requests for such a stream are answered from the owner's store (cluster/hls_fetcher.h).
+  // The live owner of key when it is another worker (and streams are shared across workers), else nothing. HLS
+  // requests for such a stream are answered from the owner's store (workers/hls_fetcher.h).
   std::optional<OwnershipTable::Owner> remote_owner(const std::string& key) const;
   // The worker whose HlsStore answers HLS requests for key when it is another one: the live
   // owner, or, with no publisher anywhere, the worker that made the stream's HLS and still keeps
@@ -83,7 +83,7 @@ class StreamLocator {
   const LocatorOptions& options() const { return opts_; }
   // Several workers, or a later generation (after a reload even a single worker must reach the
   // streams its retiring predecessor still carries).
-  bool relaying() const { return opts_.table != nullptr && (opts_.workers > 1 || opts_.generation > 0); }
+  bool shares_streams() const { return opts_.table != nullptr && (opts_.workers > 1 || opts_.generation > 0); }
 
  private:
   WorkerLink& make_link(const media::StreamKey& key, const config::AppConfig& cfg);

@@ -1,5 +1,5 @@
 #pragma once
-// WorkerLink: the pulling side of the relay. One per stream per worker, shared by every local
+// WorkerLink: the pulling side of the worker link. One per stream per worker, shared by every local
 // subscriber of that stream: it connects to the owning worker's Unix socket, sends
 // "PLAY app/name" and becomes the *publisher* of this worker's local media::Stream, feeding it
 // the frames it reads. Local players (RTMP, HTTP-FLV, later HLS) are ordinary subscribers of that

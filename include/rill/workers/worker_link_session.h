@@ -1,9 +1,9 @@
 #pragma once
-// WorkerLinkSession: one connection accepted on this worker's relay socket. It reads the request
+// WorkerLinkSession: one connection accepted on this worker's socket. It reads the request
 // line (protocol/worker_link_frame.h), checks app and stream names with the one name rule
 // (media::StreamKey), then either
 //  - PLAY: becomes a media::Subscriber of the local stream — only if this worker owns it — and
-//    sends it as relay frames: Publish, then the hub's replay (metadata, sequence headers, GOP
+//    sends it as worker-link frames: Publish, then the hub's replay (metadata, sequence headers, GOP
 //    cache), then live frames; Unpublish or End when the publisher leaves or the stream ends, then
 //    it closes. Output goes through its connection's bounded media::OutputQueue (the app's queue
 //    limits, the same drop/disconnect policy as players), one writev per loop iteration:

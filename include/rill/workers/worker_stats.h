@@ -1,12 +1,12 @@
 #pragma once
-// Statistics across workers. Each worker answers "STATS" on its relay socket with a Stats frame
-// of worker_stats(): its slot, pid, sessions (per protocol), streams (publisher or relay link,
-// subscribers, relay senders) and relay links — sessions described by Session::describe().
+// Statistics across workers. Each worker answers "STATS" on its worker socket with a Stats frame
+// of worker_stats(): its slot, pid, sessions (per protocol), streams (publisher or worker link,
+// subscribers, link senders) and worker links — sessions described by Session::describe().
 // StatsGatherer asks every other worker (a LinkQuery each) and merges the answers:
 // {"workers": [...sorted by slot, generation, pid], "errors": [...]}. "Every other worker" is
 // the current generation's slots and the retiring workers of older generations (after a reload,
 // found by their per-pid sockets: worker_sockets.h), so both generations are counted. Exposed for tools and tests as "STATS ALL"
-// on any worker's relay socket (the HTTP API will serve the same JSON).
+// on any worker's socket; the HTTP API gathers the same JSON.
 #include <chrono>
 #include <functional>
 #include <memory>
