@@ -2,7 +2,6 @@
 
 #include <event2/event.h>
 
-#include <cstring>
 #include <exception>
 
 #include "rill/protocol/rtmp_message.h"
@@ -29,7 +28,11 @@ UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name,
 }
 
 RtmpUpstream::RtmpUpstream(net::ServerContext& ctx, UpstreamTarget target, RtmpUpstreamEvents& events)
-    : ctx_(ctx), target_(std::move(target)), events_(events), session_(target_.client, *this) {}
+    : ctx_(ctx),
+      target_(std::move(target)),
+      events_(events),
+      session_(target_.client, *this),
+      connector_(ctx.base, ctx.resolver) {}
 
 RtmpUpstream::~RtmpUpstream() {
   closed_ = true;
@@ -38,29 +41,19 @@ RtmpUpstream::~RtmpUpstream() {
 }
 
 void RtmpUpstream::start() {
-  std::string error;
-  connecting_fd_ = net::connect_tcp(target_.host, target_.port, &error);
-  if (!connecting_fd_) return down(error);
-  connect_ev_.reset(event_new(ctx_.base, connecting_fd_.get(), EV_WRITE, &RtmpUpstream::on_connect_event, this));
-  const int64_t ms = target_.client.connect_timeout_ms;
-  timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-  event_add(connect_ev_.get(), &tv);
+  connector_.start(target_.host, target_.port, std::chrono::milliseconds(target_.client.connect_timeout_ms),
+                   [this](net::TcpConnector::Result r) {
+                     if (!r.fd) return down(r.error);
+                     connected(std::move(r));
+                   });
 }
 
-void RtmpUpstream::on_connect_event(int /*fd*/, short what, void* arg) {
-  auto* self = static_cast<RtmpUpstream*>(arg);
-  const std::string where = "connect to " + self->target_.host + ":" + std::to_string(self->target_.port);
-  if (what & EV_TIMEOUT) return self->down(where + ": timed out");
-  if (int err = net::connect_result(self->connecting_fd_.get()); err != 0) {
-    return self->down(where + ": " + std::strerror(err));
-  }
-  self->connected();
-}
-
-void RtmpUpstream::connected() {
-  connect_ev_.reset();
+void RtmpUpstream::connected(net::TcpConnector::Result r) {
   const std::string peer = target_.host + ":" + std::to_string(target_.port);
-  conn_ = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(connecting_fd_), peer);
+  if (!r.skipped.empty()) {
+    ctx_.log->info("connect to {}: connected to {} after {}", peer, r.address, r.skipped);
+  }
+  conn_ = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(r.fd), peer);
   // Handshake + connect + play must fit in connect_timeout, counted from the TCP connect.
   session_.start(ctx_.timers->now_ms());
   conn_->start(*this);
@@ -134,7 +127,7 @@ void RtmpUpstream::arm_poll() {
 void RtmpUpstream::down(const std::string& why) {
   if (closed_ || reported_) return;
   reported_ = true;
-  connect_ev_.reset();
+  connector_.cancel();
   if (conn_) conn_->close(why);
   down_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(0), [this, why] {
     down_timer_.reset();
@@ -153,7 +146,7 @@ void RtmpUpstream::close() {
   // destroyed with the timer queue, after the flush scheduler).
   if (conn_) conn_->close("closed");
   closed_ = true;
-  connect_ev_.reset();
+  connector_.cancel();
   if (poll_timer_) ctx_.timers->cancel(*poll_timer_);
   poll_timer_.reset();
   if (down_timer_) ctx_.timers->cancel(*down_timer_);

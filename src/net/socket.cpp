@@ -3,14 +3,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <memory>
 
 namespace rill::net {
 
@@ -36,27 +34,15 @@ UniqueFd connect_unix(const std::string& path, std::string* error) {
   return fd;
 }
 
-UniqueFd connect_tcp(const std::string& host, uint16_t port, std::string* error) {
-  const std::string where = host + ":" + std::to_string(port);
-  auto failed = [&](const std::string& why) {
-    if (error) *error = "connect to " + where + ": " + why;
-    return UniqueFd();
-  };
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-  addrinfo* res = nullptr;
-  const std::string numeric = host == "localhost" ? "127.0.0.1" : host;
-  if (int rc = ::getaddrinfo(numeric.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0 || !res) {
-    return failed(std::string("not a numeric address (") + gai_strerror(rc) + ")");
+UniqueFd connect_tcp(const sockaddr* addr, socklen_t len, std::string* error) {
+  UniqueFd fd(::socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (fd) {
+    int one = 1;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::connect(fd.get(), addr, len) == 0 || errno == EINPROGRESS) return fd;
   }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(res, &freeaddrinfo);
-  UniqueFd fd(::socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return failed(std::strerror(errno));
-  int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (::connect(fd.get(), res->ai_addr, res->ai_addrlen) != 0 && errno != EINPROGRESS) return failed(std::strerror(errno));
-  return fd;
+  if (error) *error = std::strerror(errno);
+  return UniqueFd();
 }
 
 int connect_result(int fd) {

@@ -1,12 +1,16 @@
 #include "rill/server/http_callback_client.h"
 
 #include <event2/buffer.h>
-#include <event2/dns.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <sys/socket.h>
 
+#include <algorithm>
+#include <optional>
 #include <utility>
+#include <vector>
 
 namespace rill::server {
 
@@ -15,19 +19,38 @@ struct HttpCallbackClient::Call {
   CallId id = 0;
   Done done;
   evhttp_connection* conn = nullptr;
-  event* timer = nullptr;
+  event* timer = nullptr;          // the call's deadline
+  event* attempt_timer = nullptr;  // this address's share of it, while more addresses remain
   std::chrono::milliseconds timeout{0};
-  // Frees the timer and the connection. Inside one of the connection's own callbacks the
-  // connection goes on the next loop iteration (libevent still uses it); anywhere else at once, so
-  // that no callback can reach this call afterwards.
-  void release(event_base* base, bool inside_connection_callback) {
-    if (timer) event_free(std::exchange(timer, nullptr));
+  std::chrono::steady_clock::time_point deadline;
+  std::optional<net::Resolver::LookupId> lookup;
+  std::string host;  // as in the URL, for the Host header and errors
+  uint16_t port = 80;
+  std::string target;  // path and query
+  std::string form;
+  std::vector<net::ResolvedAddress> addresses;
+  size_t next = 0;              // the next address to try
+  std::string failed;           // "127.0.0.2: connection failed; ...": the addresses given up
+  bool request_failed = false;  // evhttp reported an error of a sent request (it reached a server)
+  // Frees the connection. Inside one of the connection's own callbacks the connection goes on
+  // the next loop iteration (libevent still uses it); anywhere else at once, so that no callback
+  // can reach this call afterwards.
+  void release_connection(event_base* base, bool inside_connection_callback) {
+    if (attempt_timer) event_free(std::exchange(attempt_timer, nullptr));
     evhttp_connection* c = std::exchange(conn, nullptr);
     if (!c) return;
     if (!inside_connection_callback) return evhttp_connection_free(c);
     const timeval now{0, 0};
-    event_base_once(base, -1, EV_TIMEOUT,
-                    [](int, short, void* p) { evhttp_connection_free(static_cast<evhttp_connection*>(p)); }, c, &now);
+    event_base_once(
+        base, -1, EV_TIMEOUT,
+        [](int, short, void* p) { evhttp_connection_free(static_cast<evhttp_connection*>(p)); }, c, &now);
+  }
+  // Frees the timers, the lookup and the connection.
+  void release(event_base* base, net::Resolver* resolver, bool inside_connection_callback) {
+    if (timer) event_free(std::exchange(timer, nullptr));
+    if (lookup && resolver) resolver->cancel(*lookup);
+    lookup.reset();
+    release_connection(base, inside_connection_callback);
   }
 };
 
@@ -35,7 +58,7 @@ namespace {
 
 struct ParsedUrl {
   std::string host;
-  int port = 80;
+  uint16_t port = 80;
   std::string target;  // path and query
 };
 
@@ -48,7 +71,7 @@ bool parse_url(const std::string& url, ParsedUrl& out) {
   const bool ok = host && *host;
   if (ok) {
     out.host = host;
-    out.port = evhttp_uri_get_port(uri) > 0 ? evhttp_uri_get_port(uri) : 80;
+    out.port = static_cast<uint16_t>(evhttp_uri_get_port(uri) > 0 ? evhttp_uri_get_port(uri) : 80);
     out.target = path && *path ? path : "/";
     if (query) out.target += std::string("?") + query;
   }
@@ -56,28 +79,49 @@ bool parse_url(const std::string& url, ParsedUrl& out) {
   return ok;
 }
 
-}  // namespace
-
-HttpCallbackClient::HttpCallbackClient(event_base* base) : base_(base) {
-  // Host names resolve without blocking the loop; without a resolver, only addresses work well.
-  dns_ = evdns_base_new(base_, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+// RFC 9110 7.2: the port is part of Host unless it is the scheme's default.
+std::string host_header(const std::string& host, uint16_t port) {
+  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  std::string h = v6 ? "[" + host + "]" : host;
+  return port == 80 ? h : h + ":" + std::to_string(port);
 }
 
+// Whether evhttp's connection to the server is established (evhttp does not say).
+bool connected(evhttp_connection* conn) {
+  bufferevent* bev = evhttp_connection_get_bufferevent(conn);
+  const evutil_socket_t fd = bev ? bufferevent_getfd(bev) : -1;
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  return fd >= 0 && ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0;
+}
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  const int64_t n = std::max<int64_t>(ms.count(), 0);
+  return timeval{static_cast<time_t>(n / 1000), static_cast<suseconds_t>((n % 1000) * 1000)};
+}
+
+}  // namespace
+
+HttpCallbackClient::HttpCallbackClient(event_base* base, net::Resolver* resolver)
+    : base_(base), resolver_(resolver) {}
+
 HttpCallbackClient::~HttpCallbackClient() {
-  for (auto& [id, call] : calls_) call->release(base_, false);  // pending requests go without callbacks
+  // Pending requests go without callbacks.
+  for (auto& [id, call] : calls_) call->release(base_, resolver_, false);
   calls_.clear();
-  if (dns_) evdns_base_free(dns_, 0);
 }
 
 HttpCallbackClient::CallId HttpCallbackClient::post(const std::string& url, const std::string& form,
                                                     std::chrono::milliseconds timeout, Done done) {
   const CallId id = next_id_++;
   auto call = std::make_unique<Call>();
-  call->client = this;
-  call->id = id;
-  call->done = std::move(done);
-  call->timeout = timeout;
   Call* c = call.get();
+  c->client = this;
+  c->id = id;
+  c->done = std::move(done);
+  c->timeout = timeout;
+  c->deadline = std::chrono::steady_clock::now() + timeout;
+  c->form = form;
   calls_.emplace(id, std::move(call));
   c->timer = evtimer_new(base_, &HttpCallbackClient::on_timeout, c);
   ParsedUrl u;
@@ -85,35 +129,81 @@ HttpCallbackClient::CallId HttpCallbackClient::post(const std::string& url, cons
   if (!parse_url(url, u)) {
     failure = "bad URL " + url;
   } else {
-    c->conn = evhttp_connection_base_new(base_, dns_, u.host.c_str(), static_cast<uint16_t>(u.port));
-    evhttp_request* req = c->conn ? evhttp_request_new(&HttpCallbackClient::on_response, c) : nullptr;
-    if (!req) {
-      failure = "cannot create a connection to " + u.host;
+    c->host = u.host;
+    c->port = u.port;
+    c->target = u.target;
+    if (resolver_) {
+      c->lookup =
+          resolver_->resolve(u.host, u.port, [this, id](net::Resolution r) { resolved(id, std::move(r)); });
+    } else if (auto a = net::Resolver::numeric(u.host, u.port)) {
+      c->addresses.push_back(*a);
+      failure = attempt(*c);
     } else {
-      evhttp_connection_set_max_body_size(c->conn, kMaxAnswerBody);
-      evhttp_connection_set_max_headers_size(c->conn, 16 * 1024);
-      evkeyvalq* h = evhttp_request_get_output_headers(req);
-      evhttp_add_header(h, "Host", u.host.c_str());
-      evhttp_add_header(h, "Content-Type", "application/x-www-form-urlencoded");
-      evhttp_add_header(h, "Connection", "close");
-      evbuffer_add(evhttp_request_get_output_buffer(req), form.data(), form.size());
-      if (evhttp_make_request(c->conn, req, EVHTTP_REQ_POST, u.target.c_str()) != 0) {
-        failure = "cannot send the request to " + url;  // libevent freed req
-      }
+      failure = "cannot resolve " + u.host + ": no resolver here";
     }
   }
   // A failure is answered from the loop too, like every other outcome.
-  const auto after = failure.empty() ? timeout : std::chrono::milliseconds(0);
-  if (!failure.empty()) c->done = [d = std::move(c->done), failure](int, std::string, std::string) { d(0, {}, failure); };
-  const timeval tv{static_cast<time_t>(after.count() / 1000), static_cast<suseconds_t>((after.count() % 1000) * 1000)};
+  if (!failure.empty())
+    c->done = [d = std::move(c->done), failure](int, std::string, std::string) { d(0, {}, failure); };
+  const timeval tv = to_timeval(failure.empty() ? timeout : std::chrono::milliseconds(0));
   evtimer_add(c->timer, &tv);
   return id;
+}
+
+void HttpCallbackClient::resolved(CallId id, net::Resolution r) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return;
+  Call& c = *it->second;
+  c.lookup.reset();
+  if (!r.error.empty()) return finish(id, 0, {}, "cannot resolve " + c.host + ": " + r.error, false);
+  c.addresses = std::move(r.addresses);
+  if (std::string failure = attempt(c); !failure.empty()) finish(id, 0, {}, failure, false);
+}
+
+// A request to the next address (numeric: evhttp resolves nothing itself). Returns why it could
+// not be sent, or "".
+std::string HttpCallbackClient::attempt(Call& c) {
+  const net::ResolvedAddress& a = c.addresses[c.next++];
+  const std::string address = a.text();
+  c.conn = evhttp_connection_base_new(base_, nullptr, address.c_str(), c.port);
+  evhttp_request* req = c.conn ? evhttp_request_new(&HttpCallbackClient::on_response, &c) : nullptr;
+  if (!req) return "cannot create a connection to " + address;
+  // Called for a request already sent (an error after the connection was made), never for a
+  // connection that failed: that one is tried at the next address.
+  evhttp_request_set_error_cb(
+      req, [](evhttp_request_error, void* arg) { static_cast<Call*>(arg)->request_failed = true; });
+  evhttp_connection_set_max_body_size(c.conn, kMaxAnswerBody);
+  evhttp_connection_set_max_headers_size(c.conn, 16 * 1024);
+  evkeyvalq* h = evhttp_request_get_output_headers(req);
+  evhttp_add_header(h, "Host", host_header(c.host, c.port).c_str());
+  evhttp_add_header(h, "Content-Type", "application/x-www-form-urlencoded");
+  evhttp_add_header(h, "Connection", "close");
+  evbuffer_add(evhttp_request_get_output_buffer(req), c.form.data(), c.form.size());
+  if (evhttp_make_request(c.conn, req, EVHTTP_REQ_POST, c.target.c_str()) != 0) {
+    return "cannot send the request to " + address;  // libevent freed req
+  }
+  if (c.next < c.addresses.size()) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - std::chrono::steady_clock::now());
+    const timeval tv = to_timeval(left / static_cast<int64_t>(c.addresses.size() - c.next + 1));
+    c.attempt_timer = evtimer_new(base_, &HttpCallbackClient::on_attempt_timeout, &c);
+    evtimer_add(c.attempt_timer, &tv);
+  }
+  return {};
+}
+
+void HttpCallbackClient::next_address(Call& c, const std::string& why, bool inside_connection_callback) {
+  c.failed += (c.failed.empty() ? "" : "; ") + c.addresses[c.next - 1].text() + ": " + why;
+  c.release_connection(base_, inside_connection_callback);
+  std::string failure = "cannot connect to " + host_header(c.host, c.port) + ": " + c.failed;
+  if (c.next < c.addresses.size()) failure = attempt(c);
+  if (!failure.empty()) finish(c.id, 0, {}, failure, inside_connection_callback);
 }
 
 void HttpCallbackClient::cancel(CallId id) {
   auto it = calls_.find(id);
   if (it == calls_.end()) return;
-  it->second->release(base_, false);
+  it->second->release(base_, resolver_, false);
   calls_.erase(it);
 }
 
@@ -122,8 +212,19 @@ void HttpCallbackClient::on_timeout(int, short, void* arg) {
   c->client->finish(c->id, 0, {}, "timed out after " + std::to_string(c->timeout.count()) + " ms", false);
 }
 
+void HttpCallbackClient::on_attempt_timeout(int, short, void* arg) {
+  auto* c = static_cast<Call*>(arg);
+  event_free(std::exchange(c->attempt_timer, nullptr));
+  // Connected (the request went out, the backend is slow): it keeps the rest of the time.
+  if (connected(c->conn)) return;
+  c->client->next_address(*c, "no answer in its share of the timeout", false);
+}
+
 void HttpCallbackClient::on_response(evhttp_request* req, void* arg) {
   auto* c = static_cast<Call*>(arg);
+  if (req && evhttp_request_get_response_code(req) == 0 && !c->request_failed) {
+    return c->client->next_address(*c, "connection failed", true);  // nothing was sent
+  }
   if (!req || evhttp_request_get_response_code(req) == 0) {
     return c->client->finish(c->id, 0, {}, "connection failed or answer larger than 64 KiB", true);
   }
@@ -137,7 +238,7 @@ void HttpCallbackClient::finish(CallId id, int status, std::string location, std
   if (it == calls_.end()) return;
   std::unique_ptr<Call> call = std::move(it->second);
   calls_.erase(it);
-  call->release(base_, inside_connection_callback);
+  call->release(base_, resolver_, inside_connection_callback);
   Done done = std::move(call->done);
   done(status, std::move(location), std::move(failure));
 }

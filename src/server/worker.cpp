@@ -17,6 +17,7 @@
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
+#include "rill/net/resolver.h"
 #include "rill/net/send_buffer.h"
 #include "rill/net/server_context.h"
 #include "rill/server/admission_checks.h"
@@ -42,6 +43,9 @@ namespace rill::server {
 struct Worker::Impl {
   event_base* base;
   WorkerContext wctx;
+  // Host names of relays and callbacks (net/resolver.h). Before the timers: upstreams retired
+  // into the timer queue cancel their lookups when it goes.
+  net::Resolver resolver;
   EventTimerQueue timers;
   net::FlushScheduler flusher;
   media::StreamRegistry streams;
@@ -67,6 +71,7 @@ struct Worker::Impl {
   Impl(event_base* b, WorkerContext c)
       : base(b),
         wctx(std::move(c)),
+        resolver(b),
         timers(b),
         flusher(b, net::merge_writes_of(*wctx.config)),
         streams(timers, wctx.log,
@@ -89,6 +94,8 @@ struct Worker::Impl {
     }
     ctx.timers = &timers;
     ctx.sessions = &sessions;
+    ctx.resolver = &resolver;
+    if (!resolver.setup_note().empty()) wctx.log->info("resolver: {}", resolver.setup_note());
     ctx.log = wctx.log;
     ctx.access_log = wctx.access_log;
     workers::LocatorOptions lo;

@@ -34,7 +34,7 @@ UniqueFd loopback_tcp() {
   EXPECT_EQ(::listen(ls.get(), 1), 0);
   EXPECT_EQ(::getsockname(ls.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
   std::string error;
-  UniqueFd fd = connect_tcp("127.0.0.1", ntohs(a.sin_port), &error);
+  UniqueFd fd = connect_tcp(reinterpret_cast<sockaddr*>(&a), sizeof a, &error);
   EXPECT_TRUE(fd) << error;
   return fd;
 }

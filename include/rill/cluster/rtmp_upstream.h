@@ -1,6 +1,7 @@
 #pragma once
 // RtmpUpstream: one RTMP client connection of this server to another (an edge pull, a static
-// pull, a push) — the I/O adapter of protocol::RtmpClientSession: a non-blocking TCP connect, a
+// pull, a push) — the I/O adapter of protocol::RtmpClientSession: a net::TcpConnector (the host
+// resolved by the worker's resolver, again for every upstream, each address tried), a
 // net::Connection, and the worker's timers for the session's connect timeout.
 //
 // Its owner learns what happens through RtmpUpstreamEvents. on_upstream_down() is called once,
@@ -16,6 +17,7 @@
 #include "rill/core/timer_queue.h"
 #include "rill/net/connection.h"
 #include "rill/net/server_context.h"
+#include "rill/net/tcp_connector.h"
 #include "rill/protocol/rtmp_client_session.h"
 
 namespace rill::cluster {
@@ -54,8 +56,9 @@ class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpC
   RtmpUpstream(const RtmpUpstream&) = delete;
   RtmpUpstream& operator=(const RtmpUpstream&) = delete;
 
-  // Starts the TCP connect; the connect timeout (handshake + connect + play/publish answered)
-  // runs from here. Failures are reported through on_upstream_down (never synchronously).
+  // Starts the lookup and TCP connect, which the connect timeout bounds; the handshake, connect
+  // and play/publish answered get the connect timeout again from the TCP connect. Failures are
+  // reported through on_upstream_down (never synchronously).
   void start();
   // Ends politely (deleteStream, written now as far as the socket takes it), without a callback.
   void close();
@@ -80,8 +83,7 @@ class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpC
   void on_status(std::string_view code, std::string_view description) override;
   void on_media(protocol::RtmpMessage&& m, uint32_t length) override;
 
-  static void on_connect_event(int fd, short what, void* arg);
-  void connected();
+  void connected(net::TcpConnector::Result r);
   void flush_session();
   void arm_poll();
   void down(const std::string& why);  // reported once, from a timer (never inside start())
@@ -90,8 +92,7 @@ class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpC
   UpstreamTarget target_;
   RtmpUpstreamEvents& events_;
   protocol::RtmpClientSession session_;
-  net::UniqueFd connecting_fd_;
-  net::EventPtr connect_ev_;
+  net::TcpConnector connector_;
   std::unique_ptr<net::Connection> conn_;
   std::optional<TimerId> poll_timer_;
   std::optional<TimerId> down_timer_;

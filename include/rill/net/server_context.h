@@ -36,6 +36,7 @@ class Cluster;
 namespace rill::net {
 
 class SessionSet;
+class Resolver;
 
 // A subscriber's output queue bounds, from its app's `queue` settings (defaults without an app).
 inline media::QueueLimits queue_limits_for(const config::AppConfig* app) {
@@ -57,6 +58,9 @@ struct ServerContext {
   FlushScheduler* flusher = nullptr;
   EventTimerQueue* timers = nullptr;
   SessionSet* sessions = nullptr;
+  // Host names of outward connections (relays, callbacks), resolved without blocking; one per
+  // worker (null: numeric addresses only, e.g. unit tests).
+  Resolver* resolver = nullptr;
   // Where streams live across workers: sessions claim and look up streams through it.
   workers::StreamLocator* locator = nullptr;
   // HLS of streams owned by another worker: fetched from the owner (null: local HLS only).

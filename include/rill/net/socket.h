@@ -1,6 +1,6 @@
 #pragma once
 // Owning handles for a worker's descriptors and libevent events, and the socket helpers every
-// module shares (the one Unix-socket connect, peer names).
+// module shares (the one Unix-socket connect, the TCP connect of one address, peer names).
 #include <sys/socket.h>
 
 #include <memory>
@@ -44,10 +44,11 @@ using EventPtr = std::unique_ptr<event, EventFree>;
 // On failure: an empty fd, and *error (when given) says "connect to PATH: REASON".
 UniqueFd connect_unix(const std::string& path, std::string* error = nullptr);
 
-// A non-blocking, close-on-exec TCP socket (TCP_NODELAY) whose connect to host:port has started:
-// wait for writability, then connect_result() says how it ended. `host` is a numeric IPv4/IPv6
-// address or "localhost" (no DNS: a worker never blocks). On failure: an empty fd and *error.
-UniqueFd connect_tcp(const std::string& host, uint16_t port, std::string* error = nullptr);
+// A non-blocking, close-on-exec TCP socket (TCP_NODELAY) whose connect to `addr` (an address,
+// never a name: net::TcpConnector resolves and tries each address) has started: wait for
+// writability, then connect_result() says how it ended. On failure: an empty fd and *error (the
+// errno text).
+UniqueFd connect_tcp(const sockaddr* addr, socklen_t len, std::string* error = nullptr);
 // 0 once a connect_tcp() socket is connected, else the errno it failed with (SO_ERROR).
 int connect_result(int fd);
 

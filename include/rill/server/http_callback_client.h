@@ -3,6 +3,8 @@
 // evhttp on the worker's loop (never blocking it), with a hard deadline of its own, a cap on the
 // answer (64 KiB: a larger body is a failure), no redirect following and no retries. Each call
 // has its own connection (Connection: close), so one slow backend delays only its own callers.
+// The URL's host is resolved for every call by the worker's net::Resolver; its addresses are
+// tried in order until one takes the connection, each with an equal share of the time left.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -10,8 +12,9 @@
 #include <memory>
 #include <string>
 
+#include "rill/net/resolver.h"
+
 struct event_base;
-struct evdns_base;
 struct evhttp_request;
 
 namespace rill::server {
@@ -19,12 +22,14 @@ namespace rill::server {
 class HttpCallbackClient {
  public:
   // status 0: no HTTP answer (failure says why: "timed out after 3000 ms", "connection failed or
-  // answer larger than 64 KiB", "bad URL").
+  // answer larger than 64 KiB", "cannot connect to HOST:PORT: 127.0.0.2: connection failed; ...", "cannot
+  // resolve HOST: no such host", "bad URL").
   using Done = std::function<void(int status, std::string location, std::string failure)>;
   using CallId = uint64_t;
   static constexpr size_t kMaxAnswerBody = 64 * 1024;
 
-  explicit HttpCallbackClient(event_base* base);
+  // `resolver` null: numeric hosts only. It outlives the client.
+  HttpCallbackClient(event_base* base, net::Resolver* resolver);
   ~HttpCallbackClient();  // pending calls end without their callbacks
   HttpCallbackClient(const HttpCallbackClient&) = delete;
   HttpCallbackClient& operator=(const HttpCallbackClient&) = delete;
@@ -38,12 +43,17 @@ class HttpCallbackClient {
   struct Call;  // internal
 
  private:
-  void finish(CallId id, int status, std::string location, std::string failure, bool inside_connection_callback);
+  void finish(CallId id, int status, std::string location, std::string failure,
+              bool inside_connection_callback);
+  void resolved(CallId id, net::Resolution r);
+  std::string attempt(Call& c);
+  void next_address(Call& c, const std::string& why, bool inside_connection_callback);
   static void on_response(evhttp_request* req, void* arg);
   static void on_timeout(int, short, void* arg);
+  static void on_attempt_timeout(int, short, void* arg);
 
   event_base* base_;
-  evdns_base* dns_ = nullptr;
+  net::Resolver* resolver_;
   std::map<CallId, std::unique_ptr<Call>> calls_;
   CallId next_id_ = 1;
 };
