@@ -1,44 +1,23 @@
 #include "rill/protocol/http_request_head.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <utility>
+
+#include "http_syntax.h"
 
 namespace rill::protocol {
 
+using namespace http_syntax;
+
 namespace {
 
-constexpr size_t kNpos = std::string_view::npos;
 // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line.
 constexpr size_t kMaxEmptyLinesBefore = 4;
-constexpr size_t kMaxChunkSizeLine = 1024;  // with its CRLF
-constexpr size_t kMaxTrailer = 8192;        // every trailer line and the final CRLF
-constexpr size_t kMaxChunkSizeDigits = 16;  // 16 hex digits fill a uint64_t: no overflow past this
 constexpr uint64_t kMaxContentLength = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-
-// RFC 9110 §5.6.2: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" /
-// "`" / "|" / "~" / DIGIT / ALPHA
-bool is_tchar(unsigned char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
-}
-
-bool is_token(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return is_tchar(static_cast<unsigned char>(c)); });
-}
-
-bool is_ows(char c) { return c == ' ' || c == '\t'; }
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -47,92 +26,36 @@ bool iequals(std::string_view a, std::string_view b) {
                                             [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
 }
 
-// The elements of a comma-separated list (RFC 9110 §5.6.1), OWS trimmed; empty ones kept.
-std::vector<std::string_view> split_list(std::string_view v) {
-  std::vector<std::string_view> out;
+// Calls f(element) for each element of a comma-separated list (RFC 9110 §5.6.1), OWS trimmed,
+// empty ones included, until f returns false; returns false then.
+template <class F>
+bool each_list_element(std::string_view v, F f) {
   for (;;) {
     const size_t comma = v.find(',');
-    out.push_back(trim_ows(v.substr(0, comma)));
-    if (comma == kNpos) return out;
+    if (!f(trim_ows(v.substr(0, comma)))) return false;
+    if (comma == kNpos) return true;
     v.remove_prefix(comma + 1);
   }
 }
 
-std::string hex_byte(unsigned char c) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "0x%02x", c);
-  return buf;
-}
+// The fields the framing and the connection depend on (RFC 9112 §3.2, §6, §9.3; RFC 9110 §10.1.1).
+enum class Framing { Other, ContentLength, TransferEncoding, Connection, Expect, Host };
 
-// For a reason: printable ASCII as is, every other byte as \xNN, at most 40 bytes shown.
-std::string quoted(std::string_view s) {
-  std::string out = "'";
-  size_t n = 0;
-  for (const char ch : s) {
-    if (n++ == 40) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
-      out += ch;
-    } else {
-      out += "\\x";
-      out += hex_byte(c).substr(2);
-    }
+Framing framing_field(std::string_view name) {
+  switch (name.size()) {  // most names are none of them: told apart by their length first
+    case 4:
+      return iequals(name, "Host") ? Framing::Host : Framing::Other;
+    case 6:
+      return iequals(name, "Expect") ? Framing::Expect : Framing::Other;
+    case 10:
+      return iequals(name, "Connection") ? Framing::Connection : Framing::Other;
+    case 14:
+      return iequals(name, "Content-Length") ? Framing::ContentLength : Framing::Other;
+    case 17:
+      return iequals(name, "Transfer-Encoding") ? Framing::TransferEncoding : Framing::Other;
+    default:
+      return Framing::Other;
   }
-  return out + "'";
-}
-
-// A byte no line of a request may hold: a control byte other than HTAB (RFC 9110 §5.5: a field
-// value is VCHAR, obs-text, SP and HTAB; the request line allows fewer still). CR is seen apart.
-bool is_forbidden(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f; }
-
-// The first byte of `s` from `from` that no line may hold, or kNpos: a forbidden control byte or
-// a bare CR (RFC 9112 §2.2: a CR not followed by LF MUST be rejected or replaced; we reject). In
-// a line not yet ended (`ended` false) a final CR may still turn out to be the CRLF's.
-size_t first_bad_byte(std::string_view s, size_t from, bool ended) {
-  for (size_t i = from; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (is_forbidden(c)) return i;
-    if (c == '\r' && (ended || i + 1 < s.size())) return i;
-  }
-  return kNpos;
-}
-
-std::string bad_byte_why(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  return (c == '\r' ? std::string("bare CR") : "control byte " + hex_byte(c)) + " at byte " +
-         std::to_string(i);
-}
-
-enum class LineStep { Line, Partial, TooLong };
-
-// Takes the bytes of `in` from `pos` up to the next LF into a line that may hold at most
-// `max_with_lf` bytes, its LF included. Line: `line` views the line without its LF (inside `in`
-// when the whole line is there, in `buf` otherwise) and `pos` is past the LF. Partial: every byte
-// went to `buf`, which still has room for an LF. TooLong: `buf` holds max_with_lf bytes without
-// an LF; they are the same bytes whatever way the input was split.
-LineStep next_line(std::span<const uint8_t> in, size_t& pos, size_t max_with_lf, std::string& buf,
-                   std::string_view& line) {
-  const size_t room = max_with_lf > buf.size() ? max_with_lf - buf.size() : 0;
-  const size_t n = std::min(in.size() - pos, room);
-  const auto* start = reinterpret_cast<const char*>(in.data() + pos);
-  const auto* lf = n == 0 ? nullptr : static_cast<const char*>(std::memchr(start, '\n', n));
-  if (lf != nullptr) {
-    const auto len = static_cast<size_t>(lf - start);
-    pos += len + 1;
-    if (buf.empty()) {
-      line = std::string_view(start, len);
-    } else {
-      buf.append(start, len);
-      line = buf;
-    }
-    return LineStep::Line;
-  }
-  buf.append(start, n);
-  pos += n;
-  return buf.size() >= max_with_lf ? LineStep::TooLong : LineStep::Partial;
 }
 
 enum class Number { Ok, NotNumber, TooLarge };
@@ -152,35 +75,91 @@ Number parse_decimal(std::string_view s, uint64_t& v) {
   return large ? Number::TooLarge : Number::Ok;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+// The common request line, token SP 1*VCHAR SP "HTTP/1.1" or "HTTP/1.0" with the target within
+// `max_target`, in one pass: the offsets of its two SPs and the version. False for anything else,
+// which the checks one by one then refuse with their reason.
+bool split_request_line(std::string_view line, size_t max_target, size_t& sp1, size_t& sp2,
+                        HttpVersion& version) {
+  const char* begin = line.data();
+  const char* end = begin + line.size();
+  const char* p = skip_class(begin, end, kTchar);
+  if (p == begin || p == end || *p != ' ') return false;
+  sp1 = static_cast<size_t>(p - begin);
+  p = skip_class(p + 1, end, kVisible);
+  sp2 = static_cast<size_t>(p - begin);
+  if (sp2 == sp1 + 1 || sp2 - sp1 - 1 > max_target || p == end || *p != ' ') return false;
+  const std::string_view v = line.substr(sp2 + 1);
+  if (v == "HTTP/1.1") {
+    version = HttpVersion::Http11;
+  } else if (v == "HTTP/1.0") {
+    version = HttpVersion::Http10;
+  } else {
+    return false;
+  }
+  return true;
 }
 
-// A field line of a head or a trailer: name ":" OWS value OWS (RFC 9112 §5). Empty when good,
-// else why not. Control bytes were refused before.
-std::string field_line_error(std::string_view line, std::string_view& name, std::string_view& value) {
-  // RFC 9112 §5.2: obs-fold is refused (a server MUST reject it or replace it; we reject), and so
-  // is whitespace between the start-line and the first field (RFC 9112 §2.2).
-  if (is_ows(line.front())) return "starts with whitespace (obs-fold is not accepted)";
-  const size_t colon = line.find(':');
-  if (colon == kNpos) return "no ':' after the field name in " + quoted(line);
-  name = line.substr(0, colon);
-  if (name.empty()) return "empty field name";
-  // RFC 9112 §5.1: whitespace between the field name and the colon MUST be rejected with 400.
-  if (is_ows(name.back())) return "whitespace before ':'";
-  if (!is_token(name)) return "field name " + quoted(name) + " is not a token";
-  value = trim_ows(line.substr(colon + 1));
-  return {};
+// The common field line, a token, ':', then a value, without control bytes. False for anything
+// else, which the checks one by one then refuse with their reason.
+bool split_field_line(std::string_view line, std::string_view& name, std::string_view& value) {
+  const char* begin = line.data();
+  const char* end = begin + line.size();
+  const char* colon = skip_class(begin, end, kTchar);
+  if (colon == begin || colon == end || *colon != ':') return false;
+  if (!is_clean_line(line, static_cast<size_t>(colon - begin))) return false;  // the name is made of tchars
+  name = std::string_view(begin, static_cast<size_t>(colon - begin));
+  value = trim_ows(std::string_view(colon + 1, static_cast<size_t>(end - colon - 1)));
+  return true;
 }
 
 }  // namespace
 
 // ---- HttpRequestHead ----------------------------------------------------------------------------
 
-const std::string* HttpRequestHead::find(std::string_view name) const {
+HttpRequestHead::HttpRequestHead(const HttpRequestHead& o)
+    : method(o.method),
+      target(o.target),
+      version(o.version),
+      headers(o.headers),
+      content_length(o.content_length),
+      chunked(o.chunked),
+      keep_alive(o.keep_alive),
+      expect_continue(o.expect_continue),
+      has_host(o.has_host) {
+  if (!o.block_) return;
+  HttpHeaderField* table = allocate(o.block_fields_, o.size_);
+  const size_t block_size = o.block_fields_ * sizeof(HttpHeaderField) + o.size_;
+  std::memcpy(block_.get(), o.block_.get(), block_size);
+  // Every view into o's block now views the same place in this one.
+  const auto from = reinterpret_cast<uintptr_t>(o.block_.get());
+  const auto moved = [&](std::string_view v) {
+    const auto at = reinterpret_cast<uintptr_t>(v.data());
+    if (at < from || at > from + block_size) return v;
+    return std::string_view(reinterpret_cast<const char*>(block_.get()) + (at - from), v.size());
+  };
+  method = moved(method);
+  target = moved(target);
+  for (size_t i = 0; i < block_fields_; ++i) table[i] = {moved(table[i].name), moved(table[i].value)};
+  const auto fields = reinterpret_cast<uintptr_t>(o.headers.data());
+  if (fields >= from && fields < from + block_size)
+    headers = {table + (fields - from) / sizeof(HttpHeaderField), o.headers.size()};
+}
+
+HttpRequestHead& HttpRequestHead::operator=(const HttpRequestHead& o) {
+  if (this != &o) *this = HttpRequestHead(o);
+  return *this;
+}
+
+HttpHeaderField* HttpRequestHead::allocate(size_t fields, size_t size) {
+  const size_t table = fields * sizeof(HttpHeaderField);
+  block_ = std::make_unique_for_overwrite<std::byte[]>(table + size);
+  block_fields_ = fields;
+  bytes_ = reinterpret_cast<const char*>(block_.get() + table);
+  size_ = size;
+  return reinterpret_cast<HttpHeaderField*>(block_.get());
+}
+
+const std::string_view* HttpRequestHead::find(std::string_view name) const {
   for (const auto& f : headers) {
     if (iequals(f.name, name)) return &f.value;
   }
@@ -195,10 +174,12 @@ void HttpRequestHeadParser::reset() {
   state_ = State::RequestLine;
   head_ = HttpRequestHead();
   error_ = HttpHeadError();
-  line_.clear();
+  held_.clear();
   checked_ = 0;
   head_bytes_ = 0;
   empty_lines_ = 0;
+  method_ = target_ = {};
+  fields_.clear();
 }
 
 HttpRequestHead HttpRequestHeadParser::take() {
@@ -211,58 +192,83 @@ bool HttpRequestHeadParser::fail(int status, std::string why) {
   state_ = State::Error;
   error_.status = status;
   error_.why = std::move(why);
-  line_.clear();
+  held_.clear();
   return false;
 }
 
 std::string HttpRequestHeadParser::context() const {
   if (state_ == State::RequestLine) return "request line";
-  return "header field " + std::to_string(head_.headers.size() + 1);
+  return "header field " + std::to_string(fields_.size() + 1);
 }
 
 HttpRequestHeadParser::Result HttpRequestHeadParser::feed(std::span<const uint8_t> in, size_t& consumed) {
   consumed = 0;
   if (state_ == State::Complete) return Result::Complete;
   if (state_ == State::Error) return Result::Error;
+  const auto* data = reinterpret_cast<const char*>(in.data());
   size_t pos = 0;
+  size_t begin = 0;  // where the head starts in `in`, while held_ holds none of it
   while (pos < in.size()) {
-    std::string_view line;
     // head_bytes_ never passes max_head: every line ended so far fitted in what was left.
-    const LineStep step = next_line(in, pos, limits_.max_head - head_bytes_, line_, line);
-    consumed = pos;
-    if (step == LineStep::Partial) return check_partial_line() ? Result::NeedMore : Result::Error;
-    if (step == LineStep::TooLong) {
-      if (check_partial_line()) on_too_long();
+    const size_t max_line = limits_.max_head - head_bytes_;  // this line's bytes, its LF included
+    const char* start = data + pos;
+    const size_t n = std::min(in.size() - pos, max_line - buffered());
+    const auto* lf = static_cast<const char*>(n == 0 ? nullptr : std::memchr(start, '\n', n));
+    if (lf == nullptr) {  // the bytes all go to the line not yet ended
+      pos += n;
+      consumed = pos;
+      if (held_.empty()) {
+        held_.assign(data + begin, pos - begin);
+      } else {
+        held_.append(start, n);
+      }
+      const std::string_view line = std::string_view(held_).substr(head_bytes_);
+      if (line.size() < max_line) return check_partial_line(line) ? Result::NeedMore : Result::Error;
+      if (check_partial_line(line)) on_too_long(line);  // the same bytes whatever the split
       return Result::Error;
     }
-    const bool ok = on_line(line);
-    if (state_ != State::Error) {
-      line_.clear();
-      checked_ = 0;
+    const auto len = static_cast<size_t>(lf - start);
+    pos += len + 1;
+    consumed = pos;
+    bool ok;
+    if (held_.empty()) {  // the whole head so far is in `in`: parsed where it lies
+      ok = on_line(std::string_view(start, len), data + begin);
+    } else {
+      held_.append(start, len + 1);
+      ok = on_line(std::string_view(held_).substr(head_bytes_, held_.size() - head_bytes_ - 1), held_.data());
     }
+    checked_ = 0;
     if (!ok) return Result::Error;
-    if (state_ == State::Complete) return Result::Complete;
+    if (state_ == State::Complete) {
+      held_.clear();
+      return Result::Complete;
+    }
+    if (state_ == State::RequestLine) {  // an empty line before the request line, dropped
+      held_.clear();
+      begin = pos;
+    }
   }
+  // Every byte taken, the last line ended: the head so far waits in held_ for the next bytes.
+  if (held_.empty()) held_.assign(data + begin, pos - begin);
   return Result::NeedMore;
 }
 
 // Refuses control bytes while a line is still arriving, so that a client speaking something else
 // (a TLS ClientHello, binary junk) hears 400 at once; the same bytes give the same reason when the
-// line arrives whole, since on_line checks the whole line first.
-bool HttpRequestHeadParser::check_partial_line() {
-  const size_t i = first_bad_byte(line_, checked_, false);
-  if (i != kNpos) return fail(400, context() + ": " + bad_byte_why(line_, i));
-  checked_ = line_.empty() || line_.back() != '\r' ? line_.size() : line_.size() - 1;
+// line arrives whole, since the checks of a whole line look for them first.
+bool HttpRequestHeadParser::check_partial_line(std::string_view line) {
+  const size_t i = first_bad_byte(line, checked_, false);
+  if (i != kNpos) return fail(400, context() + ": " + bad_byte_why(line, i));
+  checked_ = line.empty() || line.back() != '\r' ? line.size() : line.size() - 1;
   return true;
 }
 
-bool HttpRequestHeadParser::on_too_long() {
+bool HttpRequestHeadParser::on_too_long(std::string_view line) {
   if (state_ == State::RequestLine) {
     // The request line alone fills the head: 414 when it is the target that is too long.
-    std::string_view l = line_;
-    const size_t sp = l.find(' ');
+    const size_t sp = line.find(' ');
     if (sp != kNpos) {
-      std::string_view target = l.substr(sp + 1);
+      std::string_view target = line.substr(sp + 1);
       target = target.substr(0, target.find(' '));
       if (target.size() > limits_.max_target) {
         return fail(
@@ -275,13 +281,12 @@ bool HttpRequestHeadParser::on_too_long() {
   return fail(431, "head: longer than " + std::to_string(limits_.max_head) + " bytes (at " + context() + ")");
 }
 
-bool HttpRequestHeadParser::on_line(std::string_view line) {
+// A line that ended, without its LF; `head` is where the head's first byte lies (the line is
+// among the bytes that follow it).
+bool HttpRequestHeadParser::on_line(std::string_view line, const char* head) {
   const size_t raw = line.size() + 1;
   // A line ends with CRLF; a bare LF is accepted as a line end too (RFC 9112 §2.2 MAY).
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (const size_t i = first_bad_byte(line, 0, true); i != kNpos) {
-    return fail(400, context() + ": " + bad_byte_why(line, i));
-  }
   if (state_ == State::RequestLine) {
     if (line.empty()) {  // RFC 9112 §2.2: empty lines before the request line are ignored
       if (++empty_lines_ > kMaxEmptyLinesBefore) {
@@ -291,15 +296,32 @@ bool HttpRequestHeadParser::on_line(std::string_view line) {
       return true;
     }
     head_bytes_ += raw;
-    return on_request_line(line);
+    return on_request_line(line, head);
   }
   head_bytes_ += raw;
-  if (line.empty()) return finish_head();
-  return on_field_line(line);
+  if (line.empty()) return build_head(head) && finish_head();
+  return on_field_line(line, head);
 }
 
 // RFC 9112 §3: request-line = method SP request-target SP HTTP-version, single SPs.
-bool HttpRequestHeadParser::on_request_line(std::string_view line) {
+bool HttpRequestHeadParser::on_request_line(std::string_view line, const char* head) {
+  size_t sp1 = 0, sp2 = 0;
+  HttpVersion version = HttpVersion::Http11;
+  if (!split_request_line(line, limits_.max_target, sp1, sp2, version)) return request_line_error(line);
+  const auto at = static_cast<uint32_t>(line.data() - head);
+  head_.version = version;
+  method_ = {at, static_cast<uint32_t>(sp1)};
+  target_ = {static_cast<uint32_t>(at + sp1 + 1), static_cast<uint32_t>(sp2 - sp1 - 1)};
+  state_ = State::Fields;
+  return true;
+}
+
+// A request line that is not the common one, looked at one rule at a time: fails with the first
+// broken rule's reason.
+bool HttpRequestHeadParser::request_line_error(std::string_view line) {
+  if (const size_t i = first_bad_byte(line, 0, true); i != kNpos) {
+    return fail(400, context() + ": " + bad_byte_why(line, i));
+  }
   const size_t sp1 = line.find(' ');
   if (sp1 == kNpos) {
     return fail(400,
@@ -318,39 +340,62 @@ bool HttpRequestHeadParser::on_request_line(std::string_view line) {
     return fail(414, "request line: request-target of " + std::to_string(target.size()) + " bytes, over " +
                          std::to_string(limits_.max_target));
   }
-  for (size_t i = 0; i < target.size(); ++i) {
-    const auto c = static_cast<unsigned char>(target[i]);
-    if (c < 0x21 || c > 0x7e) {
-      return fail(400,
-                  "request line: byte " + hex_byte(c) + " in the request-target (visible ASCII expected)");
+  for (const char ch : target) {
+    if ((byte_class(ch) & kVisible) == 0) {
+      return fail(400, "request line: byte " + hex_byte(static_cast<unsigned char>(ch)) +
+                           " in the request-target (visible ASCII expected)");
     }
   }
   // RFC 9112 §2.3: HTTP-version = "HTTP/" DIGIT "." DIGIT; a server answers 505 to a major
   // version it does not support.
-  if (version == "HTTP/1.1") {
-    head_.version = HttpVersion::Http11;
-  } else if (version == "HTTP/1.0") {
-    head_.version = HttpVersion::Http10;
-  } else if (version.size() == 8 && version.starts_with("HTTP/") && is_digit(version[5]) &&
-             version[6] == '.' && is_digit(version[7])) {
+  if (version.size() == 8 && version.starts_with("HTTP/") && is_digit(version[5]) && version[6] == '.' &&
+      is_digit(version[7])) {
     return fail(505, "request line: HTTP-version " + quoted(version) + " not supported");
-  } else {
-    return fail(400, "request line: " + quoted(version) + " is not an HTTP-version");
   }
-  head_.method.assign(method);
-  head_.target.assign(target);
-  state_ = State::Fields;
+  return fail(400, "request line: " + quoted(version) + " is not an HTTP-version");
+}
+
+bool HttpRequestHeadParser::on_field_line(std::string_view line, const char* head) {
+  std::string_view name, value;
+  if (!split_field_line(line, name, value)) return field_line_error(line);
+  if (fields_.size() >= limits_.max_headers) return too_many_fields();
+  const auto span = [head](std::string_view v) {
+    return Span{static_cast<uint32_t>(v.data() - head), static_cast<uint32_t>(v.size())};
+  };
+  fields_.push_back({span(name), span(value)});
   return true;
 }
 
-bool HttpRequestHeadParser::on_field_line(std::string_view line) {
-  if (head_.headers.size() >= limits_.max_headers) {
-    return fail(431, context() + ": more than " + std::to_string(limits_.max_headers) + " header fields");
+// A field line that is not the common one, looked at one rule at a time, in the order that picks
+// the reason: control bytes, the field count, then the line's form. Such a line breaks one.
+bool HttpRequestHeadParser::field_line_error(std::string_view line) {
+  if (const size_t i = first_bad_byte(line, 0, true); i != kNpos) {
+    return fail(400, context() + ": " + bad_byte_why(line, i));
   }
+  if (fields_.size() >= limits_.max_headers) return too_many_fields();
   std::string_view name, value;
-  if (std::string why = field_line_error(line, name, value); !why.empty())
-    return fail(400, context() + ": " + why);
-  head_.headers.push_back({std::string(name), std::string(value)});
+  std::string why = http_syntax::field_line_error(line, name, value);
+  return fail(400, context() + ": " + (why.empty() ? "malformed" : why));
+}
+
+bool HttpRequestHeadParser::too_many_fields() {
+  return fail(431, context() + ": more than " + std::to_string(limits_.max_headers) + " header fields");
+}
+
+// The blank line arrived: the head's bytes (head_bytes_ from `head`) are copied once into the
+// head's block, and its views made.
+bool HttpRequestHeadParser::build_head(const char* head) {
+  HttpRequestHead& h = head_;
+  HttpHeaderField* table = h.allocate(fields_.size(), head_bytes_);
+  char* bytes = reinterpret_cast<char*>(table + fields_.size());
+  std::memcpy(bytes, head, head_bytes_);
+  const auto view = [bytes](Span s) { return std::string_view(bytes + s.at, s.size); };
+  h.method = view(method_);
+  h.target = view(target_);
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    std::construct_at(table + i, HttpHeaderField{view(fields_[i].name), view(fields_[i].value)});
+  }
+  h.headers = {table, fields_.size()};
   return true;
 }
 
@@ -361,207 +406,95 @@ bool HttpRequestHeadParser::finish_head() {
   size_t hosts = 0, chunked_count = 0;
   std::string_view unsupported;
   for (const auto& f : h.headers) {
-    if (iequals(f.name, "Content-Length")) {
-      // RFC 9112 §6.3 item 5: a list or repeated fields of one same value stand for that value.
-      for (const std::string_view v : split_list(f.value)) {
-        uint64_t n = 0;
-        const Number r = parse_decimal(v, n);
-        if (r == Number::NotNumber)
-          return fail(400, "header 'Content-Length': " + quoted(v) + " is not a number");
-        if (r == Number::TooLarge)
-          return fail(400, "header 'Content-Length': " + quoted(v) + " is too large");
-        if (h.content_length && *h.content_length != n) {
-          return fail(400, "header 'Content-Length': values " + std::to_string(*h.content_length) + " and " +
-                               std::to_string(n) + " disagree");
-        }
-        h.content_length = n;
-      }
-    } else if (iequals(f.name, "Transfer-Encoding")) {
-      transfer_encoding = true;
-      for (const std::string_view v : split_list(f.value)) {
-        if (v.empty()) continue;  // RFC 9110 §5.6.1.2: empty list elements are ignored
-        if (iequals(v, "chunked")) {
-          ++chunked_count;
-        } else if (unsupported.empty()) {
-          const std::string_view name = trim_ows(v.substr(0, v.find(';')));
-          if (!is_token(name))
-            return fail(400, "header 'Transfer-Encoding': " + quoted(v) + " is not a coding");
-          unsupported = v;
-        }
-      }
-    } else if (iequals(f.name, "Connection")) {
-      for (const std::string_view v : split_list(f.value)) {
-        if (iequals(v, "close")) close = true;
-        if (iequals(v, "keep-alive")) keep_alive = true;
-      }
-    } else if (iequals(f.name, "Expect")) {
-      // RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request MUST be ignored.
-      if (iequals(f.value, "100-continue") && h.version == HttpVersion::Http11) h.expect_continue = true;
-    } else if (iequals(f.name, "Host")) {
-      // RFC 9112 §3.2: a request with more than one Host field MUST be answered 400.
-      if (++hosts > 1) return fail(400, "header 'Host': more than one Host field");
-      h.has_host = true;
+    switch (framing_field(f.name)) {
+      case Framing::ContentLength:
+        if (!content_length_field(f.value)) return false;
+        break;
+      case Framing::TransferEncoding:
+        transfer_encoding = true;
+        if (!transfer_encoding_field(f.value, unsupported, chunked_count)) return false;
+        break;
+      case Framing::Connection:
+        each_list_element(f.value, [&](std::string_view v) {
+          close = close || iequals(v, "close");
+          keep_alive = keep_alive || iequals(v, "keep-alive");
+          return true;
+        });
+        break;
+      case Framing::Expect:
+        // RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request MUST be ignored.
+        if (iequals(f.value, "100-continue") && h.version == HttpVersion::Http11) h.expect_continue = true;
+        break;
+      case Framing::Host:
+        // RFC 9112 §3.2: a request with more than one Host field MUST be answered 400.
+        if (++hosts > 1) return fail(400, "header 'Host': more than one Host field");
+        h.has_host = true;
+        break;
+      case Framing::Other:
+        break;
     }
   }
-  if (transfer_encoding) {
-    if (h.version == HttpVersion::Http10) {
-      // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
-      return fail(400, "header 'Transfer-Encoding': not allowed in an HTTP/1.0 request");
-    }
-    if (h.content_length) {
-      // RFC 9112 §6.1: a server MAY reject a request with both; we do (request smuggling).
-      return fail(400, "header 'Transfer-Encoding': sent with Content-Length");
-    }
-    // RFC 9112 §6.1: a server SHOULD answer 501 to a transfer coding it does not understand.
-    if (!unsupported.empty()) {
-      return fail(501,
-                  "header 'Transfer-Encoding': transfer coding " + quoted(unsupported) + " not supported");
-    }
-    if (chunked_count == 0) return fail(400, "header 'Transfer-Encoding': no transfer coding");
-    // RFC 9112 §6.1: chunked MUST NOT be applied more than once; only chunked codings remain here,
-    // so it is also the final one (§6.3 item 4).
-    if (chunked_count > 1) return fail(400, "header 'Transfer-Encoding': chunked more than once");
-    h.chunked = true;
-  }
+  if (transfer_encoding && !check_transfer_encoding(unsupported, chunked_count)) return false;
   // RFC 9112 §9.3: HTTP/1.1 persists unless "close"; HTTP/1.0 only with "keep-alive".
   h.keep_alive = !close && (h.version == HttpVersion::Http11 || keep_alive);
   state_ = State::Complete;
   return true;
 }
 
-// ---- HttpChunkedDecoder -------------------------------------------------------------------------
-
-HttpChunkedDecoder::HttpChunkedDecoder(size_t max_body) : max_body_(max_body) {}
-
-void HttpChunkedDecoder::reset() {
-  state_ = State::Size;
-  line_.clear();
-  remaining_ = 0;
-  total_ = 0;
-  trailer_bytes_ = 0;
-  status_ = 0;
-  why_.clear();
-}
-
-bool HttpChunkedDecoder::fail(int status, std::string why) {
-  state_ = State::Error;
-  status_ = status;
-  why_ = std::move(why);
-  line_.clear();
-  return false;
-}
-
-HttpChunkedDecoder::Result HttpChunkedDecoder::feed(std::span<const uint8_t> in, size_t& consumed,
-                                                    std::string& out) {
-  consumed = 0;
-  if (state_ == State::Done) return Result::Done;
-  if (state_ == State::Error) return Result::Error;
-  size_t pos = 0;
-  while (pos < in.size()) {
-    switch (state_) {
-      case State::Size:
-      case State::Trailer: {
-        const bool size_line = state_ == State::Size;
-        std::string_view line;
-        const LineStep step =
-            next_line(in, pos, size_line ? kMaxChunkSizeLine : kMaxTrailer - trailer_bytes_, line_, line);
-        consumed = pos;
-        if (step == LineStep::Partial) break;
-        if (step == LineStep::TooLong) {
-          fail(400, size_line
-                        ? "chunk size line: longer than " + std::to_string(kMaxChunkSizeLine) + " bytes"
-                        : "chunked trailer section: longer than " + std::to_string(kMaxTrailer) + " bytes");
-          return Result::Error;
-        }
-        if (!size_line) trailer_bytes_ += line.size() + 1;
-        const bool ok = size_line ? on_size_line(line) : on_trailer_line(line);
-        line_.clear();
-        if (!ok) return Result::Error;
-        if (state_ == State::Done) return Result::Done;
-        break;
-      }
-      case State::Data: {
-        const auto n = static_cast<size_t>(std::min<uint64_t>(remaining_, in.size() - pos));
-        out.append(reinterpret_cast<const char*>(in.data() + pos), n);
-        pos += n;
-        remaining_ -= n;
-        total_ += n;
-        if (remaining_ == 0) state_ = State::DataCr;
-        break;
-      }
-      case State::DataCr:
-      case State::DataLf: {
-        // RFC 9112 §7.1: chunk = chunk-size [ chunk-ext ] CRLF chunk-data CRLF
-        const char want = state_ == State::DataCr ? '\r' : '\n';
-        if (in[pos] != want) {
-          consumed = pos;
-          fail(400, "chunk data: expected CRLF after the chunk's data, got byte " + hex_byte(in[pos]));
-          return Result::Error;
-        }
-        ++pos;
-        state_ = state_ == State::DataCr ? State::DataLf : State::Size;
-        break;
-      }
-      case State::Done:
-      case State::Error:
-        break;  // returned above
+// RFC 9112 §6.3 item 5: a list or repeated fields of one same value stand for that value.
+bool HttpRequestHeadParser::content_length_field(std::string_view value) {
+  std::optional<uint64_t>& length = head_.content_length;
+  return each_list_element(value, [&](std::string_view v) {
+    uint64_t n = 0;
+    const Number r = parse_decimal(v, n);
+    if (r == Number::NotNumber)
+      return fail(400, "header 'Content-Length': " + quoted(v) + " is not a number");
+    if (r == Number::TooLarge) return fail(400, "header 'Content-Length': " + quoted(v) + " is too large");
+    if (length && *length != n) {
+      return fail(400, "header 'Content-Length': values " + std::to_string(*length) + " and " +
+                           std::to_string(n) + " disagree");
     }
-  }
-  consumed = pos;
-  return Result::NeedMore;
+    length = n;
+    return true;
+  });
 }
 
-// RFC 9112 §7.1: chunk-size = 1*HEXDIG, then chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS
-// ext-val ] ), ignored; then CRLF.
-bool HttpChunkedDecoder::on_size_line(std::string_view line) {
-  if (line.empty() || line.back() != '\r') return fail(400, "chunk size line: must end with CRLF");
-  line.remove_suffix(1);
-  if (const size_t i = first_bad_byte(line, 0, true); i != kNpos) {
-    return fail(400, "chunk size line: " + bad_byte_why(line, i));
-  }
-  size_t digits = 0;
-  uint64_t size = 0;
-  while (digits < line.size() && hex_value(line[digits]) >= 0) {
-    if (++digits > kMaxChunkSizeDigits) {
-      return fail(400, "chunk size: more than " + std::to_string(kMaxChunkSizeDigits) + " hex digits");
+// The codings of one Transfer-Encoding field: chunked counted, the first other one kept.
+bool HttpRequestHeadParser::transfer_encoding_field(std::string_view value, std::string_view& unsupported,
+                                                    size_t& chunked_count) {
+  return each_list_element(value, [&](std::string_view v) {
+    if (v.empty()) return true;  // RFC 9110 §5.6.1.2: empty list elements are ignored
+    if (iequals(v, "chunked")) {
+      ++chunked_count;
+    } else if (unsupported.empty()) {
+      if (!is_token(trim_ows(v.substr(0, v.find(';')))))
+        return fail(400, "header 'Transfer-Encoding': " + quoted(v) + " is not a coding");
+      unsupported = v;
     }
-    size = size << 4 | static_cast<uint64_t>(hex_value(line[digits - 1]));
-  }
-  if (digits == 0) return fail(400, "chunk size: " + quoted(line) + " is not a hexadecimal size");
-  const std::string_view ext = line.substr(digits);
-  const std::string_view after_bws = trim_ows(ext);
-  if (!ext.empty() && (after_bws.empty() || after_bws.front() != ';')) {
-    return fail(400, "chunk size line: expected ';' or CRLF after the size, got " + quoted(ext));
-  }
-  if (size == 0) {  // last-chunk: trailer fields then CRLF follow
-    state_ = State::Trailer;
     return true;
-  }
-  if (size > max_body_ - total_) {
-    return fail(413, "chunked body: a chunk of " + std::to_string(size) + " bytes after " +
-                         std::to_string(total_) + " takes it over the limit of " + std::to_string(max_body_) +
-                         " bytes");
-  }
-  remaining_ = size;
-  state_ = State::Data;
-  return true;
+  });
 }
 
-// RFC 9112 §7.1.2: trailer-section = *( field-line CRLF ), then CRLF; the fields are dropped.
-bool HttpChunkedDecoder::on_trailer_line(std::string_view line) {
-  if (line.empty() || line.back() != '\r') return fail(400, "chunked trailer: lines must end with CRLF");
-  line.remove_suffix(1);
-  if (line.empty()) {
-    state_ = State::Done;
-    return true;
+// A request with Transfer-Encoding (RFC 9112 §6.1): chunked, once, as the only coding.
+bool HttpRequestHeadParser::check_transfer_encoding(std::string_view unsupported, size_t chunked_count) {
+  HttpRequestHead& h = head_;
+  if (h.version == HttpVersion::Http10) {
+    // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+    return fail(400, "header 'Transfer-Encoding': not allowed in an HTTP/1.0 request");
   }
-  if (const size_t i = first_bad_byte(line, 0, true); i != kNpos) {
-    return fail(400, "chunked trailer: " + bad_byte_why(line, i));
+  if (h.content_length) {
+    // RFC 9112 §6.1: a server MAY reject a request with both; we do (request smuggling).
+    return fail(400, "header 'Transfer-Encoding': sent with Content-Length");
   }
-  std::string_view name, value;
-  if (std::string why = field_line_error(line, name, value); !why.empty()) {
-    return fail(400, "chunked trailer: " + why);
+  // RFC 9112 §6.1: a server SHOULD answer 501 to a transfer coding it does not understand.
+  if (!unsupported.empty()) {
+    return fail(501, "header 'Transfer-Encoding': transfer coding " + quoted(unsupported) + " not supported");
   }
+  if (chunked_count == 0) return fail(400, "header 'Transfer-Encoding': no transfer coding");
+  // RFC 9112 §6.1: chunked MUST NOT be applied more than once; only chunked codings remain here,
+  // so it is also the final one (§6.3 item 4).
+  if (chunked_count > 1) return fail(400, "header 'Transfer-Encoding': chunked more than once");
+  h.chunked = true;
   return true;
 }
 

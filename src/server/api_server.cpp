@@ -40,7 +40,7 @@ bool ApiServer::authorized(const HttpExchange& ex, Access access) const {
   const auto& api = ctx_.config->api;
   if (!api.token || access == Access::Public) return true;
   if (access == Access::Metrics && api.metrics_public) return true;
-  const std::string* h = ex.header("Authorization");
+  const std::string_view* h = ex.header("Authorization");
   if (!h) return false;
   const std::string_view given(*h);
   const std::string_view scheme = "Bearer ";

@@ -30,7 +30,7 @@ void note_hls_bytes(HttpServer& http, const HttpRequestInfo& info, size_t bytes)
 void note_hls_viewer(net::ServerContext& ctx, const HttpExchange& ex, const HttpRequestInfo& info,
                      const media::StreamKey& key) {
   if (!ctx.monitor || info.method == HttpMethod::Head) return;
-  const std::string* ua = ex.header("User-Agent");
+  const std::string_view* ua = ex.header("User-Agent");
   const std::string_view peer = info.peer;
   const std::string_view addr = peer.substr(0, peer.rfind(':'));  // npos: all of it
   const config::AppConfig* app = ctx.config->find_app(key.app);

@@ -173,12 +173,12 @@ void HttpConnection::dispatch() {
   if (!method) {
     // RFC 9110 §9.1: "An origin server that receives a request method that is unrecognized or not
     // implemented SHOULD respond with the 501 (Not Implemented) status code".
-    fail_request(501, "method " + head_.method.substr(0, 32) + " not implemented");
+    fail_request(501, "method " + std::string(head_.method.substr(0, 32)) + " not implemented");
     return;
   }
   HttpRequestInfo info;
   info.method = *method;
-  info.target = head_.target;
+  info.target = head_.target;  // a copy: a held request's info may outlive the head
   info.peer = peer_;
   info.started_ms = ctx.timers->now_ms();
   info.id = ctx.sessions->next_id();

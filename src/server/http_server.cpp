@@ -256,7 +256,7 @@ void HttpServer::reply_options(HttpExchange& ex, const HttpRequestInfo& info, Ht
   add_cors_headers(ex);
   const std::string methods = allow.list();
   ex.add_header("Access-Control-Allow-Methods", methods);
-  const std::string* want = ex.header("Access-Control-Request-Headers");
+  const std::string_view* want = ex.header("Access-Control-Request-Headers");
   if (want && want->size() < 1024) ex.add_header("Access-Control-Allow-Headers", *want);
   ex.add_header("Access-Control-Max-Age", "86400");
   ex.add_header("Allow", methods);

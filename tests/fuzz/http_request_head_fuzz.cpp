@@ -2,7 +2,8 @@
 // The input is what a client sends on one connection: request heads, each followed by its body
 // (Content-Length bytes skipped, chunked bodies decoded), up to a few pipelined requests. The
 // input is also fed to a chunked decoder alone.
-// Invariants: no crash; the same trace (results, heads, error statuses and reasons, decoded
+// Invariants: no crash; method, target and fields view the head's own bytes, and a copy's view
+// its copy of them; the same trace (results, heads, error statuses and reasons, decoded
 // bodies, where each request ended) whether the bytes come whole, cut in two at a point derived
 // from the first byte, or byte by byte; NeedMore consumes everything it is given and never
 // buffers more than max_head bytes; Complete means consumed <= input and a non-empty token method
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,14 +42,29 @@ bool is_tchar(unsigned char c) {
 }
 
 std::string describe(const HttpRequestHead& h) {
-  std::string s = h.method + ' ' + h.target + (h.version == HttpVersion::Http10 ? " 1.0" : " 1.1");
-  for (const auto& f : h.headers) s += '|' + f.name + ':' + f.value;
+  std::string s = std::string(h.method) + ' ' + std::string(h.target) +
+                  (h.version == HttpVersion::Http10 ? " 1.0" : " 1.1");
+  for (const auto& f : h.headers) s += '|' + std::string(f.name) + ':' + std::string(f.value);
   s += h.content_length ? " cl=" + std::to_string(*h.content_length) : " cl=-";
   s += h.chunked ? " chunked" : "";
   s += h.keep_alive ? " ka" : " close";
   s += h.expect_continue ? " 100" : "";
   s += h.has_host ? " host" : "";
   return s;
+}
+
+// Whether `v` lies in `bytes`.
+bool inside(std::string_view v, std::string_view bytes) {
+  const auto at = reinterpret_cast<uintptr_t>(v.data()), from = reinterpret_cast<uintptr_t>(bytes.data());
+  return at >= from && at + v.size() <= from + bytes.size();
+}
+
+// The method, target and fields view the head's own bytes, which end with the blank line.
+void check_views(const HttpRequestHead& h) {
+  const std::string_view b = h.bytes();
+  check(b.starts_with(h.method) && (b.ends_with("\n\n") || b.ends_with("\n\r\n")));
+  check(inside(h.method, b) && inside(h.target, b));
+  for (const auto& f : h.headers) check(inside(f.name, b) && inside(f.value, b));
 }
 
 void check_head(const HttpRequestHead& h, const HttpParseLimits& lim) {
@@ -62,6 +79,13 @@ void check_head(const HttpRequestHead& h, const HttpParseLimits& lim) {
     for (unsigned char c : f.value) check(c >= 0x20 ? c != 0x7f : c == '\t');
     if (!f.value.empty()) check(f.value.front() != ' ' && f.value.back() != ' ');
   }
+  check_views(h);
+  // A copy views its own bytes and reads the same, after the original is gone.
+  auto copy = std::make_unique<HttpRequestHead>(h);
+  const HttpRequestHead again = *copy;
+  copy.reset();
+  check_views(again);
+  check(again.bytes().data() != h.bytes().data() && describe(again) == describe(h));
   check(!(h.chunked && h.content_length));
   if (h.chunked) check(h.version == HttpVersion::Http11);
   if (h.version == HttpVersion::Http10) check(!h.expect_continue);

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,8 +75,9 @@ std::string summary(const Parsed& p) {
   const HttpRequestHead& h = p.head;
   std::string s = std::to_string(static_cast<int>(p.result)) + " " + std::to_string(p.status) + " " + p.why;
   if (p.result != Result::Error) s += " @" + std::to_string(p.consumed);
-  s += " " + h.method + " " + h.target + (h.version == HttpVersion::Http10 ? " 1.0" : " 1.1");
-  for (const auto& f : h.headers) s += "|" + f.name + ":" + f.value;
+  s.append(" ").append(h.method).append(" ").append(h.target).append(
+      h.version == HttpVersion::Http10 ? " 1.0" : " 1.1");
+  for (const auto& f : h.headers) s.append("|").append(f.name).append(":").append(f.value);
   s += " cl=" + (h.content_length ? std::to_string(*h.content_length) : std::string("-"));
   s += std::string(h.chunked ? " chunked" : "") + (h.keep_alive ? " ka" : "") +
        (h.expect_continue ? " 100" : "");
@@ -442,6 +446,129 @@ TEST(HttpRequestHeadParser, FindIsCaseInsensitiveAndKeepsTheFirst) {
   EXPECT_EQ(p.head.find("X-Ta"), nullptr);
   EXPECT_EQ(p.head.find("Missing"), nullptr);
   EXPECT_EQ(p.head.headers[3].name, "CONTENT-TYPE");  // names as received, in order
+}
+
+namespace {
+
+// Whether `v` lies in `bytes`.
+bool views_into(std::string_view v, std::string_view bytes) {
+  const std::less_equal<const char*> le;
+  return le(bytes.data(), v.data()) && le(v.data() + v.size(), bytes.data() + bytes.size());
+}
+
+bool all_views_into(const HttpRequestHead& h, std::string_view bytes) {
+  bool in = views_into(h.method, bytes) && views_into(h.target, bytes);
+  for (const auto& f : h.headers) in = in && views_into(f.name, bytes) && views_into(f.value, bytes);
+  return in;
+}
+
+}  // namespace
+
+TEST(HttpRequestHeadParser, ViewsLiveAsLongAsTheHead) {
+  // The head keeps its own copy of its bytes: the input overwritten (a connection erases what it
+  // parsed) and the parser gone, the views still read the request.
+  std::string input = "GET /live/cam.m3u8?t=1 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t/1\r\n\r\nNEXT";
+  const std::string text = input.substr(0, input.size() - 4);
+  HttpRequestHead h;
+  {
+    HttpRequestHeadParser p;
+    size_t used = 0;
+    ASSERT_EQ(p.feed(bytes(input), used), Result::Complete);
+    EXPECT_EQ(used, text.size());
+    h = p.take();
+  }
+  std::fill(input.begin(), input.end(), '#');
+  EXPECT_EQ(h.bytes(), text);
+  EXPECT_TRUE(all_views_into(h, h.bytes()));
+  EXPECT_EQ(h.method, "GET");
+  EXPECT_EQ(h.target, "/live/cam.m3u8?t=1");
+  ASSERT_EQ(h.headers.size(), 2u);
+  EXPECT_EQ(h.headers[1].name, "User-Agent");
+  ASSERT_NE(h.find("HOST"), nullptr);
+  EXPECT_EQ(*h.find("HOST"), "example.com");
+  EXPECT_TRUE(views_into(*h.find("host"), h.bytes()));
+
+  // A move keeps the bytes where they are (an exchange takes the head by move).
+  const char* where = h.bytes().data();
+  auto moved = std::make_unique<HttpRequestHead>(std::move(h));
+  EXPECT_EQ(moved->bytes().data(), where);
+  EXPECT_EQ(moved->target.data(), where + 4);
+  // A copy, or a copy assigned, has bytes of its own and outlives the original.
+  HttpRequestHead copy = *moved;
+  HttpRequestHead assigned;
+  assigned = *moved;
+  moved.reset();
+  for (const HttpRequestHead* c : {&copy, &assigned}) {
+    EXPECT_EQ(c->bytes(), text);
+    EXPECT_TRUE(all_views_into(*c, c->bytes()));
+    EXPECT_EQ(c->target, "/live/cam.m3u8?t=1");
+    ASSERT_EQ(c->headers.size(), 2u);
+    EXPECT_EQ(c->headers[0].value, "example.com");
+    ASSERT_NE(c->find("user-agent"), nullptr);
+    EXPECT_EQ(*c->find("user-agent"), "t/1");
+    EXPECT_TRUE(c->has_host);
+  }
+  EXPECT_NE(copy.bytes().data(), assigned.bytes().data());
+  // A head not made by the parser (views of other storage) is copied as it is.
+  HttpRequestHead plain;
+  plain.method = "GET";
+  HttpRequestHead plain_copy = plain;
+  EXPECT_EQ(plain_copy.method.data(), plain.method.data());
+  EXPECT_TRUE(plain_copy.bytes().empty());
+}
+
+TEST(HttpRequestHeadParser, AHeadSplitOverSeveralReads) {
+  // As a connection reads: each piece in a buffer that is overwritten once fed, cuts anywhere
+  // (inside a CRLF, a name, a value, the empty line before the request line).
+  const std::string text =
+      "\r\nGET /a HTTP/1.1\r\nHost: h\r\nX-Long: " + std::string(300, 'v') + "\r\nConnection: close\r\n\r\n";
+  const Parsed whole = parse(text);
+  ASSERT_EQ(whole.result, Result::Complete) << whole.why;
+  for (size_t step : {1, 2, 3, 5, 17, 64, 200, 340}) {
+    SCOPED_TRACE(step);
+    HttpRequestHeadParser p;
+    std::string piece;
+    size_t total = 0;
+    Result r = Result::NeedMore;
+    while (r == Result::NeedMore && total < text.size()) {
+      piece = text.substr(total, step);
+      size_t used = 0;
+      r = p.feed(bytes(piece), used);
+      std::fill(piece.begin(), piece.end(), '#');
+      total += used;
+      if (r == Result::NeedMore) {
+        EXPECT_FALSE(p.idle() && total > 2);
+      }
+    }
+    ASSERT_EQ(r, Result::Complete) << p.error().why;
+    Parsed got{r, total, p.take(), 0, {}};
+    EXPECT_EQ(summary(got), summary(whole));
+    EXPECT_EQ(got.head.bytes(), text.substr(2));  // the empty line before is not the head's
+    EXPECT_TRUE(all_views_into(got.head, got.head.bytes()));
+    ASSERT_EQ(got.head.headers.size(), 3u);
+    EXPECT_EQ(got.head.headers[1].value, std::string(300, 'v'));
+    EXPECT_FALSE(got.head.keep_alive);
+  }
+}
+
+TEST(HttpRequestHeadParser, IdleUntilTheFirstByteOfARequest) {
+  HttpRequestHeadParser p;
+  size_t used = 0;
+  EXPECT_TRUE(p.idle());
+  EXPECT_EQ(p.feed(bytes("\r\n"), used), Result::NeedMore);
+  EXPECT_TRUE(p.idle());  // an empty line before the request line is no request yet
+  EXPECT_EQ(p.feed(bytes("\r"), used), Result::NeedMore);
+  EXPECT_FALSE(p.idle());
+  EXPECT_EQ(p.feed(bytes("\nG"), used), Result::NeedMore);
+  EXPECT_FALSE(p.idle());
+  EXPECT_EQ(p.buffered(), 1u);
+  EXPECT_EQ(p.feed(bytes("ET / HTTP/1.1\r\nHost: a\r\n"), used), Result::NeedMore);
+  EXPECT_EQ(p.buffered(), 0u);
+  EXPECT_FALSE(p.idle());
+  EXPECT_EQ(p.feed(bytes("\r\n"), used), Result::Complete);
+  EXPECT_EQ(p.head().bytes(), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+  p.reset();
+  EXPECT_TRUE(p.idle());
 }
 
 // ---- HttpChunkedDecoder -------------------------------------------------------------------------

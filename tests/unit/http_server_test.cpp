@@ -189,6 +189,38 @@ TEST_F(HttpServerTest, AStreamTakenFromAHeldExchangeKeepsItsConnection) {
   ::close(fd);
 }
 
+// The request's header values view its head (protocol/http_request_head.h), which the exchange
+// owns: a head that arrived in pieces, then pipelined bytes read while the exchange is held (the
+// connection's input buffer grows and is erased), and the held exchange still reads its fields.
+TEST_F(HttpServerTest, AHeldExchangeReadsItsHeadAfterTheConnectionReadOn) {
+  HttpHeld held;
+  server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact,
+                        [&](HttpExchange& ex, const HttpRequestInfo&) { held = ex.hold(); });
+  const int fd = connect_client();
+  const std::string tag(200, 't');
+  for (const std::string& piece : {std::string("GET /later HT"), std::string("TP/1.1\r\nHo"),
+                                   std::string("st: x\r\nX-Tag: ") + tag.substr(0, 90), tag.substr(90) + "\r",
+                                   std::string("\nUser-Agent: piecewise/1\r\n\r")}) {
+    send_all(fd, piece);
+    loop(20);
+  }
+  send_all(fd, "\nGET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(4000, 'p') + "\r\n\r\n");
+  loop(50);
+  ASSERT_TRUE(held);
+  HttpExchange& ex = *held.get();
+  ASSERT_NE(ex.header("x-tag"), nullptr);
+  EXPECT_EQ(*ex.header("x-tag"), tag);
+  ASSERT_NE(ex.header("User-Agent"), nullptr);
+  EXPECT_EQ(*ex.header("User-Agent"), "piecewise/1");
+  EXPECT_EQ(ex.header("X-Pad"), nullptr) << "the pipelined request's fields are its own";
+  ex.add_header("X-Echo", *ex.header("user-agent"));
+  ex.reply(200, std::string_view("late\n"));
+  const std::string got = read_some(fd);
+  EXPECT_NE(got.find("X-Echo: piecewise/1\r\n"), std::string::npos) << got.substr(0, 300);
+  EXPECT_NE(got.find("ok worker="), std::string::npos) << "the pipelined request is answered next";
+  ::close(fd);
+}
+
 TEST_F(HttpServerTest, ARequestMustArriveWithinTheTimeout) {
   const int slow = connect_client();
   send_all(slow, "GET /healthz HTTP/1.1\r\nHo");  // half a head, then silence

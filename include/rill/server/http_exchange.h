@@ -107,8 +107,9 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // ---- the request ------------------------------------------------------------------------
   const HttpRequestInfo& info() const { return info_; }
   HttpMethod method() const { return info_.method; }
-  // A request header by name, case-insensitive; null when absent.
-  const std::string* header(std::string_view name) const { return head_.find(name); }
+  // A request header by name, case-insensitive; null when absent. The value views the request's
+  // head, which lives as long as the exchange: copy what must outlive it.
+  const std::string_view* header(std::string_view name) const { return head_.find(name); }
   const std::string& body() const { return body_; }  // Content-Length or chunked, at most http.max_body_size
   bool secure() const;                               // HTTPS
   bool http10() const { return head_.version == protocol::HttpVersion::Http10; }
