@@ -471,6 +471,7 @@ struct Master::Impl {
                delay.count() == 0 ? std::string("respawning")
                                   : "respawning in " + std::to_string(delay.count()) + " ms (back-off: " +
                                         std::to_string(s.quick_deaths) + " quick deaths in a row)");
+    counters->add(p.slot, workers::Counter::Respawns, 1);  // rill_worker_restarts_total
     if (delay.count() == 0)
       spawn(p.slot);
     else

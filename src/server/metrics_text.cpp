@@ -156,6 +156,10 @@ void worker_families(std::string& out, const json& gathered) {
   Family cpu(out, "rill_worker_cpu_seconds_total", "counter", "CPU time of the worker slot's processes.");
   for (const json& r : arr(gathered, "rows"))
     cpu.sample(num(r, "cpu_seconds"), {"worker", std::to_string(r.value("slot", 0))});
+  Family restarts(out, "rill_worker_restarts_total", "counter",
+                  "Deaths of the worker slot's process that the master respawned (not reloads).");
+  for (const json& r : arr(gathered, "rows"))
+    restarts.sample(num(r, "restarts"), {"worker", std::to_string(r.value("slot", 0))});
   // Per process: a slot has two during a reload (the retiring one and the new one), told apart by pid.
   const int newest = newest_generation(gathered);
   Family retiring(out, "rill_worker_retiring", "gauge",
@@ -178,6 +182,11 @@ void worker_families(std::string& out, const json& gathered) {
   Family fds(out, "rill_worker_open_fds", "gauge", "Open file descriptors of the worker.");
   per_worker([&](const json& p, const std::string& id, const std::string& pid) {
     fds.sample(num(p, "open_fds"), {"worker", id, "pid", pid});
+  });
+  Family max_fds(out, "rill_worker_max_fds", "gauge",
+                 "The worker's descriptor limit (soft RLIMIT_NOFILE; 0: unknown).");
+  per_worker([&](const json& p, const std::string& id, const std::string& pid) {
+    max_fds.sample(num(p, "max_fds"), {"worker", id, "pid", pid});
   });
   Family hold(
       out, "rill_worker_merge_hold_seconds", "gauge",

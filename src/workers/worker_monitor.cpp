@@ -56,6 +56,12 @@ size_t open_fds() {
   return n > 0 ? n - 1 : 0;  // less the directory's own descriptor
 }
 
+// The soft RLIMIT_NOFILE: the most descriptors the worker may open (0: unknown).
+uint64_t max_fds() {
+  rlimit rl{};
+  return ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<uint64_t>(rl.rlim_cur) : 0;
+}
+
 }  // namespace
 
 void WorkerMonitor::Rate::add(int64_t t, uint64_t bytes) {
@@ -265,7 +271,8 @@ json WorkerMonitor::all_rows(uint32_t slots) {
                       {"worker-link", get(Counter::AcceptedLink)}}},
                     {"dropped_frames", get(Counter::DroppedFrames)},
                     {"hls_segments", get(Counter::HlsSegments)},
-                    {"cpu_seconds", static_cast<double>(get(Counter::CpuMicros)) / 1e6}});
+                    {"cpu_seconds", static_cast<double>(get(Counter::CpuMicros)) / 1e6},
+                    {"restarts", get(Counter::Respawns)}});
   }
   return rows;
 }
@@ -280,6 +287,7 @@ json WorkerMonitor::process() const {
       {"cpu_pct", cpu_pct_},
       {"rss_bytes", rss_bytes()},
       {"open_fds", open_fds()},
+      {"max_fds", max_fds()},
       {"loop_lag", {{"sum_s", lag_sum_s_}, {"count", lag_count_}, {"max_s", lag_max_s_}}},
       {"bitrate_in_kbps", in_rate_.kbps()},
       {"bitrate_out_kbps", out_rate_.kbps()},

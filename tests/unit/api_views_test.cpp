@@ -227,6 +227,22 @@ TEST(MetricsText, FamiliesAndSums) {
   }
 }
 
+// What the shipped alerts (packaging/prometheus/rill-alerts.yml) need: the respawns of a slot
+// (from its shared counter row) and each worker's descriptor limit beside its open descriptors.
+TEST(MetricsText, WorkerRestartsAndDescriptorLimit) {
+  json g = gathered();
+  g["rows"][1]["restarts"] = 3;
+  g["workers"][0]["process"]["max_fds"] = 1024;
+  const std::string text = metrics_text(g, kNow);
+  EXPECT_NE(text.find("# TYPE rill_worker_restarts_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_restarts_total{worker=\"0\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_restarts_total{worker=\"1\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE rill_worker_max_fds gauge\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_max_fds{worker=\"0\",pid=\"100\"} 1024\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_max_fds{worker=\"1\",pid=\"101\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_worker_open_fds{worker=\"0\",pid=\"100\"} 20\n"), std::string::npos);
+}
+
 TEST(MetricsText, LabelEscaping) { EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
 
 // After a reload: slot 0's old worker (generation 0, pid 100) still owns live/a and its players;

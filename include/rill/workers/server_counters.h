@@ -24,6 +24,7 @@ enum class Counter : uint8_t {
   DroppedFrames,   // frames dropped for slow consumers
   HlsSegments,     // HLS segments produced
   CpuMicros,       // the worker processes' user + system CPU time
+  Respawns,        // the master's respawns of the slot's worker after it died
   kCount,
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

@@ -46,10 +46,10 @@ class WorkerMonitor {
 
   // This worker's slot row of the shared counters, published first (so that no value reported
   // is ever above what the row holds): {bytes_in, bytes_out, accepted: {rtmp, flv, hls,
-  // worker-link}, dropped_frames, hls_segments, cpu_seconds}.
+  // worker-link}, dropped_frames, hls_segments, cpu_seconds}; all_rows adds restarts (respawns).
   nlohmann::json counters();
-  // {cpu_pct, rss_bytes, open_fds, loop_lag: {sum_s, count, max_s}, bitrate_in_kbps, bitrate_out_kbps,
-  // merge_hold_ms}.
+  // {cpu_pct, rss_bytes, open_fds, max_fds, loop_lag: {sum_s, count, max_s}, bitrate_in_kbps,
+  // bitrate_out_kbps, merge_hold_ms}.
   nlohmann::json process() const;
   // Per stream key, the HLS viewers seen within their window: {"live/a": ["addr ua", ...]}.
   nlohmann::json hls_viewers();
