@@ -1,12 +1,14 @@
 """The Debian package (scripts/package, docs/operations.md "Debian package"): built from this
 build, unpacked into a throwaway root with dpkg -x (nothing is installed on the machine), its
 control data checked with dpkg-deb --info, the unit checked with systemd-analyze verify, and the
-packaged binary run with -t on the packaged configuration. lintian, when installed, reports no
-error.
+packaged binary run with -t on the packaged configuration; the Grafana dashboard and Prometheus
+alerts are in /usr/share/rill (promtool check rules on them when installed). lintian, when
+installed, reports no error.
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... python3 -m unittest -v test_package
 """
 
+import json
 import os
 import pwd
 import re
@@ -68,6 +70,21 @@ class PackageTest(unittest.TestCase):
         self.assertRegex(conf, r'(?m)^runtime_dir: /run/rill$')
         man = run(['sh', '-c', 'zcat "$0" | head -3', os.path.join(r, 'usr/share/man/man8/rill.8.gz')], check=True).stdout
         self.assertIn('.TH RILL 8', man)
+
+    def test_prometheus_and_grafana_pack(self):
+        # docs/api.md "Prometheus and Grafana": the files as in the source tree, readable by all.
+        for path, src in (('usr/share/rill/grafana/rill-dashboard.json', 'packaging/grafana/rill-dashboard.json'),
+                          ('usr/share/rill/prometheus/rill-alerts.yml', 'packaging/prometheus/rill-alerts.yml')):
+            full = os.path.join(self.root, path)
+            self.assertTrue(os.path.isfile(full), path)
+            self.assertEqual(os.stat(full).st_mode & 0o777, 0o644, path)
+            self.assertEqual(read(full), read(os.path.join(SOURCE_DIR, src)), path)
+        dash = json.loads(read(os.path.join(self.root, 'usr/share/rill/grafana/rill-dashboard.json')))
+        self.assertEqual(dash['uid'], 'rill')
+        if shutil.which('promtool'):
+            res = run(['promtool', 'check', 'rules', os.path.join(self.root, 'usr/share/rill/prometheus/rill-alerts.yml')],
+                      timeout=30)
+            self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
 
     def test_unit_verifies(self):
         require_tool('systemd-analyze')
