@@ -8,31 +8,26 @@ namespace {
 
 class AccessRulesCheck final : public AdmissionCheck {
  public:
-  explicit AccessRulesCheck(net::ServerContext& ctx) : ctx_(ctx) {}
   const char* name() const override { return "access rules"; }
 
   bool applies(const AdmissionRequest& req, GateAction) const override {
-    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
-    return app && !app->access.empty();  // placement answers an unknown app
+    return req.app && !req.app->access.empty();  // placement answers an unknown app
   }
 
   void check(const AdmissionRequest& req, GateAction action, Done done) override {
-    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    const config::AppConfig* app = req.app;
     if (!app || app->access.empty()) return done(std::nullopt);
     const auto a = action == GateAction::Publish ? core::AccessAction::Publish : core::AccessAction::Play;
     const core::AccessRule* rule = nullptr;
     if (core::access_allowed(app->access, a, req.peer, &rule)) return done(std::nullopt);
     done("address denied by rule '" + rule->text + "' of apps." + app->name + ".access");
   }
-
- private:
-  net::ServerContext& ctx_;
 };
 
 }  // namespace
 
-std::unique_ptr<AdmissionCheck> make_access_rules_check(net::ServerContext& ctx) {
-  return std::make_unique<AccessRulesCheck>(ctx);
+std::unique_ptr<AdmissionCheck> make_access_rules_check(net::ServerContext&) {
+  return std::make_unique<AccessRulesCheck>();
 }
 
 }  // namespace rill::server

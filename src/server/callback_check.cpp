@@ -49,13 +49,13 @@ class CallbackCheck final : public AdmissionCheck {
   const char* name() const override { return "callback"; }
 
   bool applies(const AdmissionRequest& req, GateAction action) const override {
-    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    const config::AppConfig* app = req.app;
     if (!app) return false;  // placement answers an unknown app
     return (action == GateAction::Publish ? app->callbacks.on_publish : app->callbacks.on_play).has_value();
   }
 
   void check(const AdmissionRequest& req, GateAction action, Done done) override {
-    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    const config::AppConfig* app = req.app;
     if (!app) return done(std::nullopt);
     const auto& url = action == GateAction::Publish ? app->callbacks.on_publish : app->callbacks.on_play;
     if (!url) return done(std::nullopt);
@@ -70,7 +70,7 @@ class CallbackCheck final : public AdmissionCheck {
 
   void decided(const AdmissionRequest& req, GateAction action, const GateDecision& d) override {
     if (d.verdict != Verdict::Admitted || req.probe || req.proto == GateProto::Hls) return;
-    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    const config::AppConfig* app = req.app;
     if (!app) return;
     const config::CallbacksConfig& cb = app->callbacks;
     const bool done_cb =
@@ -91,7 +91,7 @@ class CallbackCheck final : public AdmissionCheck {
   void send_update(uint64_t id) {
     auto it = followed_.find(id);
     if (it == followed_.end()) return;
-    const config::AppConfig* app = ctx_.config->find_app(it->second.req.key.app);
+    const config::AppConfig* app = it->second.req.app;
     if (!app || !app->callbacks.on_update) return;
     it->second.update_timer = 0;
     const std::string body = protocol::notify_form_body(fields_of(it->second.req, "update"));
@@ -117,7 +117,7 @@ class CallbackCheck final : public AdmissionCheck {
     Followed f = std::move(it->second);
     followed_.erase(it);
     ctx_.timers->cancel(f.update_timer);
-    const config::AppConfig* app = ctx_.config->find_app(f.req.key.app);
+    const config::AppConfig* app = f.req.app;
     if (!app) return;
     const bool publish = f.action == GateAction::Publish;
     const auto& url = publish ? app->callbacks.on_publish_done : app->callbacks.on_play_done;

@@ -13,8 +13,7 @@ struct HeldHls {
   HttpServer& http;
   HttpHeld ex;
   HttpRequestInfo info;
-  media::StreamKey key;
-  protocol::HlsObjectName object;
+  HlsRequest req;
   uint64_t wait_id = 0;
 };
 
@@ -25,18 +24,18 @@ void answer(HeldHls* h, bool reached) {
     return;
   }
   ex->on_abandoned(nullptr);
-  reply_hls_answer(h->http, *ex, h->info, h->object,
-                   media::respond_hls_held(h->ctx.streams->hls().find(h->key), h->key, h->object, reached));
+  const HlsRequest& r = h->req;
+  reply_hls_answer(h->http, *ex, h->info, r,
+                   media::respond_hls_held(h->ctx.streams->hls().find(r.key), r.key, r.object, reached));
   delete h;
 }
 
 }  // namespace
 
 void hold_hls_request(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                      const HttpRequestInfo& info, const media::StreamKey& key,
-                      const protocol::HlsObjectName& object, const media::HlsHold& hold) {
-  auto* h = new HeldHls{ctx, http, {}, info, key, object};
-  h->wait_id = ctx.streams->hls().wait(key, hold.target, hold.timeout_ms, [h](bool ok) { answer(h, ok); });
+                      const HttpRequestInfo& info, const HlsRequest& req, const media::HlsHold& hold) {
+  auto* h = new HeldHls{ctx, http, {}, info, req};
+  h->wait_id = ctx.streams->hls().wait(req.key, hold.target, hold.timeout_ms, [h](bool ok) { answer(h, ok); });
   h->ex = ex.hold();
   ex.on_abandoned([h] {
     h->ctx.streams->hls().cancel_wait(h->wait_id);

@@ -18,22 +18,19 @@ namespace rill::server {
 
 namespace {
 
-// The bytes of an HLS answer, for the control plane's counters (the key from the request's path).
-void note_hls_bytes(HttpServer& http, const HttpRequestInfo& info, size_t bytes) {
+// The bytes of an HLS answer, for the control plane's counters.
+void note_hls_bytes(HttpServer& http, const media::StreamKey& key, size_t bytes) {
   workers::WorkerMonitor* mon = http.context().monitor;
-  if (!mon || bytes == 0) return;
-  const StreamPath sp = parse_stream_path(info.path);
-  if (sp.kind != StreamRoute::None) mon->hls_sent(sp.key.str(), bytes);
+  if (mon && bytes != 0) mon->hls_sent(key.str(), bytes);
 }
 
 // The control plane counts HLS viewers by (address, User-Agent) (workers/worker_monitor.h).
 void note_hls_viewer(net::ServerContext& ctx, const HttpExchange& ex, const HttpRequestInfo& info,
-                     const media::StreamKey& key) {
+                     const media::StreamKey& key, const config::AppConfig* app) {
   if (!ctx.monitor || info.method == HttpMethod::Head) return;
   const std::string_view* ua = ex.header("User-Agent");
   const std::string_view peer = info.peer;
   const std::string_view addr = peer.substr(0, peer.rfind(':'));  // npos: all of it
-  const config::AppConfig* app = ctx.config->find_app(key.app);
   const auto target = app ? std::chrono::duration_cast<std::chrono::milliseconds>(app->hls.fragment)
                           : std::chrono::milliseconds(2000);
   ctx.monitor->hls_requested(key.str(), addr, ua ? std::string_view(*ua) : std::string_view(), target);
@@ -41,8 +38,9 @@ void note_hls_viewer(net::ServerContext& ctx, const HttpExchange& ex, const Http
 
 }  // namespace
 
-void reply_hls_answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
-                      const protocol::HlsObjectName& object, const media::HlsAnswer& answer) {
+void reply_hls_answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info, const HlsRequest& req,
+                      const media::HlsAnswer& answer) {
+  const protocol::HlsObjectName& object = req.object;
   if (!answer.ok()) {
     if (answer.head.retry_after_s) ex.add_header("Retry-After", std::to_string(answer.head.retry_after_s));
     return http.reply_error(ex, info, answer.head.status, answer.reason);
@@ -60,28 +58,25 @@ void reply_hls_answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo&
   ex.add_header("Cache-Control", protocol::hls_cache_control(answer.head.cache));
   http.add_cors_headers(ex);
   const size_t bytes = ex.reply(200, body);
-  note_hls_bytes(http, info, bytes);
+  note_hls_bytes(http, req.key, bytes);
   http.log_access(info, 200, bytes);
 }
 
 void serve_hls_locally(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                       const HttpRequestInfo& info, const media::StreamKey& key,
-                       const protocol::HlsObjectName& object) {
-  const config::AppConfig* app = ctx.config->find_app(key.app);
-  if (!app) return http.reply_error(ex, info, 404, "unknown app " + key.app);
-  if (!app->hls.enabled) return http.reply_error(ex, info, 404, "HLS is not enabled for app " + key.app);
-  media::HlsResponse r = media::respond_hls(ctx.streams->hls().find(key), key, object);
+                       const HttpRequestInfo& info, const HlsRequest& req) {
+  if (!req.app) return http.reply_error(ex, info, 404, "unknown app " + req.key.app);
+  if (!req.app->hls.enabled) return http.reply_error(ex, info, 404, "HLS is not enabled for app " + req.key.app);
+  media::HlsResponse r = media::respond_hls(ctx.streams->hls().find(req.key), req.key, req.object);
   if (const auto* hold = std::get_if<media::HlsHold>(&r)) {
-    return hold_hls_request(ctx, http, ex, info, key, object, *hold);  // answered when it ends
+    return hold_hls_request(ctx, http, ex, info, req, *hold);  // answered when it ends
   }
-  reply_hls_answer(http, ex, info, object, std::get<media::HlsAnswer>(r));
+  reply_hls_answer(http, ex, info, req, std::get<media::HlsAnswer>(r));
 }
 
 void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                        const HttpRequestInfo& info, const StreamPath& route) {
+                        const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app) {
   // LL-HLS delivery directives (RFC 8216bis §6.2.5) of a low-latency app; a malformed one is 400.
   protocol::HlsDeliveryDirectives d;
-  const config::AppConfig* app = ctx.config->find_app(route.key.app);
   if (app && app->hls.low_latency) {
     try {
       d = protocol::parse_hls_delivery_directives(info.query);
@@ -90,17 +85,17 @@ void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange&
       return;
     }
   }
-  protocol::HlsObjectName object;
-  object.directives = protocol::format_hls_delivery_directives(d);
-  if (serve_hls_from_owner(ctx, http, ex, info, route.key, object)) return;
-  serve_hls_locally(ctx, http, ex, info, route.key, object);
+  HlsRequest req{route.key, app, {}};
+  req.object.directives = protocol::format_hls_delivery_directives(d);
+  if (serve_hls_from_owner(ctx, http, ex, info, req)) return;
+  serve_hls_locally(ctx, http, ex, info, req);
 }
 
 void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                       const HttpRequestInfo& info, const StreamPath& route) {
-  const protocol::HlsObjectName object{false, route.segment, route.form};
-  if (serve_hls_from_owner(ctx, http, ex, info, route.key, object)) return;
-  serve_hls_locally(ctx, http, ex, info, route.key, object);
+                       const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app) {
+  const HlsRequest req{route.key, app, protocol::HlsObjectName{false, route.segment, route.form}};
+  if (serve_hls_from_owner(ctx, http, ex, info, req)) return;
+  serve_hls_locally(ctx, http, ex, info, req);
 }
 
 void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
@@ -112,8 +107,8 @@ void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
                           HttpExchange& e, const HttpRequestInfo& i, GateDecision d) mutable {
                         // Called once: the route is the closure's own to change.
                         if (!d.key.name.empty()) route.key = std::move(d.key);  // a callback may redirect
-                        note_hls_viewer(ctx, e, i, route.key);
-                        serve(ctx, http, e, i, route);
+                        note_hls_viewer(ctx, e, i, route.key, d.app);
+                        serve(ctx, http, e, i, route, d.app);
                       });
     };
   };

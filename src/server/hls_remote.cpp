@@ -17,6 +17,7 @@ struct PendingHls {
   HttpServer& http;
   HttpHeld ex;
   HttpRequestInfo info;
+  HlsRequest req;
   std::string what;  // "live/cam 12.ts", for the log
   int owner_slot;
   workers::HlsFetcher::Ticket ticket = 0;
@@ -25,11 +26,10 @@ struct PendingHls {
 void add_owner_header(HttpExchange& ex, int slot) { ex.add_header("X-Rill-Hls-Owner", std::to_string(slot)); }
 
 void answer(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
-            const protocol::HlsObjectName& object, const workers::HlsFetchResult& r, const std::string& what,
-            int owner_slot) {
+            const HlsRequest& req, const workers::HlsFetchResult& r, const std::string& what, int owner_slot) {
   add_owner_header(ex, owner_slot);
   // The owner's responder answered (any status: the same as the owner's own clients get).
-  if (r.answered) return reply_hls_answer(http, ex, info, object, r.answer);
+  if (r.answered) return reply_hls_answer(http, ex, info, req, r.answer);
   ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer, owner_slot,
                 what, r.failure);
   ex.add_header("Retry-After", "1");
@@ -41,11 +41,11 @@ void answer(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const H
 }  // namespace
 
 bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                          const HttpRequestInfo& info, const media::StreamKey& key,
-                          const protocol::HlsObjectName& object) {
+                          const HttpRequestInfo& info, const HlsRequest& req) {
   if (!ctx.locator || !ctx.hls_fetcher) return false;
-  const config::AppConfig* app = ctx.config->find_app(key.app);
-  if (!app || !app->hls.enabled) return false;  // the local path answers 404
+  if (!req.app || !req.app->hls.enabled) return false;  // the local path answers 404
+  const media::StreamKey& key = req.key;
+  const protocol::HlsObjectName& object = req.object;
   const std::string name = key.str();
   const auto owner = ctx.locator->hls_source(name);
   if (!owner) return false;
@@ -57,16 +57,16 @@ bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchang
       media::HlsAnswer a;  // what the owner answered when it was fetched
       a.head.cache = protocol::HlsCachePolicy::immutable(hit->max_age_s);
       a.body = hit->data;
-      reply_hls_answer(http, ex, info, object, a);
+      reply_hls_answer(http, ex, info, req, a);
       return true;
     }
   }
-  auto* p = new PendingHls{ctx, http, ex.hold(), info, what, owner->slot};
+  auto* p = new PendingHls{ctx, http, ex.hold(), info, req, what, owner->slot};
   p->ticket = ctx.hls_fetcher->fetch(
-      *owner, key.app, key.name, object, [p, object](const workers::HlsFetchResult& r) {
+      *owner, key.app, key.name, object, [p](const workers::HlsFetchResult& r) {
         if (HttpExchange* e = p->ex.get()) {  // null: the client left (nothing to answer)
           e->on_abandoned(nullptr);
-          answer(p->ctx, p->http, *e, p->info, object, r, p->what, p->owner_slot);
+          answer(p->ctx, p->http, *e, p->info, p->req, r, p->what, p->owner_slot);
         }
         delete p;
       });

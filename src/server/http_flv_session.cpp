@@ -61,7 +61,7 @@ void HttpFlvSession::start(media::Stream* s) {
     return finish("connection lost");
   }
   body_ = std::make_unique<HttpBodyStream>(ctx_, std::move(taken),
-                                           net::queue_limits_for(ctx_.config->find_app(key_.app)),
+                                           net::queue_limits_for(&s->app_config()),
                                            [this](const std::string& why) { on_body_closed(why); });
   // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
   net::limit_kernel_send_queue(body_->fd(), ctx_.config->http.send_buffer, ctx_.config->http.notsent_lowat);

@@ -109,6 +109,7 @@ AdmissionRequest RtmpSession::admission_request(const media::StreamKey& key, std
   AdmissionRequest r;
   r.proto = GateProto::Rtmp;
   r.key = key;
+  if (app_cfg_ && app_cfg_->name == key.app) r.app = app_cfg_;  // resolved at connect
   // "publish cam?token=x" or, as some encoders send it, "connect live?token=x".
   r.query = query.empty() ? connect_query_ : std::move(query);
   r.peer = peer_;

@@ -78,10 +78,26 @@ void StreamGate::cancel(Ticket t) { pending_.erase(t); }
 void StreamGate::publish_ended(const media::StreamKey& key) { ctx_.locator->released(key); }
 
 StreamGate::Ticket StreamGate::start(Pending p) {
+  if (!p.req.app) p.req.app = ctx_.config->find_app(p.req.key.app);
+  if (answer_at_once(p)) return 0;  // 0: no ticket (cancel ignores it)
   const Ticket t = next_ticket_++;
   pending_.emplace(t, std::move(p));
   run_checks(t);
   return t;
+}
+
+bool StreamGate::answer_at_once(Pending& p) {
+  for (const auto& check : checks_) {
+    if (check->applies(p.req, p.action)) return false;
+  }
+  if (needs_pull(p, p.req.app)) return false;
+  if (p.req.app && p.req.app->edge && ctx_.cluster && p.req.proto == GateProto::Hls) ctx_.cluster->touch(p.req.key);
+  GateDecision d = place(p);
+  d.key = p.req.key;
+  d.app = p.req.app;
+  for (auto& check : checks_) check->decided(p.req, p.action, d);
+  p.done(std::move(d));
+  return true;
 }
 
 // Runs the checks from the request's next one. A check that answers inside check() is continued
@@ -152,6 +168,7 @@ void StreamGate::finish(Ticket t, GateDecision d) {
   if (it == pending_.end()) return;
   Callback done = std::move(it->second.done);
   d.key = it->second.req.key;
+  d.app = it->second.req.app;
   for (auto& check : checks_) check->decided(it->second.req, it->second.action, d);
   pending_.erase(it);
   done(std::move(d));
@@ -162,7 +179,7 @@ void StreamGate::finish(Ticket t, GateDecision d) {
 // origin has the stream (docs/cluster.md).
 void StreamGate::place_or_pull(Ticket t) {
   const Pending& p = pending_.at(t);
-  const config::AppConfig* app = ctx_.config->find_app(p.req.key.app);
+  const config::AppConfig* app = p.req.app;
   if (!needs_pull(p, app)) {
     if (app && app->edge && ctx_.cluster && p.req.proto == GateProto::Hls) ctx_.cluster->touch(p.req.key);
     return finish(t, place(p));
@@ -196,7 +213,7 @@ bool StreamGate::needs_pull(const Pending& p, const config::AppConfig* app) cons
 }
 
 GateDecision StreamGate::place(const Pending& p) {
-  const config::AppConfig* app = ctx_.config->find_app(p.req.key.app);
+  const config::AppConfig* app = p.req.app;
   if (!app) return decision(Verdict::NotFound, nullptr, "unknown app " + p.req.key.app);
   return p.action == GateAction::Publish ? place_publish(p, *app) : place_play(p, *app);
 }

@@ -15,16 +15,15 @@ bool wants_token(config::AuthMode m) {
 
 class TokenCheck final : public AdmissionCheck {
  public:
-  explicit TokenCheck(net::ServerContext& ctx) : ctx_(ctx) {}
   const char* name() const override { return "token"; }
 
   bool applies(const AdmissionRequest& req, GateAction action) const override {
-    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    const config::AppConfig* app = req.app;
     return app && wants_token(action == GateAction::Publish ? app->auth.publish : app->auth.play);
   }
 
   void check(const AdmissionRequest& req, GateAction action, Done done) override {
-    const config::AppConfig* app = ctx_.config->find_app(req.key.app);
+    const config::AppConfig* app = req.app;
     if (!app) return done(std::nullopt);
     const config::AuthMode mode = action == GateAction::Publish ? app->auth.publish : app->auth.play;
     if (!wants_token(mode)) return done(std::nullopt);
@@ -33,15 +32,12 @@ class TokenCheck final : public AdmissionCheck {
     done(protocol::verify_token(app->auth.secret.value_or(""), to_string(action), req.key.app, req.key.name,
                                 req.query, now));
   }
-
- private:
-  net::ServerContext& ctx_;
 };
 
 }  // namespace
 
-std::unique_ptr<AdmissionCheck> make_token_check(net::ServerContext& ctx) {
-  return std::make_unique<TokenCheck>(ctx);
+std::unique_ptr<AdmissionCheck> make_token_check(net::ServerContext&) {
+  return std::make_unique<TokenCheck>();
 }
 
 }  // namespace rill::server

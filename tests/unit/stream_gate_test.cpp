@@ -226,6 +226,32 @@ TEST_F(StreamGateTest, ACheckThatDoesNotApplyIsPassedOverWithoutACall) {
   EXPECT_EQ(later->seen.size(), 1u);
 }
 
+// The app is looked up once, by the gate on entry (or given by the caller): checks read it from
+// the request and the decision carries it on. A request no check applies to leaves no pending entry.
+TEST_F(StreamGateTest, TheAppIsResolvedOnceAndCarriedToTheDecision) {
+  auto* check = new ScriptedCheck("reads the app", std::nullopt, false);
+  gate_->add_check(std::unique_ptr<AdmissionCheck>(check));
+  std::optional<GateDecision> d;
+  gate_->admit_play(request("live", "cam", GateProto::Hls), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  ASSERT_EQ(check->seen.size(), 1u);
+  ASSERT_NE(check->seen[0].app, nullptr);
+  EXPECT_EQ(check->seen[0].app->name, "live");
+  EXPECT_EQ(d->app, check->seen[0].app);
+  check->applies_ = false;
+  d.reset();
+  EXPECT_EQ(gate_->admit_play(request("live", "cam", GateProto::Hls), [&](GateDecision x) { d = std::move(x); }),
+            0u);  // answered at once: no ticket, nothing pending
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->app, check->seen[0].app);
+  EXPECT_EQ(gate_->pending(), 0u);
+  d.reset();
+  gate_->admit_play(request("nope", "cam", GateProto::Hls), [&](GateDecision x) { d = std::move(x); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, Verdict::NotFound);
+  EXPECT_EQ(d->app, nullptr);
+}
+
 TEST_F(StreamGateTest, ADeferredCheckDecidesLater) {
   auto* later = new ScriptedCheck("callback", std::nullopt, true);
   gate_->add_check(std::unique_ptr<AdmissionCheck>(later));

@@ -8,7 +8,7 @@
 // or the stream ends; its client going away (on_abandoned) cancels it.
 #include "rill/media/hls_responder.h"
 #include "rill/net/server_context.h"
-#include "rill/protocol/worker_link_frame.h"
+#include "rill/server/hls_request.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
 
@@ -18,7 +18,6 @@ class HttpServer;
 
 // Parks the request until `hold` is over, then answers it (server/hls_handler.h, reply_hls_answer).
 void hold_hls_request(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                      const HttpRequestInfo& info, const media::StreamKey& key,
-                      const protocol::HlsObjectName& object, const media::HlsHold& hold);
+                      const HttpRequestInfo& info, const HlsRequest& req, const media::HlsHold& hold);
 
 }  // namespace rill::server

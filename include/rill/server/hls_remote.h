@@ -12,6 +12,7 @@
 // the cache.
 #include "rill/net/server_context.h"
 #include "rill/protocol/worker_link_frame.h"
+#include "rill/server/hls_request.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
 
@@ -22,7 +23,6 @@ class HttpServer;
 // True when another live worker holds the HLS of `key` and the request is taken care of
 // (answered now, or later from the event loop). False: this worker answers it from its own store.
 bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
-                          const HttpRequestInfo& info, const media::StreamKey& key,
-                          const protocol::HlsObjectName& object);
+                          const HttpRequestInfo& info, const HlsRequest& req);
 
 }  // namespace rill::server

@@ -35,6 +35,9 @@ struct GateDecision;
 struct AdmissionRequest {
   GateProto proto = GateProto::Rtmp;
   media::StreamKey key;
+  // The key's app, resolved once: by the caller when it has it, else by the gate on entry; null
+  // for an app the configuration does not have. Checks and placement read it (no find_app each).
+  const config::AppConfig* app = nullptr;
   std::string query;  // raw, without the '?': tokens travel here
   std::string peer;   // "addr:port" of the client
   uint64_t session_id = 0;
@@ -104,6 +107,7 @@ struct GateDecision {
   bool unauthorized = false;  // Refused by a check (auth), not by placement
   // The key the request was decided for: the asked one, or the one a check renamed it to.
   media::StreamKey key;
+  const config::AppConfig* app = nullptr;  // the key's app, as the gate resolved it (null: unknown)
 };
 
 class StreamGate {
@@ -140,6 +144,9 @@ class StreamGate {
     size_t next_check = 0;
   };
   Ticket start(Pending p);
+  // No check applies and nothing needs an upstream pull: decided and answered at once, with no
+  // pending entry (most HLS requests: a map node and two lookups fewer per request).
+  bool answer_at_once(Pending& p);
   void run_checks(Ticket t);
   void on_check_done(Ticket t, CheckAnswer answer);
   // Applies a check's answer; false when the request was refused (and answered).
