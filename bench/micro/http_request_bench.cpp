@@ -28,6 +28,7 @@
 #include "rill/server/http_exchange.h"
 #include "rill/server/stream_gate.h"
 #include "rill/workers/stream_locator.h"
+#include "support/worker_core.h"
 
 namespace {
 
@@ -67,24 +68,7 @@ BENCHMARK(BM_HttpRequestHead);
 // callbacks.
 class GateFixture {
  public:
-  GateFixture()
-      : base_(event_base_new()),
-        timers_(base_),
-        flusher_(base_),
-        streams_(timers_, core::make_null_logger(), media::default_outputs),
-        sessions_(timers_) {
-    config::Config cfg;
-    config::AppConfig hls;
-    hls.name = "hls";
-    hls.hls.enabled = true;
-    cfg.apps["hls"] = hls;
-    ctx_.base = base_;
-    ctx_.config = std::make_shared<const config::Config>(cfg);
-    ctx_.streams = &streams_;
-    ctx_.flusher = &flusher_;
-    ctx_.timers = &timers_;
-    ctx_.sessions = &sessions_;
-    ctx_.log = core::make_null_logger();
+  GateFixture() : core_(hls_config()), ctx_(core_.ctx()) {
     locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
     ctx_.locator = locator_.get();
     gate_ = std::make_unique<server::StreamGate>(ctx_);
@@ -93,17 +77,20 @@ class GateFixture {
   ~GateFixture() {
     gate_.reset();
     locator_.reset();
-    event_base_free(base_);
   }
   server::StreamGate& gate() { return *gate_; }
 
  private:
-  event_base* base_;
-  EventTimerQueue timers_;
-  net::FlushScheduler flusher_;
-  media::StreamRegistry streams_;
-  net::SessionSet sessions_;
-  net::ServerContext ctx_;
+  static config::Config hls_config() {
+    config::Config cfg;
+    config::AppConfig hls;
+    hls.name = "hls";
+    hls.hls.enabled = true;
+    cfg.apps["hls"] = hls;
+    return cfg;
+  }
+  testsupport::WorkerCore core_;  // first: outlives the services below
+  net::ServerContext& ctx_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<server::StreamGate> gate_;
 };

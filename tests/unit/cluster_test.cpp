@@ -21,6 +21,7 @@
 #include "rill/net/server_context.h"
 #include "rill/server/stream_gate.h"
 #include "rill/workers/stream_locator.h"
+#include "support/worker_core.h"
 
 namespace rill::cluster {
 namespace {
@@ -175,19 +176,12 @@ TEST(TimestampRebase, FollowsThe32BitWrap) {
 class ClusterTest : public ::testing::Test {
  protected:
   ClusterTest()
-      : base_(event_base_new()), timers_(base_), flusher_(base_),
-        streams_(timers_, core::make_null_logger(), media::default_outputs), sessions_(timers_) {
-    config::Config cfg = config::load_config_string(
-        "apps:\n  live: {}\n  edge:\n    edge:\n      origins: [\"rtmp://127.0.0.1:1/edge\"]\n"
-        "      connect_timeout: 200ms\n",
-        "t.yaml");
-    ctx_.base = base_;
-    ctx_.config = std::make_shared<const config::Config>(cfg);
-    ctx_.streams = &streams_;
-    ctx_.flusher = &flusher_;
-    ctx_.timers = &timers_;
-    ctx_.sessions = &sessions_;
-    ctx_.log = core::make_null_logger();
+      : core_(config::load_config_string(
+            "apps:\n  live: {}\n  edge:\n    edge:\n      origins: [\"rtmp://127.0.0.1:1/edge\"]\n"
+            "      connect_timeout: 200ms\n",
+            "t.yaml")),
+        ctx_(core_.ctx()),
+        streams_(core_.streams()) {
     locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
     ctx_.locator = locator_.get();
     cluster_ = std::make_unique<Cluster>(ctx_);
@@ -198,24 +192,16 @@ class ClusterTest : public ::testing::Test {
     gate_.reset();
     cluster_.reset();
     locator_.reset();
-    event_base_free(base_);
   }
   // Runs the loop until pred() or ~5 s (the upstream here is a refused loopback port).
   template <class P>
   void run_until(P pred) {
-    for (int i = 0; i < 500 && !pred(); ++i) {
-      timeval tv{0, 10'000};
-      event_base_loopexit(base_, &tv);
-      event_base_dispatch(base_);
-    }
+    core_.run_until(pred);
   }
 
-  event_base* base_;
-  EventTimerQueue timers_;
-  net::FlushScheduler flusher_;
-  media::StreamRegistry streams_;
-  net::SessionSet sessions_;
-  net::ServerContext ctx_;
+  testsupport::WorkerCore core_;  // first: outlives the services below
+  net::ServerContext& ctx_;
+  media::StreamRegistry& streams_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<server::StreamGate> gate_;

@@ -17,6 +17,7 @@
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/server_context.h"
 #include "rill/workers/stream_locator.h"
+#include "support/worker_core.h"
 
 namespace rill::server {
 namespace {
@@ -55,12 +56,17 @@ class ScriptedCheck final : public AdmissionCheck {
 
 class StreamGateTest : public ::testing::Test {
  protected:
-  StreamGateTest()
-      : base_(event_base_new()),
-        timers_(base_),
-        flusher_(base_),
-        streams_(timers_, core::make_null_logger(), media::default_outputs),
-        sessions_(timers_) {
+  StreamGateTest() : core_(gate_config()), ctx_(core_.ctx()), streams_(core_.streams()) {
+    locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
+    ctx_.locator = locator_.get();
+    gate_ = std::make_unique<StreamGate>(ctx_);
+  }
+  ~StreamGateTest() override {
+    gate_.reset();
+    locator_.reset();
+  }
+
+  static config::Config gate_config() {
     config::Config cfg;
     config::AppConfig live;
     live.name = "live";
@@ -69,21 +75,7 @@ class StreamGateTest : public ::testing::Test {
     waits.name = "waits";
     waits.play_wait = std::chrono::milliseconds(5000);
     cfg.apps["waits"] = waits;
-    ctx_.base = base_;
-    ctx_.config = std::make_shared<const config::Config>(cfg);
-    ctx_.streams = &streams_;
-    ctx_.flusher = &flusher_;
-    ctx_.timers = &timers_;
-    ctx_.sessions = &sessions_;
-    ctx_.log = core::make_null_logger();
-    locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
-    ctx_.locator = locator_.get();
-    gate_ = std::make_unique<StreamGate>(ctx_);
-  }
-  ~StreamGateTest() override {
-    gate_.reset();
-    locator_.reset();
-    event_base_free(base_);
+    return cfg;
   }
 
   static AdmissionRequest request(const std::string& app, const std::string& name,
@@ -106,12 +98,9 @@ class StreamGateTest : public ::testing::Test {
     return *out;
   }
 
-  event_base* base_;
-  EventTimerQueue timers_;
-  net::FlushScheduler flusher_;
-  media::StreamRegistry streams_;
-  net::SessionSet sessions_;
-  net::ServerContext ctx_;
+  testsupport::WorkerCore core_;  // first: outlives the services below
+  net::ServerContext& ctx_;
+  media::StreamRegistry& streams_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<StreamGate> gate_;
   int publisher_a_ = 0, publisher_b_ = 0;
