@@ -210,6 +210,19 @@ std::vector<int> Listeners::fds(ListenerKind kind, uint32_t slot) const {
   return out;
 }
 
+std::vector<net::ListenSocket> Listeners::for_slot(uint32_t slot) const {
+  std::vector<net::ListenSocket> out;
+  for (const auto& e : entries_) {
+    if (slot >= e.fds.size()) continue;
+    const bool tls = e.kind == ListenerKind::rtmps || e.kind == ListenerKind::https || e.kind == ListenerKind::api_tls;
+    const net::ListenService service = e.kind == ListenerKind::rtmp || e.kind == ListenerKind::rtmps ? net::ListenService::Rtmp
+                                       : e.kind == ListenerKind::http || e.kind == ListenerKind::https ? net::ListenService::Http
+                                                                                                       : net::ListenService::Api;
+    out.push_back(net::ListenSocket{service, tls, e.fds[slot]});
+  }
+  return out;
+}
+
 std::vector<int> Listeners::all_fds() const {
   std::vector<int> out;
   for (const auto& e : entries_) out.insert(out.end(), e.fds.begin(), e.fds.end());

@@ -398,13 +398,8 @@ struct Master::Impl {
       params.slot = static_cast<int>(slot);
       params.generation = generation;
       params.config = cfg;
-      params.rtmp_fds = listeners.fds(ListenerKind::rtmp, slot);
-      params.http_fds = listeners.fds(ListenerKind::http, slot);
-      params.api_fds = listeners.fds(ListenerKind::api, slot);
+      params.listeners = listeners.for_slot(slot);
       params.counters = counters.get();
-      params.rtmps_fds = listeners.fds(ListenerKind::rtmps, slot);
-      params.https_fds = listeners.fds(ListenerKind::https, slot);
-      params.api_tls_fds = listeners.fds(ListenerKind::api_tls, slot);
       params.master_pipe_fd = pipe_r;
       params.master_pid = self;
       params.user = user;

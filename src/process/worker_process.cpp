@@ -125,12 +125,7 @@ server::WorkerContext worker_context(const WorkerProcessParams& p, const WorkerS
   ctx.id = p.slot;
   ctx.generation = p.generation;
   ctx.config = p.config;
-  ctx.rtmp_fds = p.rtmp_fds;
-  ctx.http_fds = p.http_fds;
-  ctx.rtmps_fds = p.rtmps_fds;
-  ctx.https_fds = p.https_fds;
-  ctx.api_tls_fds = p.api_tls_fds;
-  ctx.api_fds = p.api_fds;    // and the counters they report, shared with the master:
+  ctx.listeners = p.listeners;  // and the counters they report, shared with the master:
   ctx.counters = p.counters;
   ctx.log = st.log;
   ctx.access_log = st.access_log;
@@ -185,8 +180,13 @@ void run_worker_process(WorkerProcessParams p) {
     // Handlers are in place: let pending and future signals in.
     unblock_all_signals();
 
+    size_t rtmp = 0, http = 0;
+    for (const net::ListenSocket& l : p.listeners) {
+      rtmp += l.service == net::ListenService::Rtmp;
+      http += l.service == net::ListenService::Http;
+    }
     st.log->info("worker process started (pid {}, generation {}, {} rtmp + {} http listener(s){})",
-                 ::getpid(), p.generation, p.rtmp_fds.size(), p.http_fds.size(),
+                 ::getpid(), p.generation, rtmp, http,
                  p.user ? ", user " + p.user->name : std::string());
 
     if (event_base_dispatch(st.base) < 0) {

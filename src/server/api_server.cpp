@@ -33,7 +33,6 @@ ApiServer::~ApiServer() {
   pending_.clear();  // cancels the gatherers
 }
 
-void ApiServer::listen(int fd) { http_.listen(fd); }
 void ApiServer::stop_accepting() { http_.stop_accepting(); }
 
 bool ApiServer::authorized(const HttpExchange& ex, Access access) const {

@@ -40,8 +40,7 @@ HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx) {
 
 HttpServer::~HttpServer() {
   *alive_ = false;
-  for (auto& l : listeners_)
-    if (l->ev) event_free(l->ev);
+  listeners_.clear();
   // Connections go first: a held exchange's abandon callback may still reach the handlers.
   for (HttpConnection* c : std::vector<HttpConnection*>(conns_.begin(), conns_.end()))
     c->close("server stopping");
@@ -52,40 +51,15 @@ HttpServer::~HttpServer() {
 
 // ---- listeners --------------------------------------------------------------------------------
 
-void HttpServer::listen(int fd) { add_listener(fd, nullptr); }
-
-void HttpServer::listen_tls(int fd, std::shared_ptr<net::TlsContext> tls) {
-  add_listener(fd, std::move(tls));
+void HttpServer::listen(int fd, std::shared_ptr<net::TlsContext> tls) {
+  auto a = std::make_unique<net::Acceptor>(ctx_.base, fd, tls ? "https" : "http", ctx_.log,
+                                           [this, tls](net::UniqueFd c, const sockaddr_storage& ss) {
+                                             serve_connection(std::move(c), ss, tls);
+                                           });
+  if (a->ok()) listeners_.push_back(std::move(a));
 }
 
-void HttpServer::add_listener(int fd, std::shared_ptr<net::TlsContext> tls) {
-  // The master keeps its own descriptor for respawns: this worker accepts on a copy.
-  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) {
-    ctx_.log->error("http: cannot accept on listener fd {}: {}", fd, std::strerror(errno));
-    return;
-  }
-  auto l = std::make_unique<Listener>();
-  l->fd = own;
-  l->tls = std::move(tls);
-  l->server = this;
-  evutil_make_socket_nonblocking(own);
-  l->ev = event_new(ctx_.base, own, EV_READ | EV_PERSIST, &HttpServer::on_accept, l.get());
-  if (!l->ev || event_add(l->ev, nullptr) != 0) {
-    ctx_.log->error("http: cannot watch listener fd {}", fd);
-    ::close(own);
-    return;
-  }
-  listeners_.push_back(std::move(l));
-}
-
-void HttpServer::close_listeners() {
-  for (auto& l : listeners_) {
-    if (l->ev) event_free(l->ev);
-    if (l->fd >= 0) ::close(l->fd);
-  }
-  listeners_.clear();
-}
+void HttpServer::close_listeners() { listeners_.clear(); }
 
 void HttpServer::stop_accepting() {
   // No new connections (the master keeps the listening sockets); requests on connections
@@ -94,49 +68,32 @@ void HttpServer::stop_accepting() {
   shutting_down_ = true;
 }
 
-void HttpServer::on_accept(int fd, short, void* arg) {
-  auto* l = static_cast<Listener*>(arg);
-  l->server->accept_on(*l, fd);
-}
-
-// Accept until EAGAIN (bounded): under a connection storm the backlog empties every iteration.
-void HttpServer::accept_on(Listener& l, int lfd) {
+void HttpServer::serve_connection(net::UniqueFd owned, const sockaddr_storage& ss,
+                                  const std::shared_ptr<net::TlsContext>& tls) {
   const auto& hc = ctx_.config->http;
-  for (int i = 0; i < 1024; ++i) {
-    sockaddr_storage ss{};
-    socklen_t len = sizeof ss;
-    const int fd = ::accept4(lfd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EMFILE || errno == ENFILE)
-        ctx_.log->error("http: accept: {} (raise LimitNOFILE)", std::strerror(errno));
-      return;
-    }
-    net::UniqueFd owned(fd);
-    const std::string peer = net::peer_name(ss);
-    if (connections() >= hc.max_connections) {
-      ctx_.log->warn("http: {} refused: worker connection limit {} reached", peer, hc.max_connections);
-      continue;
-    }
-    std::string addr = core::address_part(peer);
-    if (!per_address_.acquire(addr, hc.max_connections_per_ip)) {
-      ctx_.log->warn("http: {} refused: max_connections_per_ip {} reached", peer, hc.max_connections_per_ip);
-      continue;
-    }
-    if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    }
-    std::unique_ptr<net::Connection> conn;
-    if (l.tls) {
-      conn = std::make_unique<net::TlsConnection>(ctx_.base, *ctx_.flusher, std::move(owned), peer, l.tls);
-    } else {
-      conn = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(owned), peer);
-    }
-    auto* c = new HttpConnection(*this, std::move(conn), std::move(addr));
-    conns_.insert(c);
-    c->start();
+  const std::string peer = net::peer_name(ss);
+  if (connections() >= hc.max_connections) {
+    ctx_.log->warn("http: {} refused: worker connection limit {} reached", peer, hc.max_connections);
+    return;
   }
+  std::string addr = core::address_part(peer);
+  if (!per_address_.acquire(addr, hc.max_connections_per_ip)) {
+    ctx_.log->warn("http: {} refused: max_connections_per_ip {} reached", peer, hc.max_connections_per_ip);
+    return;
+  }
+  if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
+    int one = 1;
+    setsockopt(owned.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  std::unique_ptr<net::Connection> conn;
+  if (tls) {
+    conn = std::make_unique<net::TlsConnection>(ctx_.base, *ctx_.flusher, std::move(owned), peer, tls);
+  } else {
+    conn = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(owned), peer);
+  }
+  auto* c = new HttpConnection(*this, std::move(conn), std::move(addr));
+  conns_.insert(c);
+  c->start();
 }
 
 // ---- connections ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "rill/cluster/cluster.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/media/stream.h"
+#include "rill/net/acceptor.h"
 #include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/resolver.h"
@@ -61,9 +62,8 @@ struct Worker::Impl {
   std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
   std::unique_ptr<ApiServer> api;                   // api.listen (docs/api.md)
   std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
-  std::vector<event*> rtmp_accept_evs;
+  std::vector<std::unique_ptr<net::Acceptor>> rtmp_acceptors;
   std::shared_ptr<net::TlsContext> rtmps;  // rtmp.tls_listen's certificate, read at start
-  bool accepting = false;
   std::function<void()> on_drained;
   event* drain_check = nullptr;
   std::unique_ptr<WorkerRetirement> retirement;  // an old generation after a reload
@@ -144,50 +144,80 @@ struct Worker::Impl {
     mount_api_routes(*api);
   }
 
-  static void on_rtmp_accept(int fd, short, void* arg) { static_cast<Impl*>(arg)->accept_rtmp(fd); }
-  bool is_tls_listener(int lfd) const {
-    return std::find(wctx.rtmps_fds.begin(), wctx.rtmps_fds.end(), lfd) != wctx.rtmps_fds.end();
+  // An RTMP connection the acceptor took (rtmp.listen or, with `tls`, rtmp.tls_listen).
+  void serve_rtmp(net::UniqueFd owned, const sockaddr_storage& ss, bool tls) {
+    const std::string peer = net::peer_name(ss);
+    // The limit counts RTMP sessions only: HTTP-FLV players and worker links do not count.
+    if (sessions.count(net::SessionProtocol::Rtmp) >= wctx.config->rtmp.max_connections) {
+      ctx.log->warn("rtmp: {} refused: worker connection limit {} reached", peer, wctx.config->rtmp.max_connections);
+      return;
+    }
+    if (!rtmp_per_address.try_take(peer, wctx.config->rtmp.max_connections_per_ip)) {
+      ctx.log->warn("rtmp: {} refused: max_connections_per_ip {} reached", peer,
+                    wctx.config->rtmp.max_connections_per_ip);
+      return;
+    }
+    const int fd = owned.get();
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Slow players cut in seconds (net/send_buffer.h).
+    net::limit_kernel_send_queue(fd, wctx.config->rtmp.send_buffer, wctx.config->rtmp.notsent_lowat);
+    std::unique_ptr<net::Connection> conn;
+    if (tls) {
+      conn = std::make_unique<net::TlsConnection>(base, flusher, std::move(owned), peer, rtmps);
+    } else {
+      conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), peer);
+    }
+    auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, std::move(conn))));
+    rtmp_per_address.bind(*s, peer);
+    s->start();
   }
 
-  // Accept until EAGAIN: under a connection storm the backlog is emptied every loop iteration.
-  void accept_rtmp(int lfd) {
-    for (int i = 0; i < 1024; ++i) {
-      sockaddr_storage ss{};
-      socklen_t len = sizeof ss;
-      int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno == EMFILE || errno == ENFILE)
-          ctx.log->error("rtmp: accept: {} (raise LimitNOFILE)", strerror(errno));
-        return;
+  // The TLS contexts of the slot's TLS sockets, read once at start (a certificate that does not
+  // load leaves that service's TLS sockets closed; `rill -t` and a reload check them first).
+  std::shared_ptr<net::TlsContext> tls_context(net::ListenService service) {
+    try {
+      switch (service) {
+        case net::ListenService::Rtmp: return rtmps ? rtmps : rtmps = make_rtmps_context(wctx.config->rtmp);
+        case net::ListenService::Http: return make_https_context(wctx.config->http);
+        case net::ListenService::Api: return make_api_tls_context(*wctx.config);
       }
-      net::UniqueFd owned(fd);
-      if (!accepting) continue;
-      // The limit counts RTMP sessions only: HTTP-FLV players and worker links do not count.
-      if (sessions.count(net::SessionProtocol::Rtmp) >= wctx.config->rtmp.max_connections) {
-        ctx.log->warn("rtmp: {} refused: worker connection limit {} reached", net::peer_name(ss),
-                      wctx.config->rtmp.max_connections);
-        continue;
+    } catch (const net::TlsError& e) {
+      ctx.log->error("{} over TLS: not listening: {}", net::to_string(service), e.what());
+    }
+    return nullptr;
+  }
+
+  // Every listening socket of the slot, whatever it serves: RTMP sessions here, HTTP and the API
+  // through their servers (which use the same net::Acceptor).
+  void open_listeners() {
+    std::shared_ptr<net::TlsContext> tls[3];
+    for (const net::ListenSocket& l : wctx.listeners) {
+      const auto i = static_cast<size_t>(l.service);
+      if (l.tls && !tls[i]) tls[i] = tls_context(l.service);
+      if (l.tls && !tls[i]) continue;
+      switch (l.service) {
+        case net::ListenService::Rtmp:
+          rtmp_acceptors.push_back(std::make_unique<net::Acceptor>(
+              base, l.fd, l.tls ? "rtmps" : "rtmp", ctx.log,
+              [this, tls = l.tls](net::UniqueFd fd, const sockaddr_storage& ss) { serve_rtmp(std::move(fd), ss, tls); }));
+          break;
+        case net::ListenService::Http: http->listen(l.fd, l.tls ? tls[i] : nullptr); break;
+        case net::ListenService::Api: api->http().listen(l.fd, l.tls ? tls[i] : nullptr); break;
       }
-      const std::string peer = net::peer_name(ss);
-      if (!rtmp_per_address.try_take(peer, wctx.config->rtmp.max_connections_per_ip)) {
-        ctx.log->warn("rtmp: {} refused: max_connections_per_ip {} reached", peer,
-                      wctx.config->rtmp.max_connections_per_ip);
-        continue;
-      }
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      // Slow players cut in seconds (net/send_buffer.h).
-      net::limit_kernel_send_queue(fd, wctx.config->rtmp.send_buffer, wctx.config->rtmp.notsent_lowat);
-      std::unique_ptr<net::Connection> conn;
-      if (is_tls_listener(lfd)) {
-        conn = std::make_unique<net::TlsConnection>(base, flusher, std::move(owned), peer, rtmps);
-      } else {
-        conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), peer);
-      }
-      auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, std::move(conn))));
-      rtmp_per_address.bind(*s, peer);
-      s->start();
+    }
+  }
+
+  // No new connection on any listener (the master keeps the sockets for the slot's next worker).
+  // `quiet`: a retiring worker, whose HTTP connections go on being answered.
+  void stop_accepting(bool quiet) {
+    rtmp_acceptors.clear();
+    if (quiet) {
+      http->close_listeners();
+      api->http().close_listeners();
+    } else {
+      http->stop_accepting();
+      api->stop_accepting();
     }
   }
 };
@@ -200,53 +230,28 @@ Worker::~Worker() {
   impl_->cluster->stop();
   impl_->locator->close_all();
   impl_->link_endpoint->stop();
+  impl_->rtmp_acceptors.clear();
   impl_->api.reset();
   impl_->http.reset();
-  for (auto* ev : impl_->rtmp_accept_evs) event_free(ev);
   if (impl_->drain_check) event_free(impl_->drain_check);
 }
 
 void Worker::start() {
-  std::vector<int> rtmp_fds = impl_->wctx.rtmp_fds;
-  try {
-    impl_->rtmps = make_rtmps_context(impl_->wctx.config->rtmp);
-    if (impl_->rtmps)
-      rtmp_fds.insert(rtmp_fds.end(), impl_->wctx.rtmps_fds.begin(), impl_->wctx.rtmps_fds.end());
-  } catch (const net::TlsError& e) {
-    impl_->ctx.log->error("rtmps: not listening: {}", e.what());  // `rill -t` and reload check it first
-  }
-  for (int fd : rtmp_fds) {
-    evutil_make_socket_nonblocking(fd);
-    event* ev = event_new(impl_->base, fd, EV_READ | EV_PERSIST, &Impl::on_rtmp_accept, impl_.get());
-    event_add(ev, nullptr);
-    impl_->rtmp_accept_evs.push_back(ev);
-  }
-  for (int fd : impl_->wctx.http_fds) impl_->http->listen(fd);
-  for (int fd : impl_->wctx.api_fds) impl_->api->listen(fd);
+  impl_->open_listeners();
   impl_->monitor->start();
-  try {
-    if (auto https = make_https_context(impl_->wctx.config->http)) {
-      for (int fd : impl_->wctx.https_fds) impl_->http->listen_tls(fd, https);
-    }
-    if (auto api_tls = make_api_tls_context(*impl_->wctx.config)) {
-      for (int fd : impl_->wctx.api_tls_fds) impl_->api->http().listen_tls(fd, api_tls);
-    }
-  } catch (const net::TlsError& e) {
-    impl_->ctx.log->error("https: not listening: {}", e.what());  // `rill -t` and reload check it first
-  }
   impl_->link_endpoint->start(impl_->wctx.config->runtime_dir, impl_->wctx.id);
-  impl_->accepting = true;
   impl_->cluster->start();
-  impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id,
-                       impl_->wctx.rtmp_fds.size(), impl_->wctx.http_fds.size());
+  size_t rtmp = 0, http = 0;
+  for (const net::ListenSocket& l : impl_->wctx.listeners) {
+    rtmp += l.service == net::ListenService::Rtmp;
+    http += l.service == net::ListenService::Http;
+  }
+  impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id, rtmp, http);
 }
 
 void Worker::retire(std::chrono::milliseconds idle_limit, std::function<void()> on_done) {
   if (impl_->retirement) return;
-  impl_->accepting = false;
-  for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
-  impl_->http->close_listeners();
-  impl_->api->http().close_listeners();
+  impl_->stop_accepting(true);
   // The worker socket stays: new-generation workers pull this worker's streams through it.
   impl_->retirement = std::make_unique<WorkerRetirement>(impl_->ctx, idle_limit, std::move(on_done));
   impl_->retirement->start();
@@ -254,10 +259,7 @@ void Worker::retire(std::chrono::milliseconds idle_limit, std::function<void()> 
 
 void Worker::drain(std::function<void()> on_drained) {
   impl_->retirement.reset();
-  impl_->accepting = false;
-  for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
-  impl_->http->stop_accepting();
-  impl_->api->stop_accepting();
+  impl_->stop_accepting(false);
   impl_->link_endpoint->stop();
   impl_->cluster->stop();
   impl_->sessions.drain_all();
@@ -279,10 +281,7 @@ void Worker::drain(std::function<void()> on_drained) {
 
 void Worker::stop_now() {
   impl_->retirement.reset();
-  impl_->accepting = false;
-  for (auto* ev : impl_->rtmp_accept_evs) event_del(ev);
-  impl_->http->stop_accepting();
-  impl_->api->stop_accepting();
+  impl_->stop_accepting(false);
   impl_->link_endpoint->stop();
   impl_->sessions.close_all("worker stopping");
   impl_->cluster->stop();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/net/acceptor.h"
 
 namespace rill::process {
 
@@ -53,6 +54,8 @@ class Listeners {
 
   // Slot's sockets, in the order of rtmp.listen / http.listen.
   std::vector<int> fds(ListenerKind kind, uint32_t slot) const;
+  // Everything the slot's worker serves, as the worker takes it (what, plain or TLS, the fd).
+  std::vector<net::ListenSocket> for_slot(uint32_t slot) const;
   std::vector<int> all_fds() const;
   size_t socket_count() const;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/net/acceptor.h"
 #include "rill/process/privileges.h"
 
 namespace rill::workers {
@@ -20,13 +21,8 @@ struct WorkerProcessParams {
   int slot = 0;        // worker id, 0..N-1
   int generation = 0;  // reload count
   std::shared_ptr<const config::Config> config;
-  std::vector<int> rtmp_fds;  // this slot's listening sockets (inherited from the master)
-  std::vector<int> http_fds;
-  std::vector<int> api_fds;
+  std::vector<net::ListenSocket> listeners;  // this slot's listening sockets (inherited from the master)
   workers::ServerCounters* counters = nullptr;  // the master's shared counters (inherited mapping)
-  std::vector<int> rtmps_fds;  // rtmp.tls_listen
-  std::vector<int> https_fds;  // http.tls_listen
-  std::vector<int> api_tls_fds;  // api.tls_listen
   int master_pipe_fd = -1;  // read end of a pipe whose write end only the master holds
   pid_t master_pid = 0;
   std::optional<UserIds> user;  // switch to this user after the log files are open

@@ -26,7 +26,6 @@ class ApiServer {
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
 
-  void listen(int fd);
   void stop_accepting();
 
   enum class Access : uint8_t {

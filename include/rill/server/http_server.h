@@ -21,6 +21,7 @@
 
 #include "rill/core/address_counter.h"
 #include "rill/core/buffer.h"
+#include "rill/net/acceptor.h"
 #include "rill/net/server_context.h"
 #include "rill/net/tls_connection.h"
 #include "rill/server/http_exchange.h"
@@ -38,9 +39,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  void listen(int fd);  // a bound, listening socket from the master
-  // HTTPS (http.tls_listen, api.tls_listen): the same routes on `fd` over TLS.
-  void listen_tls(int fd, std::shared_ptr<net::TlsContext> tls);
+  // Serves a bound, listening socket from the master (net::Acceptor); with `tls` (http.tls_listen,
+  // api.tls_listen) the same routes over TLS.
+  void listen(int fd, std::shared_ptr<net::TlsContext> tls = nullptr);
   // Stops taking connections; requests on open connections are answered 503 (shutting down).
   void stop_accepting();
   // Stops taking connections; requests on connections already open are still served (a worker
@@ -80,15 +81,8 @@ class HttpServer {
   HttpFileBodies& file_bodies() { return file_bodies_; }
 
  private:
-  struct Listener {
-    HttpServer* server = nullptr;
-    int fd = -1;  // this worker's copy of the master's listening socket
-    event* ev = nullptr;
-    std::shared_ptr<net::TlsContext> tls;  // null: plain
-  };
-  static void on_accept(int fd, short, void* arg);
-  void accept_on(Listener& l, int fd);
-  void add_listener(int fd, std::shared_ptr<net::TlsContext> tls);
+  // A connection one of the acceptors took; `tls` null: plain.
+  void serve_connection(net::UniqueFd fd, const sockaddr_storage& ss, const std::shared_ptr<net::TlsContext>& tls);
   static void on_reap(int, short, void* arg);
   void reap();  // deletes the connections that ended
   static void on_sweep(int, short, void* arg);
@@ -99,7 +93,7 @@ class HttpServer {
   net::ServerContext& ctx_;
   HttpRouteTable routes_;
   std::vector<std::pair<StreamRoute, StreamHandler>> stream_handlers_;
-  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<net::Acceptor>> listeners_;
   std::unordered_set<HttpConnection*> conns_;  // owned; closed() moves one to dead_
   std::vector<HttpConnection*> dead_;          // deleted on the next loop turn (never on their own stack)
   size_t streamed_ = 0;                        // handed to streamed bodies, still counted

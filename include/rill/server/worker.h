@@ -10,6 +10,7 @@
 #include <spdlog/logger.h>
 
 #include "rill/config/config.h"
+#include "rill/net/acceptor.h"
 
 struct event_base;
 
@@ -24,16 +25,11 @@ struct WorkerContext {
   int id = 0;          // 0..workers-1, stable across respawns of the same slot
   int generation = 0;  // bumped on every successful reload
   std::shared_ptr<const config::Config> config;
-  // Listening sockets owned by the master, one per rtmp.listen / http.listen entry, already
-  // bound and listening (SO_REUSEPORT: each worker slot has its own socket per address).
-  std::vector<int> rtmp_fds;
-  std::vector<int> http_fds;
-  std::vector<int> api_fds;  // api.listen: the JSON API, /metrics and /console/ (docs/api.md)
+  // This slot's listening sockets, owned by the master: bound, listening, SO_REUSEPORT (each
+  // worker slot has its own socket per address). RTMP, HTTP and the API, plain or TLS.
+  std::vector<net::ListenSocket> listeners;
   // Counters that outlive a worker process (workers/server_counters.h); null: process-local.
   workers::ServerCounters* counters = nullptr;
-  std::vector<int> rtmps_fds;  // rtmp.tls_listen: RTMP over TLS (server/rtmps_context.h)
-  std::vector<int> https_fds;  // http.tls_listen: HTTPS
-  std::vector<int> api_tls_fds;  // api.tls_listen: the API over HTTPS
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null: no access log
   // Across workers: the stream ownership table the master shares with every worker (null: no
