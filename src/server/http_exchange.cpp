@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <charconv>
+#include <cstring>
 
 #include "rill/server/http_connection.h"
 #include "rill/server/http_server.h"
@@ -15,10 +16,19 @@ bool same_name(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
-// The connection writes these itself, from the response's framing.
+// The connection writes these itself, from the response's framing. Names are told apart by their
+// length first: most are none of them.
 bool is_framing_header(std::string_view name) {
-  return same_name(name, "Content-Length") || same_name(name, "Connection") ||
-         same_name(name, "Transfer-Encoding");
+  switch (name.size()) {
+    case 10:
+      return same_name(name, "Connection");
+    case 14:
+      return same_name(name, "Content-Length");
+    case 17:
+      return same_name(name, "Transfer-Encoding");
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -106,12 +116,17 @@ const char* http_reason_phrase(int status) {
 
 void ResponseHeaders::add(std::string_view name, std::string_view value) {
   if (is_framing_header(name)) return;
-  if (same_name(name, "Content-Type")) has_content_type_ = true;
+  if (name.size() == 12 && same_name(name, "Content-Type")) has_content_type_ = true;
   if (lines_.empty()) lines_.reserve(256);  // a handler's few headers, in one allocation
   lines_ += name;
   lines_ += ": ";
   lines_ += value;
   lines_ += "\r\n";
+}
+
+void ResponseHeaders::add_lines(std::string_view lines) {
+  if (lines_.empty()) lines_.reserve(256);
+  lines_ += lines;
 }
 
 BufferRef render_response_head(const ResponseHeadParts& p) {
@@ -147,7 +162,13 @@ BufferRef render_response_head(const ResponseHeadParts& p) {
   size_t n = 0;
   for (std::string_view l : lines) n += l.size();
   BufferRef head = SharedBuffer::create(n);
-  for (std::string_view l : lines) head->append(l.data(), l.size());
+  uint8_t* out = head->tail();  // written in place: one copy per piece, none for an empty one
+  for (std::string_view l : lines) {
+    if (l.empty()) continue;
+    std::memcpy(out, l.data(), l.size());
+    out += l.size();
+  }
+  head->commit(n);
   return head;
 }
 

@@ -26,17 +26,26 @@ bool strip_suffix(std::string_view& s, std::string_view suffix) {
   return true;
 }
 
-// A "." or ".." segment (RFC 3986 §3.3: dot-segments), anywhere in the decoded path.
-bool has_dot_segment(std::string_view path) {
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view seg = path.substr(start, end - start);
-    if (seg == "." || seg == "..") return true;
-    start = end + 1;
+bool is_dot_segment(std::string_view seg) { return seg == "." || seg == ".."; }
+
+enum class PathFault { None, Control, DotSegment, EmptySegment };
+
+// What is wrong with a decoded path, in one pass, the first of: a control byte or a backslash
+// anywhere, a "." or ".." segment (RFC 3986 §3.3: dot-segments), an empty segment ("//").
+PathFault path_fault(std::string_view path) {
+  bool dot = false, empty = false;
+  size_t seg = 0;  // where the current segment starts
+  for (size_t i = 0; i < path.size(); ++i) {
+    const auto c = static_cast<unsigned char>(path[i]);
+    if (c < 0x20 || c == 0x7f || c == '\\') return PathFault::Control;
+    if (c == '/') {
+      dot = dot || is_dot_segment(path.substr(seg, i - seg));
+      empty = empty || (i > 0 && path[i - 1] == '/');
+      seg = i + 1;
+    }
   }
-  return false;
+  dot = dot || is_dot_segment(path.substr(seg));
+  return dot ? PathFault::DotSegment : empty ? PathFault::EmptySegment : PathFault::None;
 }
 
 RequestTarget target_error(TargetError e, std::string why) {
@@ -121,9 +130,15 @@ int target_error_status(TargetError e) {
 }
 
 bool percent_decode(std::string_view in, std::string& out) {
+  const size_t first = in.find('%');
+  if (first == std::string_view::npos) {  // the common path: nothing to decode, one copy
+    out.assign(in);
+    return true;
+  }
   out.clear();
   out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
+  out.append(in.substr(0, first));
+  for (size_t i = first; i < in.size(); ++i) {
     char c = in[i];
     if (c == '%') {
       if (i + 2 >= in.size()) return false;
@@ -159,13 +174,16 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
   RequestTarget t;
   if (!percent_decode(path, t.path))
     return target_error(TargetError::Malformed, "malformed percent-encoding in path");
-  for (unsigned char c : t.path) {
-    if (c < 0x20 || c == 0x7f || c == '\\')
+  switch (path_fault(t.path)) {
+    case PathFault::Control:
       return target_error(TargetError::Malformed, "control character or backslash in path");
+    case PathFault::DotSegment:
+      return target_error(TargetError::Traversal, "path traversal");
+    case PathFault::EmptySegment:
+      return target_error(TargetError::Malformed, "empty path segment");
+    case PathFault::None:
+      break;
   }
-  if (has_dot_segment(t.path)) return target_error(TargetError::Traversal, "path traversal");
-  if (t.path.find("//") != std::string::npos)
-    return target_error(TargetError::Malformed, "empty path segment");
   t.query = std::string(query);
   return t;
 }

@@ -450,6 +450,9 @@ TEST(HttpRouter, PercentDecode) {
   std::string out = "stale";
   ASSERT_TRUE(percent_decode("x", out));
   EXPECT_EQ(out, "x");
+  out = "stale";
+  ASSERT_TRUE(percent_decode("a%41", out));
+  EXPECT_EQ(out, "aA");
 }
 
 // ---- HLS segment numbers -------------------------------------------------------------------

@@ -221,6 +221,33 @@ TEST_F(HttpServerTest, AHeldExchangeReadsItsHeadAfterTheConnectionReadOn) {
   ::close(fd);
 }
 
+// The CORS lines are rendered once per http.cors_origin, again when a reload changes it.
+TEST_F(HttpServerTest, CorsHeadersFollowTheConfiguredOrigin) {
+  const auto error_head = [&] {
+    const int fd = connect_client();
+    send_all(fd, "GET /live/missing.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string got = read_some(fd);
+    ::close(fd);
+    return got.substr(0, got.find("\r\n\r\n") + 2);
+  };
+  for (const char* origin : {"*", "https://a.example", "*", ""}) {
+    SCOPED_TRACE(origin);
+    config::Config cfg = *ctx_.config;
+    cfg.http.cors_origin = origin;
+    ctx_.config = std::make_shared<const config::Config>(cfg);
+    for (int i = 0; i < 2; ++i) {
+      const std::string head = error_head();
+      EXPECT_EQ(head.rfind("HTTP/1.1 404 ", 0), 0u) << head;
+      const std::string allow = std::string("Access-Control-Allow-Origin: ") + origin + "\r\n";
+      EXPECT_EQ(head.find(allow) != std::string::npos, *origin != '\0') << head;
+      EXPECT_EQ(head.find("Access-Control-Expose-Headers: ") != std::string::npos, *origin != '\0') << head;
+      EXPECT_EQ(head.find("Vary: Origin\r\n") != std::string::npos,
+                std::string(origin) == "https://a.example");
+      EXPECT_NE(head.find("Content-Type: text/plain"), std::string::npos) << head;
+    }
+  }
+}
+
 TEST_F(HttpServerTest, ARequestMustArriveWithinTheTimeout) {
   const int slow = connect_client();
   send_all(slow, "GET /healthz HTTP/1.1\r\nHo");  // half a head, then silence

@@ -52,6 +52,10 @@ class ResponseHeaders {
   // Framing headers (Content-Length, Connection, Transfer-Encoding) are the connection's to
   // write: they are left out here.
   void add(std::string_view name, std::string_view value);
+  // Lines rendered before by another ResponseHeaders' add() (a set every response of a kind
+  // carries, rendered once), appended as they are; not a Content-Type (has_content_type() does
+  // not look at them).
+  void add_lines(std::string_view lines);
   const std::string& lines() const { return lines_; }
   bool has_content_type() const { return has_content_type_; }
 
@@ -118,6 +122,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // Adds a response header (no check for duplicates: the caller adds each once). Server, Date,
   // Content-Length, Connection and Transfer-Encoding are the connection's to write.
   void add_header(std::string_view name, std::string_view value) { out_headers_.add(name, value); }
+  // Header lines rendered before (ResponseHeaders::lines() of a set added once, e.g. CORS).
+  void add_header_lines(std::string_view lines) { out_headers_.add_lines(lines); }
 
   // A complete response with Content-Length (none for 1xx, 204, 304: RFC 9110 §8.6). For HEAD
   // the head alone, with the length the GET would have had (RFC 9110 §9.3.2). Returns the body
