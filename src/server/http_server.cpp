@@ -34,8 +34,6 @@ HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx) {
                                          " http_connections=" + std::to_string(connections()) + "\n";
                 log_access(info, 200, ex.reply(200, line));
               });
-  routes_.add(HttpMethod::Get, "/", PathMatch::Prefix,
-              [this](HttpExchange& ex, const HttpRequestInfo& info) { serve_stream(ex, info); });
 }
 
 HttpServer::~HttpServer() {
@@ -149,21 +147,20 @@ const std::string& HttpServer::common_headers() {
 // ---- replies ------------------------------------------------------------------------------------
 
 void HttpServer::set_stream_handler(StreamRoute kind, StreamHandler h) {
+  // The stream paths are mounted by the first handler: a server with none (the API's) has none.
+  if (stream_handlers_.empty()) {
+    routes_.add(HttpMethod::Get, "/", PathMatch::Prefix,
+                [this](HttpExchange& ex, const HttpRequestInfo& info) { serve_stream(ex, info); });
+  }
   stream_handlers_.emplace_back(kind, std::move(h));
 }
 
 void HttpServer::add_cors_headers(HttpExchange& ex) const {
   const std::string& origin = ctx_.config->http.cors_origin;
   if (origin.empty()) return;
-  if (origin != cors_origin_ || cors_lines_.empty()) {  // rendered once per http.cors_origin
-    cors_origin_ = origin;
-    ResponseHeaders h;
-    h.add("Access-Control-Allow-Origin", origin);
-    h.add("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
-    if (origin != "*") h.add("Vary", "Origin");
-    cors_lines_ = h.lines();
-  }
-  ex.add_header_lines(cors_lines_);
+  ex.add_header("Access-Control-Allow-Origin", origin);
+  ex.add_header("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
+  if (origin != "*") ex.add_header("Vary", "Origin");
 }
 
 void HttpServer::reply_error(HttpExchange& ex, const HttpRequestInfo& info, int status,

@@ -124,6 +124,18 @@ class HlsViewer(threading.Thread):
             self.stop_event.wait(1.0)
 
 
+class ApiPortTest(unittest.TestCase):
+    def test_stream_paths_are_not_served_on_the_api_port(self):
+        # The API's HTTP server mounts no stream route: a stream path is an ordinary 404 there,
+        # a stream name the rule refuses included (the stream server would say 400).
+        with Rill({'api': {'token': TOKEN}}) as r:
+            for path in ('/live/cam.flv', '/live/cam.m3u8', '/live/a%20b.flv', '/live/cam/1.ts'):
+                status, _, body = api(r, 'GET', path)
+                self.assertEqual(status, 404, '%s on the API port: %s %r' % (path, status, body))
+            status, _, _ = api(r, 'GET', '/api/v1/server')
+            self.assertEqual(status, 200)
+
+
 class ApiTest(unittest.TestCase):
 
     def setUp(self):

@@ -8,8 +8,9 @@
 // This class also applies the limits (http.max_connections, max_connections_per_ip, the
 // request-head deadline), adds CORS, writes the access log.
 //
-// Mounted here: GET /healthz, and the stream paths (prefix "/": FLV and HLS, through
-// set_stream_handler). Later outputs (JSON API, console) add table entries with routes().add().
+// Mounted here: GET /healthz, and the stream paths (prefix "/": FLV and HLS) once a stream
+// handler is set (set_stream_handler: the stream server's; the API's server has none, so a stream
+// path there is an ordinary 404). The JSON API and console add table entries with routes().add().
 #include <cstdint>
 #include <ctime>
 #include <functional>
@@ -103,8 +104,6 @@ class HttpServer {
   event* reap_ev_ = nullptr;
   std::string common_;
   std::time_t common_at_ = 0;
-  mutable std::string cors_origin_;  // the http.cors_origin that cors_lines_ were rendered for
-  mutable std::string cors_lines_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for count_stream's release
   bool shutting_down_ = false;
 };
