@@ -158,9 +158,15 @@ void HttpServer::set_stream_handler(StreamRoute kind, StreamHandler h) {
 void HttpServer::add_cors_headers(HttpExchange& ex) const {
   const std::string& origin = ctx_.config->http.cors_origin;
   if (origin.empty()) return;
-  ex.add_header("Access-Control-Allow-Origin", origin);
-  ex.add_header("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
-  if (origin != "*") ex.add_header("Vary", "Origin");
+  if (origin != cors_origin_ || cors_lines_.empty()) {  // rendered once per http.cors_origin
+    cors_origin_ = origin;
+    ResponseHeaders h;
+    h.add("Access-Control-Allow-Origin", origin);
+    h.add("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
+    if (origin != "*") h.add("Vary", "Origin");
+    cors_lines_ = h.lines();
+  }
+  ex.add_header_lines(cors_lines_);
 }
 
 void HttpServer::reply_error(HttpExchange& ex, const HttpRequestInfo& info, int status,

@@ -104,6 +104,8 @@ class HttpServer {
   event* reap_ev_ = nullptr;
   std::string common_;
   std::time_t common_at_ = 0;
+  mutable std::string cors_origin_;  // the http.cors_origin that cors_lines_ were rendered for
+  mutable std::string cors_lines_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for count_stream's release
   bool shutting_down_ = false;
 };
