@@ -6,6 +6,7 @@
 
 #include "http_syntax.h"
 #include "rill/protocol/http_request_head.h"
+#include "rill/protocol/percent_coding.h"
 
 namespace rill::protocol {
 
@@ -17,12 +18,6 @@ constexpr size_t kMaxChunkSizeLine = 1024;  // with its CRLF
 constexpr size_t kMaxTrailer = 8192;        // every trailer line and the final CRLF
 constexpr size_t kMaxChunkSizeDigits = 16;  // 16 hex digits fill a uint64_t: no overflow past this
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -116,11 +111,11 @@ bool HttpChunkedDecoder::on_size_line(std::string_view line) {
   }
   size_t digits = 0;
   uint64_t size = 0;
-  while (digits < line.size() && hex_value(line[digits]) >= 0) {
+  while (digits < line.size() && hex_digit_value(line[digits]) >= 0) {
     if (++digits > kMaxChunkSizeDigits) {
       return fail(400, "chunk size: more than " + std::to_string(kMaxChunkSizeDigits) + " hex digits");
     }
-    size = size << 4 | static_cast<uint64_t>(hex_value(line[digits - 1]));
+    size = size << 4 | static_cast<uint64_t>(hex_digit_value(line[digits - 1]));
   }
   if (digits == 0) return fail(400, "chunk size: " + quoted(line) + " is not a hexadecimal size");
   const std::string_view ext = line.substr(digits);

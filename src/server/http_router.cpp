@@ -13,13 +13,6 @@ constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,     HttpMethod::Head,   H
                                       HttpMethod::Put,     HttpMethod::Delete, HttpMethod::Patch,
                                       HttpMethod::Options, HttpMethod::Trace,  HttpMethod::Connect};
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool strip_suffix(std::string_view& s, std::string_view suffix) {
   if (!s.ends_with(suffix)) return false;
   s.remove_suffix(suffix.size());
@@ -98,9 +91,7 @@ const char* method_name(HttpMethod m) {
 
 std::optional<HttpMethod> method_from_token(std::string_view token) {
   // RFC 9110 §9.1: method names are case-sensitive.
-  for (HttpMethod m :
-       {HttpMethod::Get, HttpMethod::Head, HttpMethod::Post, HttpMethod::Put, HttpMethod::Delete,
-        HttpMethod::Patch, HttpMethod::Options, HttpMethod::Trace, HttpMethod::Connect}) {
+  for (HttpMethod m : kAllMethods) {
     if (token == method_name(m)) return m;
   }
   return std::nullopt;
@@ -127,32 +118,6 @@ int target_error_status(TargetError e) {
       return 400;
   }
   return 400;
-}
-
-bool percent_decode(std::string_view in, std::string& out) {
-  const size_t first = in.find('%');
-  if (first == std::string_view::npos) {  // the common path: nothing to decode, one copy
-    out.assign(in);
-    return true;
-  }
-  out.clear();
-  out.reserve(in.size());
-  out.append(in.substr(0, first));
-  for (size_t i = first; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return false;
-      int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      char d = static_cast<char>(hi * 16 + lo);
-      if (d == '\0') return false;
-      out.push_back(d);
-      i += 2;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return true;
 }
 
 RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits& limits) {

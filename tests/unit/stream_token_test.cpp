@@ -65,7 +65,27 @@ TEST(QueryString, ParsesAndEncodes) {
   EXPECT_EQ(query_value(p, "zz"), nullptr);
   EXPECT_EQ(encode_form({{"call", "publish"}, {"tcurl", "rtmp://h:1/live"}, {"x y", "a&b=c"}}),
             "call=publish&tcurl=rtmp%3A%2F%2Fh%3A1%2Flive&x%20y=a%26b%3Dc");
-  EXPECT_EQ(percent_decode(percent_encode("\x01 ~é")), "\x01 ~é");
+  std::string back;
+  EXPECT_TRUE(percent_decode(percent_encode("\x01 ~é"), back, PercentDecoding::Form));
+  EXPECT_EQ(back, "\x01 ~é");
+}
+
+// One decoder, two strictnesses (protocol/percent_coding.h).
+TEST(PercentCoding, StrictRefusesWhatFormKeeps) {
+  std::string out;
+  for (std::string_view bad : {"%", "%4", "%zz", "a%4g", "%00", "x%"}) {
+    EXPECT_FALSE(percent_decode(bad, out, PercentDecoding::Strict)) << bad;
+    EXPECT_TRUE(percent_decode(bad, out, PercentDecoding::Form)) << bad;
+  }
+  ASSERT_TRUE(percent_decode("%zz+%41%", out, PercentDecoding::Form));
+  EXPECT_EQ(out, "%zz A%");
+  ASSERT_TRUE(percent_decode("a+b%2B%2fc", out));  // Strict: '+' is a plus
+  EXPECT_EQ(out, "a+b+/c");
+  ASSERT_TRUE(percent_decode("%00", out, PercentDecoding::Form));
+  EXPECT_EQ(out, std::string(1, '\0'));
+  EXPECT_EQ(hex_digit_value('f'), 15);
+  EXPECT_EQ(hex_digit_value('F'), 15);
+  EXPECT_EQ(hex_digit_value('g'), -1);
 }
 
 TEST(HlsUriQuery, AppendsToEveryUri) {

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "rill/protocol/percent_coding.h"  // percent_encode, and the Form decoding used here
+
 namespace rill::protocol {
 
 using QueryParams = std::vector<std::pair<std::string, std::string>>;
@@ -15,9 +17,6 @@ QueryParams parse_query(std::string_view query);
 // The value of the first `key`, or nullptr.
 const std::string* query_value(const QueryParams& params, std::string_view key);
 
-std::string percent_decode(std::string_view text);
-// Escapes everything but the RFC 3986 unreserved characters ('-', '.', '_', '~', letters, digits).
-std::string percent_encode(std::string_view text);
 // "k1=v1&k2=v2", both sides escaped.
 std::string encode_form(const QueryParams& params);
 

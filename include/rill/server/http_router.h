@@ -21,6 +21,7 @@
 
 #include "rill/media/stream_key.h"
 #include "rill/protocol/hls_playlist.h"
+#include "rill/protocol/percent_coding.h"
 
 namespace rill::server {
 
@@ -93,8 +94,8 @@ struct RequestTarget {
 // `uri` is the request target as received ("/live/test.flv?token=1").
 RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits& limits = {});
 
-// Percent-decodes; false on malformed escapes or a decoded NUL.
-bool percent_decode(std::string_view in, std::string& out);
+// Percent-decodes (Strict by default: false on malformed escapes or a decoded NUL).
+using protocol::percent_decode;
 
 // ---- stream paths --------------------------------------------------------------------------
 
