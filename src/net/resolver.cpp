@@ -163,19 +163,23 @@ Resolver::Resolver(event_base* base, const Files& files) : shared_(new Shared) {
   note_ = read_files(shared_->dns, files);
 }
 
+// A lookup nobody waits for any more: freed now when its answer is already queued for delivery,
+// else cancelled, and freed by the callback libevent still owes it.
+void Resolver::drop(Query* q) {
+  if (q->deliver) {
+    event_free(q->deliver);
+    delete q;
+    return;
+  }
+  q->cancelled = true;
+  q->done = nullptr;
+  evdns_getaddrinfo_cancel(q->req);
+}
+
 Resolver::~Resolver() {
   std::map<LookupId, Query*> live = std::move(shared_->live);
   shared_->live.clear();
-  for (auto& [id, q] : live) {
-    if (q->deliver) {
-      event_free(q->deliver);
-      delete q;
-      continue;
-    }
-    q->cancelled = true;  // its callback, still owed, frees it
-    q->done = nullptr;
-    evdns_getaddrinfo_cancel(q->req);
-  }
+  for (auto& [id, q] : live) drop(q);
   shared_->orphaned = true;
   shared_->free_if_done();
 }
@@ -263,14 +267,7 @@ void Resolver::cancel(LookupId id) {
   if (it == shared_->live.end()) return;
   Query* q = it->second;
   shared_->live.erase(it);
-  if (q->deliver) {
-    event_free(q->deliver);
-    delete q;
-    return;
-  }
-  q->cancelled = true;  // its callback, still owed, frees it
-  q->done = nullptr;
-  evdns_getaddrinfo_cancel(q->req);
+  drop(q);
 }
 
 }  // namespace rill::net

@@ -64,6 +64,7 @@ class Resolver {
   struct Query;   // internal
 
  private:
+  static void drop(Query* q);  // a lookup nobody waits for any more
   Shared* shared_;
   std::string note_;
 };
