@@ -308,11 +308,19 @@ void WorkerMonitor::hls_requested(const std::string& key, std::string_view addr,
                                   std::chrono::milliseconds target_duration) {
   ++hls_requests_;
   const int64_t window = std::max<int64_t>(kMinHlsWindowMs, 2 * target_duration.count());
-  std::string viewer(addr);
+  // The viewer's name is built in a buffer kept between requests (no allocation per request), and
+  // looked up once.
+  std::string& viewer = hls_viewer_scratch_;
+  viewer.assign(addr);
   viewer += ' ';
   viewer += user_agent.substr(0, 256);
   auto& viewers = hls_seen_[key];
-  if (viewers.size() < 100000 || viewers.count(viewer)) viewers[viewer] = ctx_.timers->now_ms() + window;
+  const int64_t expiry = ctx_.timers->now_ms() + window;
+  if (auto it = viewers.find(viewer); it != viewers.end()) {
+    it->second = expiry;
+  } else if (viewers.size() < 100000) {
+    viewers.emplace(viewer, expiry);
+  }
 }
 
 json WorkerMonitor::hls_viewers() {

@@ -29,7 +29,12 @@ struct StreamKey {
   static std::optional<StreamKey> parse(std::string_view text, std::string* why = nullptr);
 
   // "app/name": the form used in logs, the ownership table and the worker link.
-  std::string str() const { return app + "/" + name; }
+  std::string str() const {
+    std::string s;
+    s.reserve(app.size() + 1 + name.size());  // one allocation at most (app + "/" + name made two)
+    s.append(app).append(1, '/').append(name);
+    return s;
+  }
 
   auto operator<=>(const StreamKey&) const = default;
   bool operator==(const StreamKey&) const = default;
