@@ -15,9 +15,12 @@ constexpr int kMaxAcceptsPerWakeup = 1024;
 
 const char* to_string(ListenService s) {
   switch (s) {
-    case ListenService::Rtmp: return "rtmp";
-    case ListenService::Http: return "http";
-    case ListenService::Api: return "api";
+    case ListenService::Rtmp:
+      return "rtmp";
+    case ListenService::Http:
+      return "http";
+    case ListenService::Api:
+      return "api";
   }
   return "?";
 }
@@ -57,7 +60,8 @@ void Acceptor::accept_all() {
     const int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EMFILE || errno == ENFILE) log_->error("{}: accept: {} (raise LimitNOFILE)", what_, std::strerror(errno));
+      if (errno == EMFILE || errno == ENFILE)
+        log_->error("{}: accept: {} (raise LimitNOFILE)", what_, std::strerror(errno));
       return;
     }
     on_accept_(UniqueFd(fd), ss);  // may stop() this acceptor: the loop checks ev_

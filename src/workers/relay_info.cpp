@@ -4,20 +4,28 @@ namespace rill::workers {
 
 const char* to_string(RelayKind k) {
   switch (k) {
-    case RelayKind::EdgePull: return "edge-pull";
-    case RelayKind::Push: return "push";
-    case RelayKind::Pull: return "pull";
+    case RelayKind::EdgePull:
+      return "edge-pull";
+    case RelayKind::Push:
+      return "push";
+    case RelayKind::Pull:
+      return "pull";
   }
   return "?";
 }
 
 const char* to_string(RelayState s) {
   switch (s) {
-    case RelayState::Connecting: return "connecting";
-    case RelayState::Up: return "up";
-    case RelayState::Retrying: return "retrying";
-    case RelayState::Standby: return "standby";
-    case RelayState::Closed: return "closed";
+    case RelayState::Connecting:
+      return "connecting";
+    case RelayState::Up:
+      return "up";
+    case RelayState::Retrying:
+      return "retrying";
+    case RelayState::Standby:
+      return "standby";
+    case RelayState::Closed:
+      return "closed";
   }
   return "?";
 }
