@@ -2,8 +2,9 @@
 // (docs/benchmarks.md). A live HLS player polls its playlist every half target duration, so at
 // scale the request path — not the bytes — is much of an HLS server's work:
 //   HttpRequestHead  the head of a player's GET parsed (HttpRequestHeadParser: feed, take, reset)
-//   GateAdmitHls     StreamGate::admit_play with the three checks a worker installs, on an app
-//                    that configures none of them (the common case: each is passed over)
+//   GateAdmitHls     StreamGate::decide_play_now (what an HTTP request asks first) with the three
+//                    checks a worker installs, on an app that configures none of them (the common
+//                    case: each is passed over, and the decision comes back directly)
 //   ResponseHead     the playlist's headers added and the head rendered (ResponseHeaders,
 //                    render_response_head)
 //
@@ -12,6 +13,7 @@
 #include <event2/event.h>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -104,9 +106,8 @@ void BM_GateAdmitHls(benchmark::State& state) {
     r.key = media::StreamKey{"hls", "cam"};
     r.peer = "127.0.0.1:40000";
     r.session_id = 7;
-    f.gate().admit_play(std::move(r), [&admitted](server::GateDecision d) {
-      admitted += d.verdict == server::Verdict::Admitted;
-    });
+    const std::optional<server::GateDecision> d = f.gate().decide_play_now(r);
+    admitted += d && d->verdict == server::Verdict::Admitted;
   }
   if (admitted != static_cast<uint64_t>(state.iterations()))
     state.SkipWithError("a request was not admitted");

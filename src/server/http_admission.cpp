@@ -28,16 +28,22 @@ struct PendingAdmission {
 
 int status_for(Verdict v) { return v == Verdict::NotFound ? 404 : 403; }
 
+// Admitted: the continuation; else the error answer.
+void answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info, HttpAdmitted& admitted,
+            GateDecision&& d) {
+  if (d.verdict == Verdict::Admitted) {
+    admitted(ex, info, std::move(d));
+  } else {
+    http.reply_error(ex, info, status_for(d.verdict), d.reason);
+  }
+}
+
 void decide(PendingAdmission* p, GateDecision d) {
   p->decided = true;
   HttpExchange* ex = p->is_held ? p->held.get() : p->ex;
   if (ex) {                                     // null: the client left (nothing to answer)
     if (p->is_held) ex->on_abandoned(nullptr);  // the continuation may hold it again with its own
-    if (d.verdict == Verdict::Admitted) {
-      p->admitted(*ex, *p->info, std::move(d));
-    } else {
-      p->http.reply_error(*ex, *p->info, status_for(d.verdict), d.reason);
-    }
+    answer(p->http, *ex, *p->info, p->admitted, std::move(d));
   }
   if (p->is_held) delete p;  // else the caller still looks at it
 }
@@ -53,6 +59,8 @@ void admit_http_play(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex
   r.peer = info.peer;
   r.session_id = info.id;
   r.probe = info.method == HttpMethod::Head;
+  // Most requests meet no check: decided here, with no pending admission nor gate callback.
+  if (auto d = ctx.gate->decide_play_now(r)) return answer(http, ex, info, admitted, std::move(*d));
   auto p = std::make_unique<PendingAdmission>(
       PendingAdmission{ctx, http, &ex, &info, std::move(admitted), {}, {}});
   PendingAdmission* raw = p.get();

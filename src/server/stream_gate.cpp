@@ -78,26 +78,33 @@ void StreamGate::cancel(Ticket t) { pending_.erase(t); }
 void StreamGate::publish_ended(const media::StreamKey& key) { ctx_.locator->released(key); }
 
 StreamGate::Ticket StreamGate::start(Pending p) {
-  if (!p.req.app) p.req.app = ctx_.config->find_app(p.req.key.app);
-  if (answer_at_once(p)) return 0;  // 0: no ticket (cancel ignores it)
+  if (auto d = decide_now(p.req, p.action, p.publisher)) {
+    p.done(std::move(*d));
+    return 0;  // 0: no ticket (cancel ignores it)
+  }
   const Ticket t = next_ticket_++;
   pending_.emplace(t, std::move(p));
   run_checks(t);
   return t;
 }
 
-bool StreamGate::answer_at_once(Pending& p) {
+std::optional<GateDecision> StreamGate::decide_play_now(AdmissionRequest& req) {
+  return decide_now(req, GateAction::Play, nullptr);
+}
+
+std::optional<GateDecision> StreamGate::decide_now(AdmissionRequest& req, GateAction action,
+                                                   const void* publisher) {
+  if (!req.app) req.app = ctx_.config->find_app(req.key.app);
   for (const auto& check : checks_) {
-    if (check->applies(p.req, p.action)) return false;
+    if (check->applies(req, action)) return std::nullopt;
   }
-  if (needs_pull(p, p.req.app)) return false;
-  if (p.req.app && p.req.app->edge && ctx_.cluster && p.req.proto == GateProto::Hls) ctx_.cluster->touch(p.req.key);
-  GateDecision d = place(p);
-  d.key = p.req.key;
-  d.app = p.req.app;
-  for (auto& check : checks_) check->decided(p.req, p.action, d);
-  p.done(std::move(d));
-  return true;
+  if (needs_pull(req, action)) return std::nullopt;
+  if (req.app && req.app->edge && ctx_.cluster && req.proto == GateProto::Hls) ctx_.cluster->touch(req.key);
+  GateDecision d = place(req, action, publisher);
+  d.key = req.key;
+  d.app = req.app;
+  for (auto& check : checks_) check->decided(req, action, d);
+  return d;
 }
 
 // Runs the checks from the request's next one. A check that answers inside check() is continued
@@ -180,9 +187,9 @@ void StreamGate::finish(Ticket t, GateDecision d) {
 void StreamGate::place_or_pull(Ticket t) {
   const Pending& p = pending_.at(t);
   const config::AppConfig* app = p.req.app;
-  if (!needs_pull(p, app)) {
+  if (!needs_pull(p.req, p.action)) {
     if (app && app->edge && ctx_.cluster && p.req.proto == GateProto::Hls) ctx_.cluster->touch(p.req.key);
-    return finish(t, place(p));
+    return finish(t, place(p.req, p.action, p.publisher));
   }
   std::weak_ptr<bool> alive = alive_;
   ctx_.cluster->edge_play(p.req.key, *app, [this, alive, t](bool found) {
@@ -193,37 +200,39 @@ void StreamGate::place_or_pull(Ticket t) {
       return finish(t,
                     decision(Verdict::NotFound, nullptr, "no origin has stream " + it->second.req.key.str()));
     }
-    finish(t, place(it->second));
+    finish(t, place(it->second.req, it->second.action, it->second.publisher));
   });
 }
 
-bool StreamGate::needs_pull(const Pending& p, const config::AppConfig* app) const {
-  if (p.action != GateAction::Play || p.req.probe || !app || !app->edge || !ctx_.cluster) return false;
-  const media::Stream* local = ctx_.streams->find(p.req.key);
-  if (local && local->has_publisher()) return ctx_.cluster->pull_pending(p.req.key);  // join its wait
-  if (p.req.proto == GateProto::Hls) {
+bool StreamGate::needs_pull(const AdmissionRequest& req, GateAction action) const {
+  const config::AppConfig* app = req.app;
+  if (action != GateAction::Play || req.probe || !app || !app->edge || !ctx_.cluster) return false;
+  const media::Stream* local = ctx_.streams->find(req.key);
+  if (local && local->has_publisher()) return ctx_.cluster->pull_pending(req.key);  // join its wait
+  if (req.proto == GateProto::Hls) {
     // The stream ended at the origin: its last playlist (with #EXT-X-ENDLIST) is served until
     // the HLS grace drops it, rather than a new pull reopening it.
-    const media::HlsStreamState* hls = ctx_.streams->hls().find(p.req.key.app, p.req.key.name);
+    const media::HlsStreamState* hls = ctx_.streams->hls().find(req.key.app, req.key.name);
     if (hls && !hls->live() && hls->has_segments()) return false;
     // So does another worker of this server that keeps it (the one that pulled the stream).
-    return !ctx_.locator->hls_source(p.req.key.str());
+    return !ctx_.locator->hls_source(req.key.str());
   }
-  return !ctx_.locator->remote_owner(p.req.key.str());
+  return !ctx_.locator->remote_owner(req.key.str());
 }
 
-GateDecision StreamGate::place(const Pending& p) {
-  const config::AppConfig* app = p.req.app;
-  if (!app) return decision(Verdict::NotFound, nullptr, "unknown app " + p.req.key.app);
-  return p.action == GateAction::Publish ? place_publish(p, *app) : place_play(p, *app);
+GateDecision StreamGate::place(const AdmissionRequest& req, GateAction action, const void* publisher) {
+  const config::AppConfig* app = req.app;
+  if (!app) return decision(Verdict::NotFound, nullptr, "unknown app " + req.key.app);
+  return action == GateAction::Publish ? place_publish(req, publisher, *app) : place_play(req, *app);
 }
 
 // Claimed across workers: a second publisher of the name is refused on any worker.
-GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig& app) {
+GateDecision StreamGate::place_publish(const AdmissionRequest& req, const void* publisher,
+                                       const config::AppConfig& app) {
   if (app.edge && app.edge->publish == config::EdgePublish::Refuse) {
     return decision(Verdict::Refused, nullptr, "app " + app.name + " is an edge that takes no publish");
   }
-  workers::PublishClaim claim = ctx_.locator->claim_for_publish(p.req.key, app, p.publisher);
+  workers::PublishClaim claim = ctx_.locator->claim_for_publish(req.key, app, publisher);
   switch (claim.result) {
     case workers::ClaimResult::Ok:
       return decision(Verdict::Admitted, claim.stream, {});
@@ -237,23 +246,23 @@ GateDecision StreamGate::place_publish(const Pending& p, const config::AppConfig
 
 // The local stream, or one fed by a worker link from the worker that owns it. With no publisher
 // anywhere the player waits for one (play_wait) or is told at once (SRS #1134: a player retries).
-GateDecision StreamGate::place_play(const Pending& p, const config::AppConfig& app) {
-  if (p.req.proto == GateProto::Hls) {
+GateDecision StreamGate::place_play(const AdmissionRequest& req, const config::AppConfig& app) {
+  if (req.proto == GateProto::Hls) {
     // Served from the HLS store (this worker's or the owner's, by the HLS handler).
     return decision(Verdict::Admitted, nullptr, {});
   }
-  if (p.req.probe) {
-    const media::Stream* local = ctx_.streams->find(p.req.key);
-    const bool live = (local && local->has_publisher()) || ctx_.locator->remote_owner(p.req.key.str());
+  if (req.probe) {
+    const media::Stream* local = ctx_.streams->find(req.key);
+    const bool live = (local && local->has_publisher()) || ctx_.locator->remote_owner(req.key.str());
     if (live || app.play_wait.count() > 0) return decision(Verdict::Admitted, nullptr, {});
-    return decision(Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published");
+    return decision(Verdict::NotFound, nullptr, "stream " + req.key.str() + " is not published");
   }
-  media::Stream* existing = ctx_.locator->find_for_play(p.req.key, app);
+  media::Stream* existing = ctx_.locator->find_for_play(req.key, app);
   const bool live = existing && existing->has_publisher();
   if (!live && app.play_wait.count() == 0) {
-    return decision(Verdict::NotFound, nullptr, "stream " + p.req.key.str() + " is not published");
+    return decision(Verdict::NotFound, nullptr, "stream " + req.key.str() + " is not published");
   }
-  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(p.req.key, app);
+  media::Stream& s = existing ? *existing : ctx_.streams->get_or_create(req.key, app);
   return decision(Verdict::Admitted, &s, {});
 }
 

@@ -128,6 +128,10 @@ class StreamGate {
   // before this returns. Returns a ticket for cancel().
   Ticket admit_publish(AdmissionRequest req, const void* publisher, Callback done);
   Ticket admit_play(AdmissionRequest req, Callback done);
+  // A play decided now, when no check applies and nothing waits for an upstream pull (most HLS
+  // requests): the decision admit_play would hand its callback at once, with nothing kept and no
+  // ticket. nullopt: ask admit_play. Resolves req.app on the way.
+  std::optional<GateDecision> decide_play_now(AdmissionRequest& req);
   // The admitted publisher of `key` left (it has detached from the stream): the name is free again
   // on every worker.
   void publish_ended(const media::StreamKey& key);
@@ -144,9 +148,9 @@ class StreamGate {
     size_t next_check = 0;
   };
   Ticket start(Pending p);
-  // No check applies and nothing needs an upstream pull: decided and answered at once, with no
-  // pending entry (most HLS requests: a map node and two lookups fewer per request).
-  bool answer_at_once(Pending& p);
+  // No check applies and nothing needs an upstream pull: decided at once, with no pending entry
+  // (most HLS requests: a map node and two lookups fewer per request). nullopt otherwise.
+  std::optional<GateDecision> decide_now(AdmissionRequest& req, GateAction action, const void* publisher);
   void run_checks(Ticket t);
   void on_check_done(Ticket t, CheckAnswer answer);
   // Applies a check's answer; false when the request was refused (and answered).
@@ -154,10 +158,11 @@ class StreamGate {
   void refuse(Ticket t, const char* check, const std::string& why);
   void finish(Ticket t, GateDecision d);
   void place_or_pull(Ticket t);
-  bool needs_pull(const Pending& p, const config::AppConfig* app) const;
-  GateDecision place(const Pending& p);
-  GateDecision place_publish(const Pending& p, const config::AppConfig& app);
-  GateDecision place_play(const Pending& p, const config::AppConfig& app);
+  bool needs_pull(const AdmissionRequest& req, GateAction action) const;
+  GateDecision place(const AdmissionRequest& req, GateAction action, const void* publisher);
+  GateDecision place_publish(const AdmissionRequest& req, const void* publisher,
+                             const config::AppConfig& app);
+  GateDecision place_play(const AdmissionRequest& req, const config::AppConfig& app);
 
   net::ServerContext& ctx_;
   std::vector<std::unique_ptr<AdmissionCheck>> checks_;

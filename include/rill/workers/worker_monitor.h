@@ -103,7 +103,7 @@ class WorkerMonitor {
   std::unordered_map<std::string, uint64_t> gone_out_;              // per stream: retired players + HLS bytes
   StreamTally tally_;  // this worker's part of the shared per-stream totals, not yet published
   std::map<std::string, std::map<std::string, int64_t>> hls_seen_;  // key -> viewer -> expiry
-  std::string hls_viewer_scratch_;  // hls_requested's viewer name, reused
+  std::string hls_viewer_scratch_;                                  // hls_requested's viewer name, reused
   std::unordered_map<std::string, uint64_t> hls_produced_;          // key -> segments, last seen
   uint64_t hls_produced_gone_ = 0;
   std::unordered_map<std::string, Rate> stream_rates_;
