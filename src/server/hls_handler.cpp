@@ -102,13 +102,14 @@ void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
   // Playlists and segments alike ask the gate first (a token in the query reaches both).
   auto admitted = [&http, &ctx](auto serve) {
     return [&http, &ctx, serve](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {
+      // The closure keeps the route but its key: the gate's decision brings the key (the asked
+      // one, or the one a callback redirected to), so the name is not copied once more.
       admit_http_play(ctx, http, ex, info, GateProto::Hls, route.key,
-                      [&http, &ctx, serve, route = StreamPath(route)](
-                          HttpExchange& e, const HttpRequestInfo& i, GateDecision d) mutable {
-                        // Called once: the route is the closure's own to change.
-                        if (!d.key.name.empty()) route.key = std::move(d.key);  // a callback may redirect
-                        note_hls_viewer(ctx, e, i, route.key, d.app);
-                        serve(ctx, http, e, i, route, d.app);
+                      [&http, &ctx, serve, kind = route.kind, segment = route.segment, form = route.form](
+                          HttpExchange& e, const HttpRequestInfo& i, GateDecision d) {
+                        StreamPath decided{kind, std::move(d.key), segment, form, false, {}};
+                        note_hls_viewer(ctx, e, i, decided.key, d.app);
+                        serve(ctx, http, e, i, decided, d.app);
                       });
     };
   };
