@@ -24,7 +24,7 @@
 #include "rill/media/stream.h"
 #include "rill/media/stream_output.h"
 #include "rill/net/flush_scheduler.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/http_request_head.h"
 #include "rill/server/admission_checks.h"
 #include "rill/server/http_exchange.h"
@@ -92,7 +92,7 @@ class GateFixture {
     return cfg;
   }
   testsupport::WorkerCore core_;  // first: outlives the services below
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<server::StreamGate> gate_;
 };

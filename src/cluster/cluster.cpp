@@ -7,7 +7,7 @@
 
 namespace rill::cluster {
 
-Cluster::Cluster(net::ServerContext& ctx) : ctx_(ctx) {}
+Cluster::Cluster(net::WorkerCore& ctx) : ctx_(ctx) {}
 
 Cluster::~Cluster() { stop(); }
 

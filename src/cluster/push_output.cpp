@@ -15,7 +15,7 @@ uint8_t message_type(media::MediaType t) {
 }
 }  // namespace
 
-PushOutput::PushOutput(net::ServerContext& ctx, media::Stream& stream, PushOptions opts, std::shared_ptr<PushSet> set)
+PushOutput::PushOutput(net::WorkerCore& ctx, media::Stream& stream, PushOptions opts, std::shared_ptr<PushSet> set)
     : ctx_(ctx), stream_(stream), opts_(std::move(opts)), set_(std::move(set)) {
   name_ = std::string(to_string(opts_.kind)) + " " + (opts_.targets.empty() ? "" : url_of(0));
   if (set_) set_->insert(this);

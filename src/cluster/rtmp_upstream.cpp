@@ -27,7 +27,7 @@ UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name,
   return t;
 }
 
-RtmpUpstream::RtmpUpstream(net::ServerContext& ctx, UpstreamTarget target, RtmpUpstreamEvents& events)
+RtmpUpstream::RtmpUpstream(net::WorkerCore& ctx, UpstreamTarget target, RtmpUpstreamEvents& events)
     : ctx_(ctx),
       target_(std::move(target)),
       events_(events),

@@ -11,7 +11,7 @@ namespace {
 constexpr std::chrono::milliseconds kTick{200};
 }  // namespace
 
-StreamPull::StreamPull(net::ServerContext& ctx, OriginHealth& health, PullOptions opts,
+StreamPull::StreamPull(net::WorkerCore& ctx, OriginHealth& health, PullOptions opts,
                        std::function<void()> on_finished)
     : ctx_(ctx), health_(health), opts_(std::move(opts)), on_finished_(std::move(on_finished)) {}
 

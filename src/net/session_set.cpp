@@ -1,6 +1,6 @@
 #include <unistd.h>
 
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::net {
 

@@ -26,7 +26,7 @@ class AccessRulesCheck final : public AdmissionCheck {
 
 }  // namespace
 
-std::unique_ptr<AdmissionCheck> make_access_rules_check(net::ServerContext&) {
+std::unique_ptr<AdmissionCheck> make_access_rules_check(net::WorkerCore&) {
   return std::make_unique<AccessRulesCheck>();
 }
 

@@ -61,7 +61,7 @@ std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, HttpE
 void post_relay(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
   auto r = relay_request(api, ex, info);
   if (!r) return;
-  net::ServerContext& ctx = api.context();
+  net::WorkerCore& ctx = api.context();
   api.gather(
       ex,
       [&api, info, id = r->id](HttpExchange& ex, json all) {
@@ -84,7 +84,7 @@ void delete_relay(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info)
   } catch (const std::exception&) {
     return api.reply_error(ex, info, 404, "no such relay: " + id.substr(0, 64));
   }
-  net::ServerContext& ctx = api.context();
+  net::WorkerCore& ctx = api.context();
   api.gather(
       ex,
       [&api, info, id](HttpExchange& ex, json all) {

@@ -82,7 +82,7 @@ void stream_resource(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& in
   if (!key) return api.reply_error(ex, info, 404, "no such stream: " + why);
   const std::string text = key->str();
   if (info.method == HttpMethod::Delete) {
-    net::ServerContext& ctx = api.context();
+    net::WorkerCore& ctx = api.context();
     const auto drop = protocol::LinkDropRequest{key->app, key->name};
     return api.gather(
         ex,
@@ -105,7 +105,7 @@ void stream_resource(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& in
 void delete_client(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
   const auto id = protocol::parse_decimal_u64(std::string_view(info.path).substr(kClientsPrefix.size()));
   if (!id) return api.reply_error(ex, info, 404, "no such client: ids are decimal numbers");
-  net::ServerContext& ctx = api.context();
+  net::WorkerCore& ctx = api.context();
   // Session ids carry the worker's pid in their high half, but the pid of a slot is only known
   // from its answer: the request goes to every worker, and the one that has it closes it.
   api.gather(

@@ -16,7 +16,7 @@ struct ApiServer::Pending {
   std::unique_ptr<workers::StatsGatherer> gatherer;
 };
 
-ApiServer::ApiServer(net::ServerContext& ctx) : ctx_(ctx), http_(ctx) {
+ApiServer::ApiServer(net::WorkerCore& ctx) : ctx_(ctx), http_(ctx) {
   // Anything under /api/ that no route takes: a JSON 404 (the HTTP server's generic one is text).
   add(HttpMethod::Get | HttpMethod::Post | HttpMethod::Put | HttpMethod::Delete | HttpMethod::Patch, "/api/",
       PathMatch::Prefix, [this](HttpExchange& ex, const HttpRequestInfo& info) {

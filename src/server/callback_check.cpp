@@ -37,7 +37,7 @@ struct Followed {
 
 class CallbackCheck final : public AdmissionCheck {
  public:
-  explicit CallbackCheck(net::ServerContext& ctx) : ctx_(ctx), client_(ctx.base, ctx.resolver) {
+  explicit CallbackCheck(net::WorkerCore& ctx) : ctx_(ctx), client_(ctx.base, ctx.resolver) {
     ctx_.sessions->add_retire_observer([this, alive = std::weak_ptr<bool>(alive_)](net::Session& s) {
       if (auto a = alive.lock(); a && *a) session_ended(s.id());
     });
@@ -127,7 +127,7 @@ class CallbackCheck final : public AdmissionCheck {
                  app->callbacks.timeout, [](int, std::string, std::string) {});
   }
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   HttpCallbackClient client_;
   std::map<uint64_t, Followed> followed_;  // by session id
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
@@ -135,7 +135,7 @@ class CallbackCheck final : public AdmissionCheck {
 
 }  // namespace
 
-std::unique_ptr<AdmissionCheck> make_callback_check(net::ServerContext& ctx) {
+std::unique_ptr<AdmissionCheck> make_callback_check(net::WorkerCore& ctx) {
   return std::make_unique<CallbackCheck>(ctx);
 }
 

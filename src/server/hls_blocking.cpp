@@ -9,7 +9,7 @@ namespace {
 
 // One held request. Deleted when answered or when its client goes away, whichever comes first.
 struct HeldHls {
-  net::ServerContext& ctx;
+  net::WorkerCore& ctx;
   HttpServer& http;
   HttpHeld ex;
   HttpRequestInfo info;
@@ -32,7 +32,7 @@ void answer(HeldHls* h, bool reached) {
 
 }  // namespace
 
-void hold_hls_request(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void hold_hls_request(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                       const HttpRequestInfo& info, const HlsRequest& req, const media::HlsHold& hold) {
   auto* h = new HeldHls{ctx, http, {}, info, req};
   h->wait_id = ctx.streams->hls().wait(req.key, hold.target, hold.timeout_ms, [h](bool ok) { answer(h, ok); });

@@ -25,7 +25,7 @@ void note_hls_bytes(HttpServer& http, const media::StreamKey& key, size_t bytes)
 }
 
 // The control plane counts HLS viewers by (address, User-Agent) (workers/worker_monitor.h).
-void note_hls_viewer(net::ServerContext& ctx, const HttpExchange& ex, const HttpRequestInfo& info,
+void note_hls_viewer(net::WorkerCore& ctx, const HttpExchange& ex, const HttpRequestInfo& info,
                      const media::StreamKey& key, const config::AppConfig* app) {
   if (!ctx.monitor || info.method == HttpMethod::Head) return;
   const std::string_view* ua = ex.header("User-Agent");
@@ -62,7 +62,7 @@ void reply_hls_answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo&
   http.log_access(info, 200, bytes);
 }
 
-void serve_hls_locally(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void serve_hls_locally(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                        const HttpRequestInfo& info, const HlsRequest& req) {
   if (!req.app) return http.reply_error(ex, info, 404, "unknown app " + req.key.app);
   if (!req.app->hls.enabled) return http.reply_error(ex, info, 404, "HLS is not enabled for app " + req.key.app);
@@ -73,7 +73,7 @@ void serve_hls_locally(net::ServerContext& ctx, HttpServer& http, HttpExchange& 
   reply_hls_answer(http, ex, info, req, std::get<media::HlsAnswer>(r));
 }
 
-void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void serve_hls_playlist(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                         const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app) {
   // LL-HLS delivery directives (RFC 8216bis §6.2.5) of a low-latency app; a malformed one is 400.
   protocol::HlsDeliveryDirectives d;
@@ -91,14 +91,14 @@ void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange&
   serve_hls_locally(ctx, http, ex, info, req);
 }
 
-void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void serve_hls_segment(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                        const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app) {
   const HlsRequest req{route.key, app, protocol::HlsObjectName{false, route.segment, route.form}};
   if (serve_hls_from_owner(ctx, http, ex, info, req)) return;
   serve_hls_locally(ctx, http, ex, info, req);
 }
 
-void install_hls_handlers(HttpServer& http, net::ServerContext& ctx) {
+void install_hls_handlers(HttpServer& http, net::WorkerCore& ctx) {
   // Playlists and segments alike ask the gate first (a token in the query reaches both).
   auto admitted = [&http, &ctx](auto serve) {
     return [&http, &ctx, serve](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {

@@ -13,7 +13,7 @@ namespace {
 
 // One held request. Deleted when answered or when its client goes away, whichever comes first.
 struct PendingHls {
-  net::ServerContext& ctx;
+  net::WorkerCore& ctx;
   HttpServer& http;
   HttpHeld ex;
   HttpRequestInfo info;
@@ -25,7 +25,7 @@ struct PendingHls {
 
 void add_owner_header(HttpExchange& ex, int slot) { ex.add_header("X-Rill-Hls-Owner", std::to_string(slot)); }
 
-void answer(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
+void answer(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
             const HlsRequest& req, const workers::HlsFetchResult& r, const std::string& what, int owner_slot) {
   add_owner_header(ex, owner_slot);
   // The owner's responder answered (any status: the same as the owner's own clients get).
@@ -40,7 +40,7 @@ void answer(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const H
 
 }  // namespace
 
-bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+bool serve_hls_from_owner(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                           const HttpRequestInfo& info, const HlsRequest& req) {
   if (!ctx.locator || !ctx.hls_fetcher) return false;
   if (!req.app || !req.app->hls.enabled) return false;  // the local path answers 404

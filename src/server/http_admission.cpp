@@ -12,7 +12,7 @@ namespace {
 // A request whose decision is pending. Owned by the gate's callback until it runs, or freed by
 // the exchange's abandoned callback (which cancels the decision) when the client leaves first.
 struct PendingAdmission {
-  net::ServerContext& ctx;
+  net::WorkerCore& ctx;
   HttpServer& http;
   HttpExchange* ex;  // while admit_play() runs (a decision at once); then `held`
   // The request: the caller's while admit_play() runs; `kept`, a copy, once the exchange is held
@@ -50,7 +50,7 @@ void decide(PendingAdmission* p, GateDecision d) {
 
 }  // namespace
 
-void admit_http_play(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
+void admit_http_play(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
                      GateProto proto, const media::StreamKey& key, HttpAdmitted admitted) {
   AdmissionRequest r;
   r.proto = proto;

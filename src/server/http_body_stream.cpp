@@ -11,7 +11,7 @@
 
 namespace rill::server {
 
-HttpBodyStream::HttpBodyStream(net::ServerContext& ctx, HttpStreamHandover handover,
+HttpBodyStream::HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover,
                                media::QueueLimits limits, Closed on_closed)
     : ctx_(ctx),
       conn_(std::move(handover.conn)),

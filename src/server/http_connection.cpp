@@ -168,7 +168,7 @@ void HttpConnection::process() {
 }
 
 void HttpConnection::dispatch() {
-  net::ServerContext& ctx = server_.context();
+  net::WorkerCore& ctx = server_.context();
   const std::optional<HttpMethod> method = method_from_token(head_.method);
   if (!method) {
     // RFC 9110 §9.1: "An origin server that receives a request method that is unrecognized or not

@@ -8,7 +8,7 @@
 
 namespace rill::server {
 
-HttpFlvSession::HttpFlvSession(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+HttpFlvSession::HttpFlvSession(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                                const HttpRequestInfo& info, const StreamPath& route)
     : net::Session(net::SessionProtocol::HttpFlv),
       ctx_(ctx),

@@ -19,7 +19,7 @@
 
 namespace rill::server {
 
-HttpServer::HttpServer(net::ServerContext& ctx) : ctx_(ctx) {
+HttpServer::HttpServer(net::WorkerCore& ctx) : ctx_(ctx) {
   sweep_ev_ = event_new(ctx.base, -1, EV_PERSIST, &HttpServer::on_sweep, this);
   timeval tv{1, 0};
   if (sweep_ev_) event_add(sweep_ev_, &tv);

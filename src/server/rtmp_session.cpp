@@ -12,7 +12,7 @@
 
 namespace rill::server {
 
-RtmpSession::RtmpSession(net::ServerContext& ctx, std::unique_ptr<net::Connection> conn)
+RtmpSession::RtmpSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn)
     : net::Session(net::SessionProtocol::Rtmp),
       ctx_(ctx),
       conn_(std::move(conn)),

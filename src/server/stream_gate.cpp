@@ -54,7 +54,7 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
-StreamGate::StreamGate(net::ServerContext& ctx) : ctx_(ctx) {}
+StreamGate::StreamGate(net::WorkerCore& ctx) : ctx_(ctx) {}
 
 StreamGate::~StreamGate() {
   // Checks go first: one may still hold a done() of a pending request, which must find the gate

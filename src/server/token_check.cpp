@@ -36,7 +36,7 @@ class TokenCheck final : public AdmissionCheck {
 
 }  // namespace
 
-std::unique_ptr<AdmissionCheck> make_token_check(net::ServerContext&) {
+std::unique_ptr<AdmissionCheck> make_token_check(net::WorkerCore&) {
   return std::make_unique<TokenCheck>();
 }
 

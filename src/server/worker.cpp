@@ -20,7 +20,7 @@
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/resolver.h"
 #include "rill/net/send_buffer.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/server/admission_checks.h"
 #include "rill/server/api_routes.h"
 #include "rill/server/api_server.h"
@@ -52,7 +52,7 @@ struct Worker::Impl {
   media::StreamRegistry streams;
   net::SessionSet sessions;
   SessionAddressLimit rtmp_per_address{sessions};  // rtmp.max_connections_per_ip
-  net::ServerContext ctx;
+  net::WorkerCore ctx;
   // Before http: held HLS requests cancel their fetches when the HTTP server closes their connections.
   std::unique_ptr<workers::HlsFetcher> hls_fetcher;
   std::unique_ptr<HttpServer> http;

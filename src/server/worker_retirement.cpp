@@ -10,7 +10,7 @@ namespace {
 constexpr std::chrono::milliseconds kCheckInterval{250};
 }
 
-WorkerRetirement::WorkerRetirement(net::ServerContext& ctx, std::chrono::milliseconds idle_limit,
+WorkerRetirement::WorkerRetirement(net::WorkerCore& ctx, std::chrono::milliseconds idle_limit,
                                    std::function<void()> on_done)
     : ctx_(ctx), idle_limit_(idle_limit), on_done_(std::move(on_done)) {}
 

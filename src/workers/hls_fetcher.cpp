@@ -50,7 +50,7 @@ struct HlsFetcher::Fetch {
   std::vector<std::pair<Ticket, Callback>> waiters;
 };
 
-HlsFetcher::HlsFetcher(net::ServerContext& ctx, HlsFetcherOptions opts)
+HlsFetcher::HlsFetcher(net::WorkerCore& ctx, HlsFetcherOptions opts)
     : ctx_(ctx), opts_(std::move(opts)), cache_(opts_.cache_bytes) {}
 
 HlsFetcher::~HlsFetcher() {

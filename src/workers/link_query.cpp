@@ -4,7 +4,7 @@
 
 namespace rill::workers {
 
-LinkQuery::LinkQuery(net::ServerContext& ctx, std::string socket_path, protocol::LinkRequest request,
+LinkQuery::LinkQuery(net::WorkerCore& ctx, std::string socket_path, protocol::LinkRequest request,
                      protocol::LinkReaderLimits limits, std::chrono::milliseconds timeout, Done done)
     : ctx_(ctx),
       path_(std::move(socket_path)),

@@ -6,7 +6,7 @@
 
 namespace rill::workers {
 
-StreamLocator::StreamLocator(net::ServerContext& ctx, LocatorOptions opts)
+StreamLocator::StreamLocator(net::WorkerCore& ctx, LocatorOptions opts)
     : ctx_(ctx), opts_(std::move(opts)) {
   // The HLS this worker segments is recorded as held here (hls_source on the other workers).
   if (opts_.table) opts_.table->hls_memo().set_holder(opts_.slot, opts_.pid);

@@ -71,7 +71,7 @@ json audio_json(const media::Stream& s) {
   return {{"codec", a->codec}, {"sample_rate", a->sample_rate}, {"channels", a->channels}, {"profile", a->profile}};
 }
 
-json hls_json(net::ServerContext& ctx, const media::Stream& s, const WorkerMonitor* mon) {
+json hls_json(net::WorkerCore& ctx, const media::Stream& s, const WorkerMonitor* mon) {
   const media::HlsStreamState* st = ctx.streams->hls().find(s.key());
   json h = {{"enabled", s.app_config().hls.enabled}, {"media_sequence", 0}, {"segments", 0},
             {"segments_total", mon ? mon->hls_segments(s.key_text()) : 0}};
@@ -97,7 +97,7 @@ const char* source_of(media::PublishOrigin o) {
   }
 }
 
-json stream_details(net::ServerContext& ctx, std::map<std::string, PerStream>& per) {
+json stream_details(net::WorkerCore& ctx, std::map<std::string, PerStream>& per) {
   const WorkerMonitor* mon = ctx.monitor;
   json list = json::array();
   ctx.streams->for_each([&](media::Stream& s) {
@@ -134,7 +134,7 @@ json stream_details(net::ServerContext& ctx, std::map<std::string, PerStream>& p
 
 namespace {
 
-json relay_rows(net::ServerContext& ctx, const WorkerMonitor* mon) {
+json relay_rows(net::WorkerCore& ctx, const WorkerMonitor* mon) {
   json rows = json::array();
   if (!ctx.relays) return rows;
   const int64_t now = ctx.timers->now_ms();
@@ -149,7 +149,7 @@ json relay_rows(net::ServerContext& ctx, const WorkerMonitor* mon) {
 
 }  // namespace
 
-void add_worker_details(net::ServerContext& ctx, json& stats) {
+void add_worker_details(net::WorkerCore& ctx, json& stats) {
   WorkerMonitor* mon = ctx.monitor;
   if (mon) mon->publish_streams();  // publish before report: the owner's totals include ours
   std::map<std::string, PerStream> per;
@@ -186,7 +186,7 @@ void add_worker_details(net::ServerContext& ctx, json& stats) {
   }
 }
 
-json add_relay(net::ServerContext& ctx, const protocol::LinkRelayAddRequest& r) {
+json add_relay(net::WorkerCore& ctx, const protocol::LinkRelayAddRequest& r) {
   if (!ctx.relays) return {{"created", 0}, {"error", "this server has no cluster module"}};
   const std::string error = ctx.relays->add_relay(r.id, r.kind, r.app, r.name, r.url);
   if (!error.empty()) return {{"created", 0}, {"error", error}};
@@ -194,13 +194,13 @@ json add_relay(net::ServerContext& ctx, const protocol::LinkRelayAddRequest& r) 
   return {{"created", 1}};
 }
 
-json remove_relay(net::ServerContext& ctx, const std::string& id) {
+json remove_relay(net::WorkerCore& ctx, const std::string& id) {
   if (!ctx.relays || !ctx.relays->remove_relay(id)) return {{"closed", 0}};
   ctx.log->info("api: relay {} removed", id);
   return {{"closed", 1}};
 }
 
-json kick_client(net::ServerContext& ctx, uint64_t id) {
+json kick_client(net::WorkerCore& ctx, uint64_t id) {
   net::Session* found = nullptr;
   ctx.sessions->for_each([&](net::Session& s) {
     if (s.id() == id) found = &s;
@@ -211,7 +211,7 @@ json kick_client(net::ServerContext& ctx, uint64_t id) {
   return {{"closed", 1}};
 }
 
-json drop_publisher(net::ServerContext& ctx, const std::string& key) {
+json drop_publisher(net::WorkerCore& ctx, const std::string& key) {
   net::Session* found = nullptr;
   ctx.sessions->for_each([&](net::Session& s) {
     if (found) return;

@@ -26,7 +26,7 @@ std::string worker_process_socket_path(const std::string& runtime_dir, int slot,
   return slot_path.substr(0, slot_path.size() - 5) + "." + std::to_string(pid) + ".sock";
 }
 
-WorkerEndpoint::WorkerEndpoint(net::ServerContext& ctx) : ctx_(ctx) {}
+WorkerEndpoint::WorkerEndpoint(net::WorkerCore& ctx) : ctx_(ctx) {}
 
 WorkerEndpoint::~WorkerEndpoint() { stop(); }
 

@@ -6,7 +6,7 @@
 
 namespace rill::workers {
 
-WorkerLink::WorkerLink(net::ServerContext& ctx, media::StreamKey key, const config::AppConfig& cfg,
+WorkerLink::WorkerLink(net::WorkerCore& ctx, media::StreamKey key, const config::AppConfig& cfg,
                      WorkerLinkOptions opts, std::function<void(WorkerLink&)> on_idle)
     : ctx_(ctx),
       skey_(std::move(key)),

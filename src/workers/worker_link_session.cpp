@@ -22,7 +22,7 @@ uint8_t frame_flags(const media::MediaFrame& f) {
 }
 }  // namespace
 
-WorkerLinkSession::WorkerLinkSession(net::ServerContext& ctx, std::unique_ptr<net::Connection> conn)
+WorkerLinkSession::WorkerLinkSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn)
     : net::Session(net::SessionProtocol::WorkerLink), ctx_(ctx), conn_(std::move(conn)) {}
 
 WorkerLinkSession::~WorkerLinkSession() {

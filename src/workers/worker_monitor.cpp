@@ -77,7 +77,7 @@ double WorkerMonitor::Rate::kbps() const {
   return static_cast<double>(b1 - b0) * 8.0 / static_cast<double>(t1 - t0);  // bits per ms = kbit/s
 }
 
-WorkerMonitor::WorkerMonitor(net::ServerContext& ctx, ServerCounters* shared, uint32_t slot)
+WorkerMonitor::WorkerMonitor(net::WorkerCore& ctx, ServerCounters* shared, uint32_t slot)
     : ctx_(ctx), shared_(shared), started_unix_ms_(wall_ms()), publisher_(shared, slot) {}
 
 WorkerMonitor::~WorkerMonitor() {

@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 // Relay senders: connections from other workers pulling a stream of ours (counted per stream).
-json link_senders(net::ServerContext& ctx, std::map<std::string, int>& per_key) {
+json link_senders(net::WorkerCore& ctx, std::map<std::string, int>& per_key) {
   json senders = json::array();
   ctx.sessions->for_each([&](net::Session& s) {
     if (s.protocol() != net::SessionProtocol::WorkerLink) return;
@@ -37,7 +37,7 @@ json link_senders(net::ServerContext& ctx, std::map<std::string, int>& per_key) 
   return senders;
 }
 
-json streams_of(net::ServerContext& ctx, const std::map<std::string, int>& senders_per_key) {
+json streams_of(net::WorkerCore& ctx, const std::map<std::string, int>& senders_per_key) {
   StreamLocator* loc = ctx.locator;
   json streams = json::array();
   ctx.streams->for_each([&](media::Stream& s) {
@@ -89,7 +89,7 @@ json hls_fetch(const HlsFetcher& f) {
 
 }  // namespace
 
-json worker_stats(net::ServerContext& ctx) {
+json worker_stats(net::WorkerCore& ctx) {
   std::map<std::string, int> senders_per_key;
   json senders = link_senders(ctx, senders_per_key);
   const size_t link_connections = ctx.sessions->count(net::SessionProtocol::WorkerLink);
@@ -124,7 +124,7 @@ struct StatsGatherer::Peer {
   json answer;  // the worker's statistics, once it answered
 };
 
-StatsGatherer::StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout,
+StatsGatherer::StatsGatherer(net::WorkerCore& ctx, Done done, std::chrono::milliseconds timeout,
                              protocol::LinkRequest request, Local local)
     : ctx_(ctx), done_(std::move(done)), timeout_(timeout), request_(std::move(request)), local_answer_(std::move(local)) {}
 

@@ -1,6 +1,6 @@
 #pragma once
 // One worker's core for unit tests and micro-benchmarks: an event base, its timers and flusher,
-// the stream registry and the sessions, and the ServerContext that names them — built in the
+// the stream registry and the sessions, and the WorkerCore that names them — built in the
 // order a worker builds them and torn down in reverse, so the event base outlives everything that
 // registered an event on it (a fixture that freed the base in its destructor body left the
 // flusher's event to be freed into a dead base: valgrind's invalid read). Services of the layers
@@ -18,7 +18,7 @@
 #include "rill/media/stream.h"
 #include "rill/media/stream_output.h"
 #include "rill/net/flush_scheduler.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::testsupport {
 
@@ -53,7 +53,7 @@ class WorkerCore {
   WorkerCore(const WorkerCore&) = delete;
   WorkerCore& operator=(const WorkerCore&) = delete;
 
-  net::ServerContext& ctx() { return ctx_; }
+  net::WorkerCore& ctx() { return ctx_; }
   event_base* base() const { return base_.get(); }
   EventTimerQueue& timers() { return timers_; }
   media::StreamRegistry& streams() { return streams_; }
@@ -76,7 +76,7 @@ class WorkerCore {
   net::FlushScheduler flusher_;
   media::StreamRegistry streams_;
   net::SessionSet sessions_;
-  net::ServerContext ctx_;
+  net::WorkerCore ctx_;
 };
 
 }  // namespace rill::testsupport

@@ -18,7 +18,7 @@
 #include "rill/core/log.h"
 #include "rill/media/stream.h"
 #include "rill/net/flush_scheduler.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/server/stream_gate.h"
 #include "rill/workers/stream_locator.h"
 #include "support/worker_core.h"
@@ -200,7 +200,7 @@ class ClusterTest : public ::testing::Test {
   }
 
   testsupport::WorkerCore core_;  // first: outlives the services below
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   media::StreamRegistry& streams_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<Cluster> cluster_;

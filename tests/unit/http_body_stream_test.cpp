@@ -99,7 +99,7 @@ class HttpBodyStreamTest : public ::testing::Test {
   std::unique_ptr<event_base, void (*)(event_base*)> base{event_base_new(), event_base_free};
   net::FlushScheduler flusher{base.get()};
   EventTimerQueue timers{base.get()};
-  net::ServerContext ctx;
+  net::WorkerCore ctx;
   net::UniqueFd ours, peer;
   std::unique_ptr<HttpBodyStream> body;
   std::vector<std::string> closes;

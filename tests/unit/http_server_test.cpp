@@ -22,7 +22,7 @@
 #include "rill/media/stream_output.h"
 #include "rill/net/connection.h"
 #include "rill/net/flush_scheduler.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::server {
 namespace {
@@ -111,7 +111,7 @@ class HttpServerTest : public ::testing::Test {
   net::FlushScheduler flusher_;
   media::StreamRegistry streams_;
   net::SessionSet sessions_;
-  net::ServerContext ctx_;
+  net::WorkerCore ctx_;
   std::unique_ptr<HttpServer> server_;
   int listen_fd_ = -1;
   uint16_t port_ = 0;

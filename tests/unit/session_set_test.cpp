@@ -1,4 +1,4 @@
-// SessionSet (net/server_context.h): ids, counts per protocol, deferred destruction.
+// SessionSet (net/worker_core.h): ids, counts per protocol, deferred destruction.
 #include <gtest/gtest.h>
 
 #include <event2/event.h>
@@ -8,7 +8,7 @@
 #include <set>
 
 #include "rill/core/event_timer_queue.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::net {
 namespace {

@@ -15,7 +15,7 @@
 #include "rill/media/stream.h"
 #include "rill/media/stream_output.h"
 #include "rill/net/flush_scheduler.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/workers/stream_locator.h"
 #include "support/worker_core.h"
 
@@ -99,7 +99,7 @@ class StreamGateTest : public ::testing::Test {
   }
 
   testsupport::WorkerCore core_;  // first: outlives the services below
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   media::StreamRegistry& streams_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<StreamGate> gate_;

@@ -19,7 +19,7 @@
 #include "rill/cluster/stream_pull.h"
 #include "rill/config/config.h"
 #include "rill/media/stream_output.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/workers/relay_control.h"
 
 namespace rill::cluster {
@@ -40,7 +40,7 @@ struct RelayCreated {
 
 class Cluster : public workers::RelayControl {
  public:
-  explicit Cluster(net::ServerContext& ctx);
+  explicit Cluster(net::WorkerCore& ctx);
   ~Cluster();
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
@@ -78,7 +78,7 @@ class Cluster : public workers::RelayControl {
   StreamPull& start_pull(PullOptions opts);
   void reap();
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   OriginHealth health_;
   std::map<std::string, std::unique_ptr<StreamPull>> edge_pulls_;  // by "app/name"
   std::map<std::string, std::unique_ptr<StreamPull>> static_pulls_;  // by id

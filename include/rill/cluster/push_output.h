@@ -21,7 +21,7 @@
 #include "rill/config/config.h"
 #include "rill/media/stream.h"
 #include "rill/media/stream_output.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::cluster {
 
@@ -43,7 +43,7 @@ struct PushOptions {
 
 class PushOutput final : public media::StreamOutput, public RtmpUpstreamEvents {
  public:
-  PushOutput(net::ServerContext& ctx, media::Stream& stream, PushOptions opts, std::shared_ptr<PushSet> set);
+  PushOutput(net::WorkerCore& ctx, media::Stream& stream, PushOptions opts, std::shared_ptr<PushSet> set);
   ~PushOutput() override;
 
   std::string_view name() const override { return name_; }
@@ -63,7 +63,7 @@ class PushOutput final : public media::StreamOutput, public RtmpUpstreamEvents {
   void send(const media::FramePtr& f);
   std::string url_of(size_t i) const;
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   media::Stream& stream_;
   PushOptions opts_;
   std::shared_ptr<PushSet> set_;

@@ -16,7 +16,7 @@
 #include "rill/config/config.h"
 #include "rill/core/timer_queue.h"
 #include "rill/net/connection.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/net/tcp_connector.h"
 #include "rill/protocol/rtmp_client_session.h"
 
@@ -51,7 +51,7 @@ UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name,
 
 class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpClientEvents {
  public:
-  RtmpUpstream(net::ServerContext& ctx, UpstreamTarget target, RtmpUpstreamEvents& events);
+  RtmpUpstream(net::WorkerCore& ctx, UpstreamTarget target, RtmpUpstreamEvents& events);
   ~RtmpUpstream();
   RtmpUpstream(const RtmpUpstream&) = delete;
   RtmpUpstream& operator=(const RtmpUpstream&) = delete;
@@ -88,7 +88,7 @@ class RtmpUpstream final : public net::ConnectionHandler, public protocol::RtmpC
   void arm_poll();
   void down(const std::string& why);  // reported once, from a timer (never inside start())
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   UpstreamTarget target_;
   RtmpUpstreamEvents& events_;
   protocol::RtmpClientSession session_;

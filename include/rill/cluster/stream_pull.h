@@ -27,7 +27,7 @@
 #include "rill/cluster/timestamp_rebase.h"
 #include "rill/config/config.h"
 #include "rill/media/stream.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::cluster {
 
@@ -49,7 +49,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   // The pull's answer to a waiting player: true once media flows (or another worker has the
   // stream), false when no source has it.
   using Found = std::function<void(bool found)>;
-  StreamPull(net::ServerContext& ctx, OriginHealth& health, PullOptions opts, std::function<void()> on_finished);
+  StreamPull(net::WorkerCore& ctx, OriginHealth& health, PullOptions opts, std::function<void()> on_finished);
   ~StreamPull();
   StreamPull(const StreamPull&) = delete;
   StreamPull& operator=(const StreamPull&) = delete;
@@ -81,7 +81,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   void set_state(RelayState s);
   std::string url_of(size_t i) const;
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   OriginHealth& health_;
   PullOptions opts_;
   std::function<void()> on_finished_;

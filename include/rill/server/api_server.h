@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
@@ -21,7 +21,7 @@ namespace rill::server {
 
 class ApiServer {
  public:
-  explicit ApiServer(net::ServerContext& ctx);
+  explicit ApiServer(net::WorkerCore& ctx);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
@@ -53,7 +53,7 @@ class ApiServer {
               protocol::LinkRequest request = protocol::LinkStatsRequest{false},
               std::function<nlohmann::json()> local = nullptr);
 
-  net::ServerContext& context() { return ctx_; }
+  net::WorkerCore& context() { return ctx_; }
   HttpServer& http() { return http_; }
 
  private:
@@ -61,7 +61,7 @@ class ApiServer {
   bool authorized(const HttpExchange& ex, Access access) const;
   void finish(Pending* p, nlohmann::json gathered);
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   HttpServer http_;
   std::unordered_map<Pending*, std::unique_ptr<Pending>> pending_;
 };

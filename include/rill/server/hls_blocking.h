@@ -7,7 +7,7 @@
 // segmenter gets there, the wait times out (503, Retry-After: 1, after three target durations)
 // or the stream ends; its client going away (on_abandoned) cancels it.
 #include "rill/media/hls_responder.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/server/hls_request.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
@@ -17,7 +17,7 @@ namespace rill::server {
 class HttpServer;
 
 // Parks the request until `hold` is over, then answers it (server/hls_handler.h, reply_hls_answer).
-void hold_hls_request(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void hold_hls_request(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                       const HttpRequestInfo& info, const HlsRequest& req, const media::HlsHold& hold);
 
 }  // namespace rill::server

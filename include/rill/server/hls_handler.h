@@ -24,7 +24,7 @@
 
 #include "rill/core/buffer.h"
 #include "rill/media/hls_responder.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/server/hls_request.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
@@ -34,17 +34,17 @@ namespace rill::server {
 class HttpServer;
 
 // Registers the HlsPlaylist and HlsSegment stream handlers on `http`. Both references must outlive it.
-void install_hls_handlers(HttpServer& http, net::ServerContext& ctx);
+void install_hls_handlers(HttpServer& http, net::WorkerCore& ctx);
 
 // The handlers themselves (also usable directly), once admitted: `app` is the gate's (resolved
 // once per request, null for an unknown app).
-void serve_hls_playlist(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void serve_hls_playlist(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                         const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app);
-void serve_hls_segment(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void serve_hls_segment(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                        const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app);
 
 // Answers the request from this worker's own store: the responder's answer, or a hold.
-void serve_hls_locally(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+void serve_hls_locally(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                        const HttpRequestInfo& info, const HlsRequest& req);
 
 // The HTTP reply of an HLS answer, whichever worker's responder made it: status, Content-Type,

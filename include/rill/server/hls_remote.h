@@ -10,7 +10,7 @@
 // most the fetch timeout). If the client leaves meanwhile (the exchange's on_abandoned), the
 // wait is cancelled and nothing touches the exchange again; the fetch itself goes on and fills
 // the cache.
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 #include "rill/server/hls_request.h"
 #include "rill/server/http_exchange.h"
@@ -22,7 +22,7 @@ class HttpServer;
 
 // True when another live worker holds the HLS of `key` and the request is taken care of
 // (answered now, or later from the event loop). False: this worker answers it from its own store.
-bool serve_hls_from_owner(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex,
+bool serve_hls_from_owner(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
                           const HttpRequestInfo& info, const HlsRequest& req);
 
 }  // namespace rill::server

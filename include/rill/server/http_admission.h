@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "rill/media/stream_key.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
 #include "rill/server/stream_gate.h"
@@ -20,7 +20,7 @@ class HttpServer;
 using HttpAdmitted = std::function<void(HttpExchange& ex, const HttpRequestInfo& info, GateDecision d)>;
 
 // HEAD requests ask as a probe: nothing is created for them.
-void admit_http_play(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
+void admit_http_play(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
                      GateProto proto, const media::StreamKey& key, HttpAdmitted admitted);
 
 }  // namespace rill::server

@@ -23,7 +23,7 @@
 
 #include "rill/media/output_queue.h"
 #include "rill/net/connection.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/server/http_exchange.h"
 
 namespace rill::server {
@@ -37,7 +37,7 @@ class HttpBodyStream final : private net::ConnectionHandler {
 
   // The handover's connection (its head queued) becomes this object's; its slot is released once,
   // when the body ends or at the latest on destruction.
-  HttpBodyStream(net::ServerContext& ctx, HttpStreamHandover handover, media::QueueLimits limits,
+  HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover, media::QueueLimits limits,
                  Closed on_closed);
   ~HttpBodyStream();
   HttpBodyStream(const HttpBodyStream&) = delete;
@@ -74,7 +74,7 @@ class HttpBodyStream final : private net::ConnectionHandler {
   void closed(const std::string& reason);
   void release_slot();
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::unique_ptr<net::Connection> conn_;
   std::function<void()> release_slot_;  // http.max_connections: counted until it runs
   const bool chunked_;

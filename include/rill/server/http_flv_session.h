@@ -13,7 +13,7 @@
 
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/server/http_body_stream.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
@@ -25,7 +25,7 @@ class HttpServer;
 class HttpFlvSession final : public net::Session, public media::Subscriber {
  public:
   // `ex` is used by start() only, which must run in the same callback.
-  HttpFlvSession(net::ServerContext& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
+  HttpFlvSession(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
                  const StreamPath& route);
   ~HttpFlvSession() override;
 
@@ -50,7 +50,7 @@ class HttpFlvSession final : public net::Session, public media::Subscriber {
   uint64_t bytes_out() const { return body_ ? body_->body_bytes() : 0; }
   uint64_t frames_dropped() const { return body_ ? body_->queue().frames_dropped() : 0; }
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   HttpServer& http_;
   HttpExchange* ex_;      // until start()
   HttpRequestInfo info_;  // peer, query, start time (the access log)

@@ -23,7 +23,7 @@
 #include "rill/core/address_counter.h"
 #include "rill/core/buffer.h"
 #include "rill/net/acceptor.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/net/tls_connection.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_file_bodies.h"
@@ -35,7 +35,7 @@ namespace rill::server {
 
 class HttpServer {
  public:
-  explicit HttpServer(net::ServerContext& ctx);
+  explicit HttpServer(net::WorkerCore& ctx);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -67,7 +67,7 @@ class HttpServer {
 
   // ---- connections ------------------------------------------------------------------------
   size_t connections() const { return conns_.size() + streamed_; }
-  net::ServerContext& context() { return ctx_; }
+  net::WorkerCore& context() { return ctx_; }
 
   // ---- for HttpConnection ------------------------------------------------------------------
   void handle(HttpExchange& ex);   // a complete request
@@ -91,7 +91,7 @@ class HttpServer {
   void serve_stream(HttpExchange& ex, const HttpRequestInfo& info);
   void reply_options(HttpExchange& ex, const HttpRequestInfo& info, HttpMethods allow);
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   HttpRouteTable routes_;
   std::vector<std::pair<StreamRoute, StreamHandler>> stream_handlers_;
   std::vector<std::unique_ptr<net::Acceptor>> listeners_;

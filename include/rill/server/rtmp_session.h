@@ -15,7 +15,7 @@
 #include "rill/protocol/rtmp_handshake.h"
 #include "rill/protocol/rtmp_message.h"
 #include "rill/net/connection.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::server {
 
@@ -24,7 +24,7 @@ struct GateDecision;
 
 class RtmpSession final : public net::Session, public net::ConnectionHandler, public media::Subscriber {
  public:
-  RtmpSession(net::ServerContext& ctx, std::unique_ptr<net::Connection> conn);
+  RtmpSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn);
   ~RtmpSession() override;
 
   void start();
@@ -81,7 +81,7 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   void queue_control(BufferRef bytes);
   void close_after_flush(const char* reason);
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::unique_ptr<net::Connection> conn_;
   std::string peer_;
   State state_ = State::Handshake;

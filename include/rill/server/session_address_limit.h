@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "rill/core/address_counter.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::server {
 

@@ -20,7 +20,7 @@
 #include "rill/config/config.h"
 #include "rill/media/stream.h"
 #include "rill/media/stream_key.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::server {
 
@@ -115,7 +115,7 @@ class StreamGate {
   using Ticket = uint64_t;
   using Callback = std::function<void(GateDecision)>;
 
-  explicit StreamGate(net::ServerContext& ctx);
+  explicit StreamGate(net::WorkerCore& ctx);
   ~StreamGate();
   StreamGate(const StreamGate&) = delete;
   StreamGate& operator=(const StreamGate&) = delete;
@@ -164,7 +164,7 @@ class StreamGate {
                              const config::AppConfig& app);
   GateDecision place_play(const AdmissionRequest& req, const config::AppConfig& app);
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::vector<std::unique_ptr<AdmissionCheck>> checks_;
   std::map<Ticket, Pending> pending_;
   Ticket next_ticket_ = 1;

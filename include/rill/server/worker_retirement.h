@@ -15,13 +15,13 @@
 #include <optional>
 #include <unordered_map>
 
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::server {
 
 class WorkerRetirement {
  public:
-  WorkerRetirement(net::ServerContext& ctx, std::chrono::milliseconds idle_limit, std::function<void()> on_done);
+  WorkerRetirement(net::WorkerCore& ctx, std::chrono::milliseconds idle_limit, std::function<void()> on_done);
   ~WorkerRetirement();
   WorkerRetirement(const WorkerRetirement&) = delete;
   WorkerRetirement& operator=(const WorkerRetirement&) = delete;
@@ -35,7 +35,7 @@ class WorkerRetirement {
   void check();
   bool carries_media(const net::SessionInfo& info) const;
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::chrono::milliseconds idle_limit_;
   std::function<void()> on_done_;
   std::unordered_map<uint64_t, int64_t> idle_since_;  // session id -> first seen idle (ms)

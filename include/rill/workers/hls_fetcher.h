@@ -28,7 +28,7 @@
 #include "rill/core/timer_queue.h"
 #include "rill/media/hls_responder.h"
 #include "rill/protocol/worker_link_frame.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::workers {
 
@@ -52,7 +52,7 @@ class HlsFetcher {
   using Callback = std::function<void(const HlsFetchResult&)>;
   using Ticket = uint64_t;
 
-  HlsFetcher(net::ServerContext& ctx, HlsFetcherOptions opts);
+  HlsFetcher(net::WorkerCore& ctx, HlsFetcherOptions opts);
   ~HlsFetcher();  // drops pending fetches without calling their callbacks
   HlsFetcher(const HlsFetcher&) = delete;
   HlsFetcher& operator=(const HlsFetcher&) = delete;
@@ -79,7 +79,7 @@ class HlsFetcher {
   void complete(Fetch& f, HlsFetchResult&& r);
   void schedule_sweep();
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   HlsFetcherOptions opts_;
   HlsSegmentCache cache_;
   std::unordered_map<std::string, std::unique_ptr<Fetch>> fetches_;  // by owner pid + key + object

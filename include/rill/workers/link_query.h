@@ -11,7 +11,7 @@
 
 #include "rill/core/timer_queue.h"
 #include "rill/net/connection.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 
 namespace rill::workers {
@@ -24,7 +24,7 @@ class LinkQuery final : private net::ConnectionHandler {
   };
   using Done = std::function<void(Result&&)>;
 
-  LinkQuery(net::ServerContext& ctx, std::string socket_path, protocol::LinkRequest request,
+  LinkQuery(net::WorkerCore& ctx, std::string socket_path, protocol::LinkRequest request,
             protocol::LinkReaderLimits limits, std::chrono::milliseconds timeout, Done done);
   ~LinkQuery();
   LinkQuery(const LinkQuery&) = delete;
@@ -40,7 +40,7 @@ class LinkQuery final : private net::ConnectionHandler {
   void finish(Result&& r);
   void finish_later(std::chrono::milliseconds after, std::string failure);
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::string path_;
   protocol::LinkRequest request_;
   std::chrono::milliseconds timeout_;

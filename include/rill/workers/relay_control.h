@@ -1,7 +1,7 @@
 #pragma once
 // The relays of one worker as the control plane sees and steers them (GET/POST/DELETE
 // /api/v1/relays, docs/api.md). cluster::Cluster implements it; the worker link and the API use
-// it through ServerContext::relays without depending on the cluster module.
+// it through WorkerCore::relays without depending on the cluster module.
 #include <string>
 #include <vector>
 

@@ -23,7 +23,7 @@
 #include "rill/workers/ownership_table.h"
 #include "rill/workers/worker_link.h"
 #include "rill/media/stream.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 
 namespace rill::workers {
 
@@ -48,7 +48,7 @@ struct PublishClaim {
 
 class StreamLocator {
  public:
-  StreamLocator(net::ServerContext& ctx, LocatorOptions opts);
+  StreamLocator(net::WorkerCore& ctx, LocatorOptions opts);
   ~StreamLocator();
   StreamLocator(const StreamLocator&) = delete;
   StreamLocator& operator=(const StreamLocator&) = delete;
@@ -90,7 +90,7 @@ class StreamLocator {
   void retire(WorkerLink& link, const char* why);
   void watch_for_republish(const media::StreamKey& key);
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   LocatorOptions opts_;
   std::set<std::string> owned_;
   std::map<std::string, std::unique_ptr<WorkerLink>> links_;

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 #include "rill/workers/relay_control.h"
 
@@ -25,16 +25,16 @@ namespace rill::workers {
 
 inline constexpr size_t kMaxClientsReported = 10000;  // ~2.5 MB of JSON, under the 4 MiB Stats frame bound
 
-void add_worker_details(net::ServerContext& ctx, nlohmann::json& stats);
+void add_worker_details(net::WorkerCore& ctx, nlohmann::json& stats);
 
 // Closes the session with this id, if it is one of this worker's. {"closed": 0 | 1}.
-nlohmann::json kick_client(net::ServerContext& ctx, uint64_t id);
+nlohmann::json kick_client(net::WorkerCore& ctx, uint64_t id);
 // Closes the local publisher of app/name (an RTMP publisher gets NetStream.Unpublish first when
 // its session supports it). {"closed": 0 | 1}.
-nlohmann::json drop_publisher(net::ServerContext& ctx, const std::string& key);
+nlohmann::json drop_publisher(net::WorkerCore& ctx, const std::string& key);
 // Run-time relays (POST/DELETE /api/v1/relays) on this worker: {"created": 0|1, "error": ...}
 // and {"closed": 0|1}.
-nlohmann::json add_relay(net::ServerContext& ctx, const protocol::LinkRelayAddRequest& r);
-nlohmann::json remove_relay(net::ServerContext& ctx, const std::string& id);
+nlohmann::json add_relay(net::WorkerCore& ctx, const protocol::LinkRelayAddRequest& r);
+nlohmann::json remove_relay(net::WorkerCore& ctx, const std::string& id);
 
 }  // namespace rill::workers

@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/net/socket.h"
 
 namespace rill::workers {
@@ -25,7 +25,7 @@ std::string worker_process_socket_path(const std::string& runtime_dir, int slot,
 
 class WorkerEndpoint {
  public:
-  explicit WorkerEndpoint(net::ServerContext& ctx);
+  explicit WorkerEndpoint(net::WorkerCore& ctx);
   ~WorkerEndpoint();
   WorkerEndpoint(const WorkerEndpoint&) = delete;
   WorkerEndpoint& operator=(const WorkerEndpoint&) = delete;
@@ -42,7 +42,7 @@ class WorkerEndpoint {
   static void on_accept(int fd, short what, void* arg);
   void accept_all();
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::string path_;          // the slot's name (a hard link)
   std::string process_path_;  // this process's name (bound)
   net::UniqueFd fd_;

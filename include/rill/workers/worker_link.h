@@ -26,7 +26,7 @@
 #include "rill/workers/ownership_table.h"
 #include "rill/config/config.h"
 #include "rill/net/connection.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 
 namespace rill::workers {
@@ -46,7 +46,7 @@ class WorkerLink final : private net::ConnectionHandler {
  public:
   enum class State { Waiting, Requested, Live };
 
-  WorkerLink(net::ServerContext& ctx, media::StreamKey key, const config::AppConfig& cfg,
+  WorkerLink(net::WorkerCore& ctx, media::StreamKey key, const config::AppConfig& cfg,
             WorkerLinkOptions opts, std::function<void(WorkerLink&)> on_idle);
   ~WorkerLink();
   WorkerLink(const WorkerLink&) = delete;
@@ -85,7 +85,7 @@ class WorkerLink final : private net::ConnectionHandler {
   void schedule_tick(std::chrono::milliseconds after);
   void tell_watching(bool watching);
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   media::StreamKey skey_;
   std::string key_;
   const config::AppConfig& cfg_;

@@ -22,7 +22,7 @@
 #include "rill/media/hls_store.h"
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 
 namespace rill::workers {
@@ -31,7 +31,7 @@ class StatsGatherer;
 
 class WorkerLinkSession final : public net::Session, public net::ConnectionHandler, public media::Subscriber {
  public:
-  WorkerLinkSession(net::ServerContext& ctx, std::unique_ptr<net::Connection> conn);
+  WorkerLinkSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn);
   ~WorkerLinkSession() override;
 
   void start();
@@ -68,7 +68,7 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void refuse(const std::string& why);
   void stop_subscription();
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   std::unique_ptr<net::Connection> conn_;
   bool closed_ = false;
   int64_t since_ms_ = 0;

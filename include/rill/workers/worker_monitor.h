@@ -20,7 +20,7 @@
 #include <unordered_map>
 
 #include "rill/core/timer_queue.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/workers/server_counters.h"
 #include "rill/workers/stream_tally.h"
 
@@ -30,7 +30,7 @@ class OwnershipTable;
 
 class WorkerMonitor {
  public:
-  WorkerMonitor(net::ServerContext& ctx, ServerCounters* shared, uint32_t slot);
+  WorkerMonitor(net::WorkerCore& ctx, ServerCounters* shared, uint32_t slot);
   ~WorkerMonitor();
   WorkerMonitor(const WorkerMonitor&) = delete;
   WorkerMonitor& operator=(const WorkerMonitor&) = delete;
@@ -92,7 +92,7 @@ class WorkerMonitor {
   void sample_process(int64_t now);
   uint64_t hls_segments_total();
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   ServerCounters* shared_;
   int64_t started_unix_ms_;
   CounterPublisher publisher_;

@@ -17,12 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "rill/core/timer_queue.h"
-#include "rill/net/server_context.h"
+#include "rill/net/worker_core.h"
 #include "rill/workers/link_query.h"
 
 namespace rill::workers {
 
-nlohmann::json worker_stats(net::ServerContext& ctx);
+nlohmann::json worker_stats(net::WorkerCore& ctx);
 
 class StatsGatherer {
  public:
@@ -30,7 +30,7 @@ class StatsGatherer {
   using Local = std::function<nlohmann::json()>;
   // By default it asks STATS and answers worker_stats() for this worker. Another request (KICK,
   // DROP: answered with a Stats frame too) goes with `local`, this worker's own answer.
-  StatsGatherer(net::ServerContext& ctx, Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
+  StatsGatherer(net::WorkerCore& ctx, Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
                 protocol::LinkRequest request = protocol::LinkStatsRequest{false}, Local local = nullptr);
   ~StatsGatherer();
   StatsGatherer(const StatsGatherer&) = delete;
@@ -46,7 +46,7 @@ class StatsGatherer {
   void answered(Peer& p, LinkQuery::Result&& r);
   void finish();
 
-  net::ServerContext& ctx_;
+  net::WorkerCore& ctx_;
   Done done_;
   std::chrono::milliseconds timeout_;
   protocol::LinkRequest request_;

@@ -50,7 +50,7 @@ inline media::QueueLimits queue_limits_for(const config::AppConfig* app) {
   return l;
 }
 
-struct ServerContext {
+struct WorkerCore {
   event_base* base = nullptr;
   int worker_id = 0;
   std::shared_ptr<const config::Config> config;
