@@ -98,7 +98,8 @@ void serve_hls_segment(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
   serve_hls_locally(ctx, http, ex, info, req);
 }
 
-void install_hls_handlers(HttpServer& http, net::WorkerCore& ctx) {
+void install_hls_handlers(StreamRoutes& routes, net::WorkerCore& ctx) {
+  HttpServer& http = routes.http();
   // Playlists and segments alike ask the gate first (a token in the query reaches both).
   auto admitted = [&http, &ctx](auto serve) {
     return [&http, &ctx, serve](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {
@@ -113,8 +114,8 @@ void install_hls_handlers(HttpServer& http, net::WorkerCore& ctx) {
                       });
     };
   };
-  http.set_stream_handler(StreamRoute::HlsPlaylist, admitted(&serve_hls_playlist));
-  http.set_stream_handler(StreamRoute::HlsSegment, admitted(&serve_hls_segment));
+  routes.set(StreamRoute::HlsPlaylist, admitted(&serve_hls_playlist));
+  routes.set(StreamRoute::HlsSegment, admitted(&serve_hls_segment));
 }
 
 }  // namespace rill::server

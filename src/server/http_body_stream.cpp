@@ -11,8 +11,7 @@
 
 namespace rill::server {
 
-HttpBodyStream::HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover,
-                               media::QueueLimits limits, Closed on_closed)
+HttpBodyStream::HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover, Closed on_closed)
     : ctx_(ctx),
       conn_(std::move(handover.conn)),
       release_slot_(std::move(handover.release_slot)),
@@ -20,7 +19,6 @@ HttpBodyStream::HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover
       // The head is queued (behind what the connection sent before, keep-alive responses).
       head_end_(conn_->bytes_out() + conn_->queued_bytes()),
       on_closed_(std::move(on_closed)) {
-  conn_->set_queue_limits(limits);
   // As for an RTMP player: a batch goes out when it is written, not when the previous is acked.
   int one = 1;
   if (conn_->fd() >= 0) ::setsockopt(conn_->fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

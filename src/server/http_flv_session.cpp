@@ -61,8 +61,9 @@ void HttpFlvSession::start(media::Stream* s) {
     return finish("connection lost");
   }
   body_ = std::make_unique<HttpBodyStream>(ctx_, std::move(taken),
-                                           net::queue_limits_for(&s->app_config()),
                                            [this](const std::string& why) { on_body_closed(why); });
+  // The slow-consumer policy of an RTMP player of the app: whole tags dropped, never a part.
+  body_->connection().set_queue_limits(net::queue_limits_for(&s->app_config()));
   // The queue bounds hold in seconds only if the kernel does not buffer megabytes first.
   net::limit_kernel_send_queue(body_->fd(), ctx_.config->http.send_buffer, ctx_.config->http.notsent_lowat);
   body_->start();
@@ -79,7 +80,7 @@ void HttpFlvSession::start(media::Stream* s) {
 
 void HttpFlvSession::on_frame(const media::FramePtr& f) {
   if (closed_ || !body_) return;
-  media::OutputQueue& queue = body_->queue();
+  media::OutputQueue& queue = body_->connection().queue();
   auto r = queue.push_frame(*f, body_->chunked() ? f->flv_chunk() : f->flv_tag());
   if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
   if (r == media::OutputQueue::PushResult::Overflow) {

@@ -1,6 +1,5 @@
 #include "rill/server/http_router.h"
 
-#include <charconv>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -12,12 +11,6 @@ namespace {
 constexpr HttpMethod kAllMethods[] = {HttpMethod::Get,     HttpMethod::Head,   HttpMethod::Post,
                                       HttpMethod::Put,     HttpMethod::Delete, HttpMethod::Patch,
                                       HttpMethod::Options, HttpMethod::Trace,  HttpMethod::Connect};
-
-bool strip_suffix(std::string_view& s, std::string_view suffix) {
-  if (!s.ends_with(suffix)) return false;
-  s.remove_suffix(suffix.size());
-  return true;
-}
 
 bool is_dot_segment(std::string_view seg) { return seg == "." || seg == ".."; }
 
@@ -46,21 +39,6 @@ RequestTarget target_error(TargetError e, std::string why) {
   t.error = e;
   t.why = std::move(why);
   return t;
-}
-
-// A stream path's names checked by the one name rule (media::StreamKey::make).
-StreamPath stream_path(StreamRoute kind, std::string_view app, std::string_view name, uint64_t segment) {
-  StreamPath r;
-  auto key = media::StreamKey::make(app, name, &r.why);
-  if (!key) {
-    r.invalid_name = true;
-    return r;
-  }
-  r.why.clear();
-  r.kind = kind;
-  r.key = std::move(*key);
-  r.segment = segment;
-  return r;
 }
 
 }  // namespace
@@ -151,38 +129,6 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
   }
   t.query = std::string(query);
   return t;
-}
-
-StreamPath parse_stream_path(std::string_view path) {
-  if (path.empty() || path[0] != '/') return {};
-  // At most three segments after the leading '/'.
-  std::string_view seg[3];
-  size_t n = 0;
-  for (std::string_view rest = path.substr(1);;) {
-    if (n == 3) return {};
-    const auto slash = rest.find('/');
-    seg[n++] = rest.substr(0, slash);
-    if (slash == std::string_view::npos) break;
-    rest.remove_prefix(slash + 1);
-  }
-  if (n == 2) {  // /APP/STREAM.flv, /APP/STREAM.m3u8
-    std::string_view file = seg[1];
-    if (strip_suffix(file, ".flv")) return stream_path(StreamRoute::Flv, seg[0], file, 0);
-    if (strip_suffix(file, ".m3u8")) return stream_path(StreamRoute::HlsPlaylist, seg[0], file, 0);
-    return {};
-  }
-  if (n == 3) {  // /APP/STREAM/SEQ.ts, /APP/STREAM/SEQ.m4s, /APP/STREAM/init-ID.mp4
-    const auto split = protocol::split_hls_segment_file(seg[2]);
-    if (!split) return {};
-    const std::string_view file = split->second;
-    StreamPath r = stream_path(StreamRoute::HlsSegment, seg[0], seg[1], 0);
-    if (r.kind == StreamRoute::None) return r;  // a name breaks the rule
-    r.form = split->first;
-    auto [p, ec] = std::from_chars(file.data(), file.data() + file.size(), r.segment);
-    if (file.empty() || ec != std::errc() || p != file.data() + file.size()) return {};
-    return r;
-  }
-  return {};
 }
 
 void HttpRouteTable::add(HttpMethods methods, std::string path, PathMatch match, Handler handler) {

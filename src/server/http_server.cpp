@@ -30,7 +30,7 @@ HttpServer::HttpServer(net::WorkerCore& ctx) : ctx_(ctx) {
                 ex.add_header("Cache-Control", "no-cache");
                 const std::string line = "ok worker=" + std::to_string(ctx_.worker_id) +
                                          " sessions=" + std::to_string(ctx_.sessions->size()) +
-                                         " streams=" + std::to_string(ctx_.streams->size()) +
+                                         (health_fields_ ? health_fields_() : std::string()) +
                                          " http_connections=" + std::to_string(connections()) + "\n";
                 log_access(info, 200, ex.reply(200, line));
               });
@@ -146,15 +146,6 @@ const std::string& HttpServer::common_headers() {
 
 // ---- replies ------------------------------------------------------------------------------------
 
-void HttpServer::set_stream_handler(StreamRoute kind, StreamHandler h) {
-  // The stream paths are mounted by the first handler: a server with none (the API's) has none.
-  if (stream_handlers_.empty()) {
-    routes_.add(HttpMethod::Get, "/", PathMatch::Prefix,
-                [this](HttpExchange& ex, const HttpRequestInfo& info) { serve_stream(ex, info); });
-  }
-  stream_handlers_.emplace_back(kind, std::move(h));
-}
-
 void HttpServer::add_cors_headers(HttpExchange& ex) const {
   const std::string& origin = ctx_.config->http.cors_origin;
   if (origin.empty()) return;
@@ -227,18 +218,6 @@ void HttpServer::reply_options(HttpExchange& ex, const HttpRequestInfo& info, Ht
   ex.add_header("Access-Control-Max-Age", "86400");
   ex.add_header("Allow", methods);
   log_access(info, 204, ex.reply(204, std::string_view()));
-}
-
-void HttpServer::serve_stream(HttpExchange& ex, const HttpRequestInfo& info) {
-  const StreamPath sp = parse_stream_path(info.path);
-  if (sp.invalid_name) {
-    ctx_.log->info("http: {} bad request '{:.200}': {}", info.peer, info.target, sp.why);
-    return reply_error(ex, info, 400, sp.why);
-  }
-  for (auto& [kind, handler] : stream_handlers_) {
-    if (sp.kind != StreamRoute::None && kind == sp.kind) return handler(ex, info, sp);
-  }
-  reply_error(ex, info, 404, "not found");
 }
 
 }  // namespace rill::server

@@ -32,6 +32,7 @@
 #include "rill/server/rtmps_context.h"
 #include "rill/server/session_address_limit.h"
 #include "rill/server/stream_gate.h"
+#include "rill/server/stream_routes.h"
 #include "rill/server/worker_retirement.h"
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/hls_sequence_memo.h"
@@ -56,6 +57,7 @@ struct Worker::Impl {
   // Before http: held HLS requests cancel their fetches when the HTTP server closes their connections.
   std::unique_ptr<workers::HlsFetcher> hls_fetcher;
   std::unique_ptr<HttpServer> http;
+  std::unique_ptr<StreamRoutes> stream_routes;  // FLV and HLS, on `http` only
   std::unique_ptr<workers::StreamLocator> locator;
   std::unique_ptr<workers::WorkerEndpoint> link_endpoint;  // this worker's socket: other workers' links
   std::unique_ptr<StreamGate> gate;
@@ -127,7 +129,8 @@ struct Worker::Impl {
       ctx.hls_fetcher = hls_fetcher.get();
     }
     http = std::make_unique<HttpServer>(ctx);
-    http->set_stream_handler(
+    stream_routes = std::make_unique<StreamRoutes>(*http);
+    stream_routes->set(
         StreamRoute::Flv, [this](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {
           // The session exists only once admitted: a refused or vanished client leaves nothing behind.
           admit_http_play(ctx, *http, ex, info, GateProto::HttpFlv, route.key,
@@ -137,11 +140,15 @@ struct Worker::Impl {
                             s->start(d.stream);
                           });
         });
-    install_hls_handlers(*http, ctx);
+    install_hls_handlers(*stream_routes, ctx);
     monitor = std::make_unique<workers::WorkerMonitor>(ctx, wctx.counters, static_cast<uint32_t>(wctx.id));
     ctx.monitor = monitor.get();
     api = std::make_unique<ApiServer>(ctx);
     mount_api_routes(*api);
+    // /healthz on either port counts the worker's streams: the HTTP stack itself knows none.
+    auto streams_field = [this] { return " streams=" + std::to_string(streams.size()); };
+    http->set_health_fields(streams_field);
+    api->http().set_health_fields(streams_field);
   }
 
   // An RTMP connection the acceptor took (rtmp.listen or, with `tls`, rtmp.tls_listen).

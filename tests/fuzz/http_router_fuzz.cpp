@@ -14,6 +14,7 @@
 
 #include "rill/media/stream_key.h"
 #include "rill/server/http_router.h"
+#include "rill/server/stream_routes.h"
 
 using rill::server::HttpExchange;
 using rill::server::HttpMethod;

@@ -43,8 +43,9 @@ class HttpBodyStreamTest : public ::testing::Test {
     auto conn = std::make_unique<net::PlainConnection>(base.get(), flusher, std::move(ours), "test");
     if (!head.empty()) conn->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
     body = std::make_unique<HttpBodyStream>(
-        ctx, HttpStreamHandover{std::move(conn), chunked, [this] { ++released; }}, limits,
+        ctx, HttpStreamHandover{std::move(conn), chunked, [this] { ++released; }},
         [this](const std::string& r) { closes.push_back(r); });
+    body->connection().set_queue_limits(limits);  // the owner's (an FLV player's: the app's)
   }
   static std::span<const uint8_t> bytes(std::string_view s) {
     return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -63,7 +64,7 @@ class HttpBodyStreamTest : public ::testing::Test {
   }
   // As HttpFlvSession::on_frame does: the frame's chunk when chunked, its bare tag when not.
   void push_frame(const media::MediaFrame& f) {
-    body->queue().push_frame(f, body->chunked() ? f.flv_chunk() : f.flv_tag());
+    body->connection().queue().push_frame(f, body->chunked() ? f.flv_chunk() : f.flv_tag());
     body->request_flush(f.type == media::MediaType::Video);
   }
   // The body is a sequence of chunks ending with the last chunk, nothing after it.
@@ -124,7 +125,7 @@ TEST_F(HttpBodyStreamTest, OneChunkPerFrameThenTheLastChunkAndClose) {
   }));
   EXPECT_TRUE(got == want) << "one chunk per frame, the frame's own shared bytes";
   EXPECT_EQ(body->body_bytes(), want.size() - head.size()) << "sent bytes after the head, framing included";
-  EXPECT_EQ(body->queue().frames_dropped(), 0u);
+  EXPECT_EQ(body->connection().queue().frames_dropped(), 0u);
 
   auto b = frame(media::MediaType::Audio, 30, "end");
   push_frame(*b);
@@ -159,7 +160,8 @@ TEST_F(HttpBodyStreamTest, AChunkGoesOutWholeAcrossPartialWritesAndDropsTakeWhol
     event_base_loop(base.get(), EVLOOP_NONBLOCK);
     drain_peer(1024);  // a slow reader: the socket stays full
   }
-  EXPECT_GT(body->queue().frames_dropped(), 0u) << "the slow reader's queue never passed the soft bound";
+  EXPECT_GT(body->connection().queue().frames_dropped(), 0u)
+      << "the slow reader's queue never passed the soft bound";
   body->end(std::chrono::milliseconds(10000));
   ASSERT_TRUE(run_until([&] { return !drain_peer(8192); }, 10000));
   // Every frame that went out went out whole as its own chunk, in order; dropped ones left no trace.
@@ -173,7 +175,7 @@ TEST_F(HttpBodyStreamTest, AChunkGoesOutWholeAcrossPartialWritesAndDropsTakeWhol
     }
   }
   want += "0\r\n\r\n";
-  EXPECT_EQ(sent + body->queue().frames_dropped(), frames.size());
+  EXPECT_EQ(sent + body->connection().queue().frames_dropped(), frames.size());
   EXPECT_EQ(got.size(), want.size());
   EXPECT_TRUE(got == want) << "framing broken across partial writes or drops";
   EXPECT_TRUE(decodes_whole(got));
@@ -205,7 +207,7 @@ TEST_F(HttpBodyStreamTest, BodyBytesStartAfterTheHeadWhateverTheConnectionSentBe
   ASSERT_EQ(conn->bytes_out(), before.size());
   conn->queue().push_control(SharedBuffer::copy_of(std::string_view(head)));
   body = std::make_unique<HttpBodyStream>(ctx, HttpStreamHandover{std::move(conn), true, [] {}},
-                                          media::QueueLimits{}, [](const std::string&) {});
+                                          [](const std::string&) {});
   body->start();
   EXPECT_EQ(body->body_bytes(), 0u);
   body->push_control(bytes("FLV"));

@@ -3,6 +3,7 @@
 // that keep traversal and odd bytes out of lookups, and method lists. The route table has its
 // own file (http_route_table_test.cpp).
 #include "rill/server/http_router.h"
+#include "rill/server/stream_routes.h"
 
 #include <gtest/gtest.h>
 

@@ -28,13 +28,14 @@
 #include "rill/server/hls_request.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
+#include "rill/server/stream_routes.h"
 
 namespace rill::server {
 
 class HttpServer;
 
-// Registers the HlsPlaylist and HlsSegment stream handlers on `http`. Both references must outlive it.
-void install_hls_handlers(HttpServer& http, net::WorkerCore& ctx);
+// Registers the HlsPlaylist and HlsSegment stream handlers on `routes`. Both references must outlive it.
+void install_hls_handlers(StreamRoutes& routes, net::WorkerCore& ctx);
 
 // The handlers themselves (also usable directly), once admitted: `app` is the gate's (resolved
 // once per request, null for an unknown app).

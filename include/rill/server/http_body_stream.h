@@ -4,12 +4,12 @@
 // the net::Connection (plain or TLS) sends the shared, already-serialized buffers with one
 // sendmsg per flush (TLS: one record per 16 KiB), never copied on a plain connection.
 //
-// One queue, the connection's: the session pushes its frames there (the slow-consumer policy
-// applies there, as for an RTMP player) already framed: with chunked framing (HTTP/1.1) each frame
-// is one chunk whose framed bytes the frame caches (MediaFrame::flv_chunk), so a thousand players
-// share one buffer per frame and a flush adds nothing of its own. A chunk is dropped or sent
-// whole: the queue drops whole frames and never one that is partly written. HTTP/1.0 gets a
-// close-delimited body: the same frames, unframed.
+// One queue, the connection's (connection().queue()): the session that owns the body sets its
+// limits and pushes its items there already framed — with chunked framing (HTTP/1.1) each item is
+// one whole chunk, so shared buffers framed once serve every client and a flush adds nothing of
+// its own; HTTP/1.0 gets a close-delimited body, the same items unframed. What the items are (the
+// FLV tags of server/http_flv_session.h) and when one may be dropped is the session's business:
+// this class knows no media, only bytes, framing and the connection's end.
 //
 // What the client sends after its request is read and discarded (bounded): reading is how a
 // client that went away is noticed at once.
@@ -21,7 +21,6 @@
 #include <string>
 #include <string_view>
 
-#include "rill/media/output_queue.h"
 #include "rill/net/connection.h"
 #include "rill/net/worker_core.h"
 #include "rill/server/http_exchange.h"
@@ -37,8 +36,7 @@ class HttpBodyStream final : private net::ConnectionHandler {
 
   // The handover's connection (its head queued) becomes this object's; its slot is released once,
   // when the body ends or at the latest on destruction.
-  HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover, media::QueueLimits limits,
-                 Closed on_closed);
+  HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover, Closed on_closed);
   ~HttpBodyStream();
   HttpBodyStream(const HttpBodyStream&) = delete;
   HttpBodyStream& operator=(const HttpBodyStream&) = delete;
@@ -46,13 +44,15 @@ class HttpBodyStream final : private net::ConnectionHandler {
   // Becomes the connection's handler: starts reading and writing (the head first). Call it in the
   // callback that took the stream.
   void start();
-  // The connection's queue: frames go in framed as chunked() says; request_flush() after pushing.
-  media::OutputQueue& queue() { return conn_->queue(); }
-  const media::OutputQueue& queue() const { return conn_->queue(); }
-  // Bytes that are never dropped (the FLV file header): copied, one chunk when chunked().
+  // The connection: its queue takes the body's items framed as chunked() says (request_flush()
+  // after pushing); its queue limits are the owner's to set.
+  net::Connection& connection() { return *conn_; }
+  const net::Connection& connection() const { return *conn_; }
+  // Bytes that are never dropped (a file header): copied, one chunk when chunked().
   void push_control(std::span<const uint8_t> bytes);
-  // Media queued: written after the worker's merge hold, at once when the player fell behind.
-  void request_flush(bool video) { conn_->request_flush(video); }
+  // Items queued: written after the worker's merge hold, at once when the client fell behind
+  // (`urgent`: what net::Connection::request_flush calls video).
+  void request_flush(bool urgent) { conn_->request_flush(urgent); }
   // Written in this loop iteration whatever the merge hold: a new player's first burst.
   void flush_now() { conn_->flush_now(); }
   // Graceful end: what is queued goes out, then the last chunk (HTTP/1.1), then the socket

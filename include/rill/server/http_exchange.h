@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "rill/core/buffer.h"
-#include "rill/media/output_queue.h"
 #include "rill/protocol/http_request_head.h"
 #include "rill/server/http_router.h"
 

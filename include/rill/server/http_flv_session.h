@@ -17,6 +17,7 @@
 #include "rill/server/http_body_stream.h"
 #include "rill/server/http_exchange.h"
 #include "rill/server/http_router.h"
+#include "rill/server/stream_routes.h"
 
 namespace rill::server {
 
@@ -36,7 +37,7 @@ class HttpFlvSession final : public net::Session, public media::Subscriber {
 
   void on_frame(const media::FramePtr& frame) override;
   void on_gop_replay(bool active) override {
-    if (body_) body_->queue().set_replay(active);
+    if (body_) body_->connection().queue().set_replay(active);
   }
   void on_publish(media::Stream&) override {}
   void on_unpublish(media::Stream&) override {}
@@ -48,7 +49,7 @@ class HttpFlvSession final : public net::Session, public media::Subscriber {
   void log_access_once();
   void retire_once();
   uint64_t bytes_out() const { return body_ ? body_->body_bytes() : 0; }
-  uint64_t frames_dropped() const { return body_ ? body_->queue().frames_dropped() : 0; }
+  uint64_t frames_dropped() const { return body_ ? body_->connection().queue().frames_dropped() : 0; }
 
   net::WorkerCore& ctx_;
   HttpServer& http_;

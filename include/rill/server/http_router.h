@@ -1,17 +1,14 @@
 #pragma once
-// HTTP routing, pure (no sockets): the request target, the stream paths and the route table.
+// HTTP routing, pure (no sockets): the request target and the route table.
 //
 //   parse_request_target("/live/cam.flv?token=x")  -> path "/live/cam.flv" (percent-decoded),
 //                                                     query "token=x" (raw: tokens travel there)
-//   parse_stream_path("/live/cam.flv")             -> Flv          live/cam
-//   parse_stream_path("/live/cam.m3u8")            -> HlsPlaylist  live/cam
-//   parse_stream_path("/live/cam/12.ts")           -> HlsSegment   live/cam, segment 12
 //   HttpRouteTable: method set + path (exact or prefix) -> handler; 405 with the Allow list
 //                   computed from the table, 404; OPTIONS and HEAD answered generically.
 //
-// App and stream names follow the one name rule of media/stream_key.h after percent-decoding, so
-// "..", encoded traversal ("%2e%2e", "%2f") and control bytes never reach a lookup. HttpServer
-// (http_server.h) runs these on every request; the fuzz target runs them on raw input.
+// A decoded path never holds "..", encoded traversal ("%2e%2e", "%2f") or control bytes, so a
+// name taken from it (the stream paths, server/stream_routes.h) never reaches a lookup with them.
+// HttpServer (http_server.h) runs these on every request; the fuzz target runs them on raw input.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -19,8 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include "rill/media/stream_key.h"
-#include "rill/protocol/hls_playlist.h"
 #include "rill/protocol/percent_coding.h"
 
 namespace rill::server {
@@ -96,24 +91,6 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
 
 // Percent-decodes (Strict by default: false on malformed escapes or a decoded NUL).
 using protocol::percent_decode;
-
-// ---- stream paths --------------------------------------------------------------------------
-
-enum class StreamRoute : uint8_t { None, Flv, HlsPlaylist, HlsSegment };
-
-struct StreamPath {
-  StreamRoute kind = StreamRoute::None;
-  media::StreamKey key;
-  uint64_t segment = 0;                                          // HlsSegment: its number
-  protocol::HlsSegmentForm form = protocol::HlsSegmentForm::Ts;  // HlsSegment: .ts, .m4s or init-N.mp4
-  bool invalid_name = false;  // kind None: the shape of a stream path with a name that breaks the
-                              // rule (400); otherwise not a stream path at all (404)
-  std::string why;            // invalid_name: why
-};
-
-// `path` is a decoded path (RequestTarget::path). Only the last suffix counts: "a.flv.m3u8" is
-// the playlist of the stream "a.flv".
-StreamPath parse_stream_path(std::string_view path);
 
 // ---- the route table -----------------------------------------------------------------------
 

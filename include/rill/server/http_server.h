@@ -8,9 +8,9 @@
 // This class also applies the limits (http.max_connections, max_connections_per_ip, the
 // request-head deadline), adds CORS, writes the access log.
 //
-// Mounted here: GET /healthz, and the stream paths (prefix "/": FLV and HLS) once a stream
-// handler is set (set_stream_handler: the stream server's; the API's server has none, so a stream
-// path there is an ordinary 404). The JSON API and console add table entries with routes().add().
+// Mounted here: GET /healthz. The stream paths (server/stream_routes.h, on the stream server
+// only), the JSON API and the console add table entries with routes().add(); this class knows
+// nothing of what they serve.
 #include <cstdint>
 #include <ctime>
 #include <functional>
@@ -53,10 +53,9 @@ class HttpServer {
   // query, peer, method) and must answer it, now or later (HttpExchange::hold).
   HttpRouteTable& routes() { return routes_; }
 
-  // The stream paths (parse_stream_path): one table entry, prefix "/", GET (and so HEAD). A name
-  // that breaks the rule gets 400, any other path (or a kind without a handler) 404.
-  using StreamHandler = std::function<void(HttpExchange&, const HttpRequestInfo&, const StreamPath&)>;
-  void set_stream_handler(StreamRoute kind, StreamHandler h);
+  // GET /healthz answers "ok worker=N sessions=N[FIELDS] http_connections=N": `fields` (" key=value"
+  // pairs, each with its leading space) is what the assembly adds (the worker's stream count).
+  void set_health_fields(std::function<std::string()> fields) { health_fields_ = std::move(fields); }
 
   // ---- replies ----------------------------------------------------------------------------
   // A plain-text error (one line, CORS, no-cache), answered and logged.
@@ -88,12 +87,11 @@ class HttpServer {
   void reap();  // deletes the connections that ended
   static void on_sweep(int, short, void* arg);
   void sweep();  // request-head deadlines and idle keep-alive connections
-  void serve_stream(HttpExchange& ex, const HttpRequestInfo& info);
   void reply_options(HttpExchange& ex, const HttpRequestInfo& info, HttpMethods allow);
 
   net::WorkerCore& ctx_;
   HttpRouteTable routes_;
-  std::vector<std::pair<StreamRoute, StreamHandler>> stream_handlers_;
+  std::function<std::string()> health_fields_;
   std::vector<std::unique_ptr<net::Acceptor>> listeners_;
   std::unordered_set<HttpConnection*> conns_;  // owned; closed() moves one to dead_
   std::vector<HttpConnection*> dead_;          // deleted on the next loop turn (never on their own stack)

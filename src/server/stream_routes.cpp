@@ -1,0 +1,85 @@
+#include "rill/server/stream_routes.h"
+
+#include <charconv>
+
+namespace rill::server {
+
+namespace {
+
+bool strip_suffix(std::string_view& s, std::string_view suffix) {
+  if (!s.ends_with(suffix)) return false;
+  s.remove_suffix(suffix.size());
+  return true;
+}
+
+// A stream path's names checked by the one name rule (media::StreamKey::make).
+StreamPath stream_path(StreamRoute kind, std::string_view app, std::string_view name, uint64_t segment) {
+  StreamPath r;
+  auto key = media::StreamKey::make(app, name, &r.why);
+  if (!key) {
+    r.invalid_name = true;
+    return r;
+  }
+  r.why.clear();
+  r.kind = kind;
+  r.key = std::move(*key);
+  r.segment = segment;
+  return r;
+}
+
+}  // namespace
+
+StreamPath parse_stream_path(std::string_view path) {
+  if (path.empty() || path[0] != '/') return {};
+  // At most three segments after the leading '/'.
+  std::string_view seg[3];
+  size_t n = 0;
+  for (std::string_view rest = path.substr(1);;) {
+    if (n == 3) return {};
+    const auto slash = rest.find('/');
+    seg[n++] = rest.substr(0, slash);
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  if (n == 2) {  // /APP/STREAM.flv, /APP/STREAM.m3u8
+    std::string_view file = seg[1];
+    if (strip_suffix(file, ".flv")) return stream_path(StreamRoute::Flv, seg[0], file, 0);
+    if (strip_suffix(file, ".m3u8")) return stream_path(StreamRoute::HlsPlaylist, seg[0], file, 0);
+    return {};
+  }
+  if (n == 3) {  // /APP/STREAM/SEQ.ts, /APP/STREAM/SEQ.m4s, /APP/STREAM/init-ID.mp4
+    const auto split = protocol::split_hls_segment_file(seg[2]);
+    if (!split) return {};
+    const std::string_view file = split->second;
+    StreamPath r = stream_path(StreamRoute::HlsSegment, seg[0], seg[1], 0);
+    if (r.kind == StreamRoute::None) return r;  // a name breaks the rule
+    r.form = split->first;
+    auto [p, ec] = std::from_chars(file.data(), file.data() + file.size(), r.segment);
+    if (file.empty() || ec != std::errc() || p != file.data() + file.size()) return {};
+    return r;
+  }
+  return {};
+}
+
+void StreamRoutes::set(StreamRoute kind, Handler h) {
+  // The stream paths are mounted by the first handler: a server with none (the API's) has none.
+  if (handlers_.empty()) {
+    http_.routes().add(HttpMethod::Get, "/", PathMatch::Prefix,
+                       [this](HttpExchange& ex, const HttpRequestInfo& info) { serve(ex, info); });
+  }
+  handlers_.emplace_back(kind, std::move(h));
+}
+
+void StreamRoutes::serve(HttpExchange& ex, const HttpRequestInfo& info) {
+  const StreamPath sp = parse_stream_path(info.path);
+  if (sp.invalid_name) {
+    http_.context().log->info("http: {} bad request '{:.200}': {}", info.peer, info.target, sp.why);
+    return http_.reply_error(ex, info, 400, sp.why);
+  }
+  for (auto& [kind, handler] : handlers_) {
+    if (sp.kind != StreamRoute::None && kind == sp.kind) return handler(ex, info, sp);
+  }
+  http_.reply_error(ex, info, 404, "not found");
+}
+
+}  // namespace rill::server
