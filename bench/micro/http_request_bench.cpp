@@ -21,13 +21,13 @@
 #include "rill/config/config.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/core/log.h"
+#include "rill/http/http_exchange.h"
 #include "rill/media/stream.h"
 #include "rill/media/stream_output.h"
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/worker_core.h"
 #include "rill/protocol/http_request_head.h"
 #include "rill/server/admission_checks.h"
-#include "rill/server/http_exchange.h"
 #include "rill/server/stream_gate.h"
 #include "rill/workers/stream_locator.h"
 #include "support/worker_core.h"
@@ -119,16 +119,16 @@ void BM_ResponseHead(benchmark::State& state) {
   const std::string common =
       "Server: rill/0.1.0\r\nX-Rill-Worker: 0\r\nDate: Thu, 03 Dec 2026 16:09:25 GMT\r\n";
   for (auto _ : state) {
-    server::ResponseHeaders h;
+    http::ResponseHeaders h;
     h.add("Content-Type", "application/vnd.apple.mpegurl");
     h.add("Cache-Control", "max-age=1");
     h.add("Access-Control-Allow-Origin", "*");
     h.add("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
-    server::ResponseHeadParts p;
+    http::ResponseHeadParts p;
     p.common = &common;
     p.headers = &h;
     p.content_length = 161;
-    BufferRef head = server::render_response_head(p);
+    BufferRef head = http::render_response_head(p);
     benchmark::DoNotOptimize(head);
   }
   state.SetItemsProcessed(state.iterations());

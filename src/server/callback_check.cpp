@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "rill/core/address_counter.h"
+#include "rill/http/http_callback_client.h"
 #include "rill/protocol/notify_callback.h"
 #include "rill/server/admission_checks.h"
-#include "rill/server/http_callback_client.h"
 
 namespace rill::server {
 
@@ -128,7 +128,7 @@ class CallbackCheck final : public AdmissionCheck {
   }
 
   net::WorkerCore& ctx_;
-  HttpCallbackClient client_;
+  http::HttpCallbackClient client_;
   std::map<uint64_t, Followed> followed_;  // by session id
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -1,7 +1,7 @@
 #include "rill/server/hls_blocking.h"
 
+#include "rill/http/http_server.h"
 #include "rill/server/hls_handler.h"
-#include "rill/server/http_server.h"
 
 namespace rill::server {
 

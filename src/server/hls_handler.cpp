@@ -4,6 +4,7 @@
 #include <string_view>
 #include <variant>
 
+#include "rill/http/http_server.h"
 #include "rill/media/hls_store.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/hls_uri_query.h"
@@ -11,7 +12,6 @@
 #include "rill/server/hls_blocking.h"
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
-#include "rill/server/http_server.h"
 #include "rill/workers/worker_monitor.h"
 
 namespace rill::server {

@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "rill/http/http_server.h"
 #include "rill/server/hls_handler.h"
-#include "rill/server/http_server.h"
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/stream_locator.h"
 

@@ -3,7 +3,7 @@
 #include <memory>
 #include <optional>
 
-#include "rill/server/http_server.h"
+#include "rill/http/http_server.h"
 
 namespace rill::server {
 

@@ -2,9 +2,9 @@
 
 #include <utility>
 
+#include "rill/http/http_server.h"
 #include "rill/net/send_buffer.h"
 #include "rill/protocol/flv_file.h"
-#include "rill/server/http_server.h"
 
 namespace rill::server {
 

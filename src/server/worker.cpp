@@ -12,8 +12,11 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "rill/api/api_routes.h"
+#include "rill/api/api_server.h"
 #include "rill/cluster/cluster.h"
 #include "rill/core/event_timer_queue.h"
+#include "rill/http/http_server.h"
 #include "rill/media/stream.h"
 #include "rill/net/acceptor.h"
 #include "rill/net/connection.h"
@@ -22,12 +25,9 @@
 #include "rill/net/send_buffer.h"
 #include "rill/net/worker_core.h"
 #include "rill/server/admission_checks.h"
-#include "rill/server/api_routes.h"
-#include "rill/server/api_server.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_flv_session.h"
-#include "rill/server/http_server.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/rtmps_context.h"
 #include "rill/server/session_address_limit.h"
@@ -62,7 +62,7 @@ struct Worker::Impl {
   std::unique_ptr<workers::WorkerEndpoint> link_endpoint;  // this worker's socket: other workers' links
   std::unique_ptr<StreamGate> gate;
   std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
-  std::unique_ptr<ApiServer> api;                   // api.listen (docs/api.md)
+  std::unique_ptr<api::ApiServer> api;              // api.listen (docs/api.md)
   std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
   std::vector<std::unique_ptr<net::Acceptor>> rtmp_acceptors;
   std::shared_ptr<net::TlsContext> rtmps;  // rtmp.tls_listen's certificate, read at start
@@ -143,8 +143,8 @@ struct Worker::Impl {
     install_hls_handlers(*stream_routes, ctx);
     monitor = std::make_unique<workers::WorkerMonitor>(ctx, wctx.counters, static_cast<uint32_t>(wctx.id));
     ctx.monitor = monitor.get();
-    api = std::make_unique<ApiServer>(ctx);
-    mount_api_routes(*api);
+    api = std::make_unique<api::ApiServer>(ctx);
+    api::mount_api_routes(*api);
     // /healthz on either port counts the worker's streams: the HTTP stack itself knows none.
     auto streams_field = [this] { return " streams=" + std::to_string(streams.size()); };
     http->set_health_fields(streams_field);

@@ -12,24 +12,24 @@
 #include <string>
 #include <string_view>
 
+#include "rill/http/http_router.h"
 #include "rill/media/stream_key.h"
-#include "rill/server/http_router.h"
 #include "rill/server/stream_routes.h"
 
-using rill::server::HttpExchange;
-using rill::server::HttpMethod;
-using rill::server::HttpRequestInfo;
-using rill::server::HttpRouterLimits;
-using rill::server::HttpRouteTable;
-using rill::server::parse_request_target;
+using rill::http::HttpExchange;
+using rill::http::HttpMethod;
+using rill::http::HttpRequestInfo;
+using rill::http::HttpRouterLimits;
+using rill::http::HttpRouteTable;
+using rill::http::parse_request_target;
 using rill::server::parse_stream_path;
-using rill::server::PathMatch;
-using rill::server::percent_decode;
-using rill::server::RequestTarget;
+using rill::http::PathMatch;
+using rill::http::percent_decode;
+using rill::http::RequestTarget;
 using rill::server::StreamPath;
 using rill::server::StreamRoute;
-using rill::server::target_error_status;
-using rill::server::TargetError;
+using rill::http::target_error_status;
+using rill::http::TargetError;
 
 namespace {
 

@@ -3,7 +3,7 @@ default, HTTP/1.0 with "Connection: keep-alive"), each body byte-exact with what
 connection gets; pipelined requests answered in order (RFC 9112 §9.3.2); a request body (plain or
 chunked, after "Expect: 100-continue") read before the next request on the same connection. All of
 it twice: with http.sendfile on (a segment leaves by sendfile from a memory file written once,
-src/server/http_file_bodies.cpp) and off (from the segment's shared buffer, head and body in one
+src/http/http_file_bodies.cpp) and off (from the segment's shared buffer, head and body in one
 send).
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... python3 -m unittest -v test_hls_keepalive

@@ -1,13 +1,13 @@
-// server/api_views + metrics_text: the control plane's rules on JSON (no socket, no clock).
-#include "rill/server/api_views.h"
+// api/api_views + metrics_text: the control plane's rules on JSON (no socket, no clock).
+#include "rill/api/api_views.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "rill/server/metrics_text.h"
+#include "rill/api/metrics_text.h"
 
-using namespace rill::server;
+using namespace rill::api;
 using nlohmann::json;
 
 namespace {

@@ -1,8 +1,8 @@
-// server::HttpBodyStream on a real event_base over a socketpair: the exact bytes of the chunked
+// http::HttpBodyStream on a real event_base over a socketpair: the exact bytes of the chunked
 // framing (one chunk per frame, the frame's shared bytes), chunks going out whole across partial
 // writes and slow-consumer drops, HTTP/1.0's unframed body, body_bytes, the graceful end and the
 // client's EOF, and the connection's slot given back once.
-#include "rill/server/http_body_stream.h"
+#include "rill/http/http_body_stream.h"
 
 #include <event2/event.h>
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@
 #include "rill/net/flush_scheduler.h"
 #include "rill/protocol/http_request_head.h"
 
-namespace rill::server {
+namespace rill::http {
 namespace {
 
 class HttpBodyStreamTest : public ::testing::Test {
@@ -269,4 +269,4 @@ TEST_F(HttpBodyStreamTest, TheSlotIsGivenBackOnceOnCloseOrDestruction) {
 }
 
 }  // namespace
-}  // namespace rill::server
+}  // namespace rill::http

@@ -1,8 +1,8 @@
-// server::HttpCallbackClient with the worker's resolver: a callback URL's host name from a private
+// http::HttpCallbackClient with the worker's resolver: a callback URL's host name from a private
 // hosts file, each address tried in order (127.0.0.2 refuses, 127.0.0.1 answers), errors that
 // name what was tried, a backend that connected but answers slowly keeps the whole timeout, and
 // the Host header carries the port. The backend is libevent's HTTP server on 127.0.0.1.
-#include "rill/server/http_callback_client.h"
+#include "rill/http/http_callback_client.h"
 
 #include <event2/event.h>
 #include <event2/http.h>
@@ -18,7 +18,7 @@
 
 #include "rill/net/resolver.h"
 
-namespace rill::server {
+namespace rill::http {
 namespace {
 
 struct Answer {
@@ -156,4 +156,4 @@ TEST_F(CallbackClientTest, DestroyedWithCallsPendingNoCallback) {
 }
 
 }  // namespace
-}  // namespace rill::server
+}  // namespace rill::http

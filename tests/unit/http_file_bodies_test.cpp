@@ -1,13 +1,13 @@
 // HttpFileBodies: one memory file per large shared buffer, reused by every response, released
 // with the buffer; the file holds the buffer's bytes.
-#include "rill/server/http_file_bodies.h"
+#include "rill/http/http_file_bodies.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <vector>
 
-namespace rill::server {
+namespace rill::http {
 namespace {
 
 BufferRef pattern(size_t n, uint8_t seed) {
@@ -87,4 +87,4 @@ TEST(HttpFileBodies, TheCacheIsBounded) {
 }
 
 }  // namespace
-}  // namespace rill::server
+}  // namespace rill::http

@@ -8,14 +8,14 @@
 #include <string>
 #include <string_view>
 
-#include "rill/server/http_router.h"
+#include "rill/http/http_router.h"
 
-using rill::server::HttpExchange;
-using rill::server::HttpMethod;
-using rill::server::HttpMethods;
-using rill::server::HttpRequestInfo;
-using rill::server::HttpRouteTable;
-using rill::server::PathMatch;
+using rill::http::HttpExchange;
+using rill::http::HttpMethod;
+using rill::http::HttpMethods;
+using rill::http::HttpRequestInfo;
+using rill::http::HttpRouteTable;
+using rill::http::PathMatch;
 
 namespace {
 
@@ -114,7 +114,7 @@ constexpr Case kCases[] = {
 TEST(HttpRouteTable, Outcomes) {
   Table t;
   for (const Case& c : kCases) {
-    EXPECT_EQ(t(c.method, c.path), c.want) << rill::server::method_name(c.method) << " " << c.path;
+    EXPECT_EQ(t(c.method, c.path), c.want) << rill::http::method_name(c.method) << " " << c.path;
   }
 }
 

@@ -2,7 +2,7 @@
 // errors), the stream paths (FLV, HLS playlist, HLS segment) with the one name rule, the checks
 // that keep traversal and odd bytes out of lookups, and method lists. The route table has its
 // own file (http_route_table_test.cpp).
-#include "rill/server/http_router.h"
+#include "rill/http/http_router.h"
 #include "rill/server/stream_routes.h"
 
 #include <gtest/gtest.h>
@@ -10,17 +10,17 @@
 #include <string>
 #include <string_view>
 
-using rill::server::HttpMethod;
-using rill::server::HttpMethods;
-using rill::server::HttpRouterLimits;
-using rill::server::parse_request_target;
+using rill::http::HttpMethod;
+using rill::http::HttpMethods;
+using rill::http::HttpRouterLimits;
+using rill::http::parse_request_target;
 using rill::server::parse_stream_path;
-using rill::server::percent_decode;
-using rill::server::RequestTarget;
+using rill::http::percent_decode;
+using rill::http::RequestTarget;
 using rill::server::StreamPath;
 using rill::server::StreamRoute;
-using rill::server::target_error_status;
-using rill::server::TargetError;
+using rill::http::target_error_status;
+using rill::http::TargetError;
 
 namespace {
 

@@ -1,9 +1,9 @@
-// HttpServer + HttpConnection + HttpExchange (server/http_server.h): the worker's HTTP/1.1 server
+// HttpServer + HttpConnection + HttpExchange (http/http_server.h): the worker's HTTP/1.1 server
 // on a loopback listener, driven by a blocking client socket and the event loop in turns. What the
 // integration tests cannot reach: held exchanges (answered later, abandoned by a client that
 // leaves), the handle that reads null afterwards, a stream taken from a held exchange, the
 // request deadline, and the connection count.
-#include "rill/server/http_server.h"
+#include "rill/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <event2/event.h>
@@ -24,7 +24,7 @@
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/worker_core.h"
 
-namespace rill::server {
+namespace rill::http {
 namespace {
 
 class HttpServerTest : public ::testing::Test {
@@ -298,4 +298,4 @@ TEST_F(HttpServerTest, Http11WithoutHostIsRefusedAndHttp10IsServed) {
 }
 
 }  // namespace
-}  // namespace rill::server
+}  // namespace rill::http

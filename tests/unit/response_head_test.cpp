@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "rill/server/http_exchange.h"
+#include "rill/http/http_exchange.h"
 
-namespace rill::server {
+namespace rill::http {
 namespace {
 
 std::string text(const BufferRef& b) {
@@ -68,4 +68,4 @@ TEST(ResponseHead, Http10KeepAliveChunkedAndNoLength) {
 }
 
 }  // namespace
-}  // namespace rill::server
+}  // namespace rill::http

@@ -64,7 +64,7 @@ struct HttpConfig {
   size_t send_buffer = 32 * 1024;     // SO_SNDBUF of HTTP-FLV players; 0 = kernel autotuning
   size_t notsent_lowat = 0;           // TCP_NOTSENT_LOWAT of HTTP-FLV players; 0 = not set
   size_t max_connections_per_ip = 0;  // per worker, 0 = no limit
-  // Large bodies by sendfile from a memory file (server/http_file_bodies.h). Off by default: on
+  // Large bodies by sendfile from a memory file (http/http_file_bodies.h). Off by default: on
   // loopback it measured 1.1x the CPU of sending from memory (docs/hls.md).
   bool sendfile = false;
   // HTTPS for HTTP-FLV, HLS and the API (docs/security.md), as rtmp.tls_*.

@@ -1,6 +1,6 @@
 #pragma once
 // HTTP/1.1 requests as bytes (RFC 9112), pure: no sockets, no clock; what the server's HTTP
-// connection (server/http_connection.h) parses requests with:
+// connection (http/http_connection.h) parses requests with:
 //
 //   HttpRequestHeadParser  the request line and header fields up to the blank line, fed in any
 //                          pieces; framing (Content-Length, Transfer-Encoding: chunked) and

@@ -1,6 +1,6 @@
 #pragma once
 // nginx-rtmp notify-module callbacks (docs/security.md): the form a callback POSTs and how its
-// answer is read. Pure bytes; the HTTP client is server/http_callback_client.h.
+// answer is read. Pure bytes; the HTTP client is http/http_callback_client.h.
 //
 // Form (application/x-www-form-urlencoded): call, addr, clientid, app, flashver, swfurl, tcurl,
 // pageurl, name, type=live, then every argument of the client's query string as it came — except

@@ -6,15 +6,14 @@
 // loop runs on) and answered with the responder's verdict (media::respond_hls_held) when the
 // segmenter gets there, the wait times out (503, Retry-After: 1, after three target durations)
 // or the stream ends; its client going away (on_abandoned) cancels it.
+#include "rill/http/http_exchange.h"
+#include "rill/http/http_router.h"
 #include "rill/media/hls_responder.h"
 #include "rill/net/worker_core.h"
 #include "rill/server/hls_request.h"
-#include "rill/server/http_exchange.h"
-#include "rill/server/http_router.h"
+#include "rill/server/http_names.h"
 
 namespace rill::server {
-
-class HttpServer;
 
 // Parks the request until `hold` is over, then answers it (server/hls_handler.h, reply_hls_answer).
 void hold_hls_request(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,

@@ -23,16 +23,15 @@
 #include <cstdint>
 
 #include "rill/core/buffer.h"
+#include "rill/http/http_exchange.h"
+#include "rill/http/http_router.h"
 #include "rill/media/hls_responder.h"
 #include "rill/net/worker_core.h"
 #include "rill/server/hls_request.h"
-#include "rill/server/http_exchange.h"
-#include "rill/server/http_router.h"
+#include "rill/server/http_names.h"
 #include "rill/server/stream_routes.h"
 
 namespace rill::server {
-
-class HttpServer;
 
 // Registers the HlsPlaylist and HlsSegment stream handlers on `routes`. Both references must outlive it.
 void install_hls_handlers(StreamRoutes& routes, net::WorkerCore& ctx);

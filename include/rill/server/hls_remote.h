@@ -10,15 +10,14 @@
 // most the fetch timeout). If the client leaves meanwhile (the exchange's on_abandoned), the
 // wait is cancelled and nothing touches the exchange again; the fetch itself goes on and fills
 // the cache.
+#include "rill/http/http_exchange.h"
+#include "rill/http/http_router.h"
 #include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 #include "rill/server/hls_request.h"
-#include "rill/server/http_exchange.h"
-#include "rill/server/http_router.h"
+#include "rill/server/http_names.h"
 
 namespace rill::server {
-
-class HttpServer;
 
 // True when another live worker holds the HLS of `key` and the request is taken care of
 // (answered now, or later from the event loop). False: this worker answers it from its own store.

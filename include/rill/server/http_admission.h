@@ -6,15 +6,14 @@
 // when a check refused. A client that goes away while its decision is pending cancels it.
 #include <functional>
 
+#include "rill/http/http_exchange.h"
+#include "rill/http/http_router.h"
 #include "rill/media/stream_key.h"
 #include "rill/net/worker_core.h"
-#include "rill/server/http_exchange.h"
-#include "rill/server/http_router.h"
+#include "rill/server/http_names.h"
 #include "rill/server/stream_gate.h"
 
 namespace rill::server {
-
-class HttpServer;
 
 // `info` is the admission's own copy (it outlives the exchange's answer).
 using HttpAdmitted = std::function<void(HttpExchange& ex, const HttpRequestInfo& info, GateDecision d)>;

@@ -11,17 +11,16 @@
 // answered with the head alone.
 #include <memory>
 
+#include "rill/http/http_body_stream.h"
+#include "rill/http/http_exchange.h"
+#include "rill/http/http_router.h"
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
 #include "rill/net/worker_core.h"
-#include "rill/server/http_body_stream.h"
-#include "rill/server/http_exchange.h"
-#include "rill/server/http_router.h"
+#include "rill/server/http_names.h"
 #include "rill/server/stream_routes.h"
 
 namespace rill::server {
-
-class HttpServer;
 
 class HttpFlvSession final : public net::Session, public media::Subscriber {
  public:

@@ -19,9 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include "rill/http/http_server.h"
 #include "rill/media/stream_key.h"
 #include "rill/protocol/hls_playlist.h"
-#include "rill/server/http_server.h"
+#include "rill/server/http_names.h"
 
 namespace rill::server {
 

@@ -22,16 +22,16 @@
 
 #include "rill/core/address_counter.h"
 #include "rill/core/buffer.h"
+#include "rill/http/http_exchange.h"
+#include "rill/http/http_file_bodies.h"
+#include "rill/http/http_router.h"
 #include "rill/net/acceptor.h"
-#include "rill/net/worker_core.h"
 #include "rill/net/tls_connection.h"
-#include "rill/server/http_exchange.h"
-#include "rill/server/http_file_bodies.h"
-#include "rill/server/http_router.h"
+#include "rill/net/worker_core.h"
 
 struct event;
 
-namespace rill::server {
+namespace rill::http {
 
 class HttpServer {
  public:
@@ -108,4 +108,4 @@ class HttpServer {
   bool shutting_down_ = false;
 };
 
-}  // namespace rill::server
+}  // namespace rill::http

@@ -1,4 +1,4 @@
-#include "rill/server/http_callback_client.h"
+#include "rill/http/http_callback_client.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace rill::server {
+namespace rill::http {
 
 struct HttpCallbackClient::Call {
   HttpCallbackClient* client = nullptr;
@@ -243,4 +243,4 @@ void HttpCallbackClient::finish(CallId id, int status, std::string location, std
   done(status, std::move(location), std::move(failure));
 }
 
-}  // namespace rill::server
+}  // namespace rill::http

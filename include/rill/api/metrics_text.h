@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rill::server {
+namespace rill::api {
 
 inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -21,4 +21,4 @@ std::string metrics_text(const nlohmann::json& gathered, int64_t now_unix_ms);
 // A label value escaped as the format asks: backslash, double quote and line feed.
 std::string escape_label_value(std::string_view v);
 
-}  // namespace rill::server
+}  // namespace rill::api

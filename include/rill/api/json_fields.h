@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rill::server::json_fields {
+namespace rill::api::json_fields {
 
 inline uint64_t u64(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
@@ -30,4 +30,4 @@ inline const nlohmann::json& arr(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_array() ? *it : empty;
 }
 
-}  // namespace rill::server::json_fields
+}  // namespace rill::api::json_fields

@@ -17,7 +17,7 @@
 struct event_base;
 struct evhttp_request;
 
-namespace rill::server {
+namespace rill::http {
 
 class HttpCallbackClient {
  public:
@@ -58,4 +58,4 @@ class HttpCallbackClient {
   CallId next_id_ = 1;
 };
 
-}  // namespace rill::server
+}  // namespace rill::http

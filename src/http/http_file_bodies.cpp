@@ -1,9 +1,9 @@
 // HttpFileBodies: one memory file per large shared buffer (http_file_bodies.h).
-#include "rill/server/http_file_bodies.h"
+#include "rill/http/http_file_bodies.h"
 
 #include <errno.h>
 
-namespace rill::server {
+namespace rill::http {
 
 void HttpFileBodies::drop_released() {
   std::erase_if(entries_, [](const auto& kv) { return kv.second.keep.get()->use_count() == 1; });
@@ -28,4 +28,4 @@ std::shared_ptr<const net::FileBody> HttpFileBodies::file_for(const BufferRef& b
   return file;
 }
 
-}  // namespace rill::server
+}  // namespace rill::http

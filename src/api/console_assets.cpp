@@ -1,8 +1,8 @@
-#include "rill/server/console_assets.h"
+#include "rill/api/console_assets.h"
 
-#include "rill/server/api_server.h"
+#include "rill/api/api_server.h"
 
-namespace rill::server {
+namespace rill::api {
 
 namespace {
 constexpr std::string_view kConsolePrefix = "/console/";
@@ -35,4 +35,4 @@ void mount_console(ApiServer& api) {
       ApiServer::Access::Public);
 }
 
-}  // namespace rill::server
+}  // namespace rill::api

@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-namespace rill::server {
+namespace rill::api {
 
 class ApiServer;
 
@@ -25,4 +25,4 @@ std::span<const ConsoleAsset> console_assets();  // generated
 const ConsoleAsset* find_console_asset(std::string_view name);
 void mount_console(ApiServer& api);
 
-}  // namespace rill::server
+}  // namespace rill::api

@@ -1,4 +1,4 @@
-#include "rill/server/api_views.h"
+#include "rill/api/api_views.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +7,10 @@
 #include <set>
 #include <vector>
 
-#include "rill/server/http_router.h"
-#include "rill/server/json_fields.h"
+#include "rill/api/json_fields.h"
+#include "rill/protocol/percent_coding.h"
 
-namespace rill::server {
+namespace rill::api {
 
 namespace {
 
@@ -135,7 +135,7 @@ std::optional<std::map<std::string, std::string>> parse_api_query(std::string_vi
     std::replace(k.begin(), k.end(), '+', ' ');
     std::replace(v.begin(), v.end(), '+', ' ');
     std::string dk, dv;
-    if (!percent_decode(k, dk) || !percent_decode(v, dv)) return std::nullopt;
+    if (!protocol::percent_decode(k, dk) || !protocol::percent_decode(v, dv)) return std::nullopt;
     out[dk] = dv;
   }
   return out;
@@ -294,4 +294,4 @@ json server_view(const json& gathered, int64_t now_unix_ms) {
           {"errors", gathered.value("errors", json::array())}};
 }
 
-}  // namespace rill::server
+}  // namespace rill::api

@@ -2,16 +2,16 @@
 // push/pull relays created and removed at run time. A run-time relay is created on every worker
 // under one id: a push then forwards the stream whichever worker its publisher lands on, and a
 // pull is run by the one worker the ownership table elects (the others stand by).
-#include "rill/server/api_relays.h"
+#include "rill/api/api_relays.h"
 
 #include <map>
 #include <string>
 
+#include "rill/api/api_server.h"
 #include "rill/core/name_rule.h"
-#include "rill/server/api_server.h"
 #include "rill/workers/worker_details.h"
 
-namespace rill::server {
+namespace rill::api {
 
 namespace {
 
@@ -124,4 +124,4 @@ void mount_relay_routes(ApiServer& api) {
           [&api](HttpExchange& ex, const HttpRequestInfo& info) { delete_relay(api, ex, info); });
 }
 
-}  // namespace rill::server
+}  // namespace rill::api

@@ -1,4 +1,4 @@
-#include "rill/server/api_server.h"
+#include "rill/api/api_server.h"
 
 #include <openssl/crypto.h>
 
@@ -6,7 +6,7 @@
 #include "rill/workers/worker_monitor.h"
 #include "rill/workers/worker_stats.h"
 
-namespace rill::server {
+namespace rill::api {
 
 using nlohmann::json;
 
@@ -117,4 +117,4 @@ void ApiServer::finish(Pending* p, json gathered) {
   done(*ex, std::move(gathered));  // `owned` (and its gatherer, which called us: it allows that) goes last
 }
 
-}  // namespace rill::server
+}  // namespace rill::api

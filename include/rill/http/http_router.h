@@ -18,7 +18,7 @@
 
 #include "rill/protocol/percent_coding.h"
 
-namespace rill::server {
+namespace rill::http {
 
 class HttpExchange;  // http_exchange.h
 
@@ -145,4 +145,4 @@ class HttpRouteTable {
   std::vector<Entry> entries_;
 };
 
-}  // namespace rill::server
+}  // namespace rill::http

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rill::server {
+namespace rill::api {
 
 // The query string, percent-decoded ('+' is a space). Repeated keys: the last wins. nullopt on a
 // malformed escape or more than 32 parameters.
@@ -44,4 +44,4 @@ nlohmann::json stream_items(const nlohmann::json& gathered, int64_t now_unix_ms,
 nlohmann::json client_items(const nlohmann::json& gathered, const std::string& app = "",
                             const std::string& name = "", const std::string& kind = "");
 
-}  // namespace rill::server
+}  // namespace rill::api

@@ -1,15 +1,15 @@
-#include "rill/server/metrics_text.h"
+#include "rill/api/metrics_text.h"
 
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
 
-#include "rill/server/api_relays.h"
-#include "rill/server/api_views.h"
-#include "rill/server/json_fields.h"
+#include "rill/api/api_relays.h"
+#include "rill/api/api_views.h"
+#include "rill/api/json_fields.h"
 
-namespace rill::server {
+namespace rill::api {
 
 namespace {
 
@@ -237,4 +237,4 @@ std::string metrics_text(const json& gathered, int64_t now_unix_ms) {
   return out;
 }
 
-}  // namespace rill::server
+}  // namespace rill::api

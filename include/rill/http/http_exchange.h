@@ -27,14 +27,14 @@
 #include <vector>
 
 #include "rill/core/buffer.h"
+#include "rill/http/http_router.h"
 #include "rill/protocol/http_request_head.h"
-#include "rill/server/http_router.h"
 
 namespace rill::net {
 class Connection;
 }
 
-namespace rill::server {
+namespace rill::http {
 
 class HttpConnection;
 class HttpExchange;
@@ -162,4 +162,4 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   bool close_after_ = false;
 };
 
-}  // namespace rill::server
+}  // namespace rill::http

@@ -10,10 +10,10 @@
 //   GET    /metrics                         Prometheus text format 0.0.4
 //
 // Every answer is gathered from every worker at request time (no cache).
-namespace rill::server {
+namespace rill::api {
 
 class ApiServer;
 
 void mount_api_routes(ApiServer& api);
 
-}  // namespace rill::server
+}  // namespace rill::api

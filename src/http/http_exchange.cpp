@@ -1,14 +1,14 @@
-#include "rill/server/http_exchange.h"
+#include "rill/http/http_exchange.h"
 
 #include <strings.h>
 
 #include <charconv>
 #include <cstring>
 
-#include "rill/server/http_connection.h"
-#include "rill/server/http_server.h"
+#include "rill/http/http_connection.h"
+#include "rill/http/http_server.h"
 
-namespace rill::server {
+namespace rill::http {
 
 namespace {
 
@@ -248,4 +248,4 @@ void HttpExchange::abandon() {
   }
 }
 
-}  // namespace rill::server
+}  // namespace rill::http

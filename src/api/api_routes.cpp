@@ -1,16 +1,16 @@
-#include "rill/server/api_routes.h"
+#include "rill/api/api_routes.h"
 
 #include <chrono>
 
+#include "rill/api/api_relays.h"
+#include "rill/api/api_server.h"
+#include "rill/api/api_views.h"
+#include "rill/api/console_assets.h"
+#include "rill/api/metrics_text.h"
 #include "rill/media/stream_key.h"
-#include "rill/server/api_relays.h"
-#include "rill/server/api_server.h"
-#include "rill/server/api_views.h"
-#include "rill/server/console_assets.h"
-#include "rill/server/metrics_text.h"
 #include "rill/workers/worker_details.h"
 
-namespace rill::server {
+namespace rill::api {
 
 namespace {
 
@@ -152,4 +152,4 @@ void mount_api_routes(ApiServer& api) {
       ApiServer::Access::Metrics);
 }
 
-}  // namespace rill::server
+}  // namespace rill::api

@@ -11,13 +11,23 @@
 #include <string>
 #include <unordered_map>
 
+#include "rill/http/http_exchange.h"
+#include "rill/http/http_router.h"
+#include "rill/http/http_server.h"
 #include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
-#include "rill/server/http_exchange.h"
-#include "rill/server/http_router.h"
-#include "rill/server/http_server.h"
 
-namespace rill::server {
+namespace rill::api {
+
+// The HTTP stack's names, unqualified in the API's handlers (server/http_names.h says why).
+using http::HttpExchange;
+using http::HttpHeld;
+using http::HttpMethod;
+using http::HttpMethods;
+using http::HttpRequestInfo;
+using http::HttpRouteTable;
+using http::HttpServer;
+using http::PathMatch;
 
 class ApiServer {
  public:
@@ -66,4 +76,4 @@ class ApiServer {
   std::unordered_map<Pending*, std::unique_ptr<Pending>> pending_;
 };
 
-}  // namespace rill::server
+}  // namespace rill::api

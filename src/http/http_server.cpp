@@ -1,4 +1,4 @@
-#include "rill/server/http_server.h"
+#include "rill/http/http_server.h"
 
 #include <event2/event.h>
 #include <fcntl.h>
@@ -13,11 +13,11 @@
 #include <string>
 #include <utility>
 
+#include "rill/http/http_connection.h"
 #include "rill/net/connection.h"
 #include "rill/net/socket.h"
-#include "rill/server/http_connection.h"
 
-namespace rill::server {
+namespace rill::http {
 
 HttpServer::HttpServer(net::WorkerCore& ctx) : ctx_(ctx) {
   sweep_ev_ = event_new(ctx.base, -1, EV_PERSIST, &HttpServer::on_sweep, this);
@@ -220,4 +220,4 @@ void HttpServer::reply_options(HttpExchange& ex, const HttpRequestInfo& info, Ht
   log_access(info, 204, ex.reply(204, std::string_view()));
 }
 
-}  // namespace rill::server
+}  // namespace rill::http

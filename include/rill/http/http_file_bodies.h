@@ -25,7 +25,7 @@
 #include "rill/core/buffer.h"
 #include "rill/net/file_body.h"
 
-namespace rill::server {
+namespace rill::http {
 
 class HttpFileBodies {
  public:
@@ -54,4 +54,4 @@ class HttpFileBodies {
   bool disabled_ = false;  // memfd_create refused for good: not retried per request
 };
 
-}  // namespace rill::server
+}  // namespace rill::http

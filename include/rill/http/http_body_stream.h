@@ -21,11 +21,11 @@
 #include <string>
 #include <string_view>
 
+#include "rill/http/http_exchange.h"
 #include "rill/net/connection.h"
 #include "rill/net/worker_core.h"
-#include "rill/server/http_exchange.h"
 
-namespace rill::server {
+namespace rill::http {
 
 class HttpBodyStream final : private net::ConnectionHandler {
  public:
@@ -84,4 +84,4 @@ class HttpBodyStream final : private net::ConnectionHandler {
   Closed on_closed_;
 };
 
-}  // namespace rill::server
+}  // namespace rill::http

@@ -1,4 +1,4 @@
-#include "rill/server/http_body_stream.h"
+#include "rill/http/http_body_stream.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -9,7 +9,7 @@
 #include "rill/core/event_timer_queue.h"
 #include "rill/protocol/http_chunk.h"
 
-namespace rill::server {
+namespace rill::http {
 
 HttpBodyStream::HttpBodyStream(net::WorkerCore& ctx, HttpStreamHandover handover, Closed on_closed)
     : ctx_(ctx),
@@ -79,4 +79,4 @@ void HttpBodyStream::closed(const std::string& reason) {
   if (on_closed_) on_closed_(reason);
 }
 
-}  // namespace rill::server
+}  // namespace rill::http

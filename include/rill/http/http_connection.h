@@ -18,11 +18,11 @@
 #include <optional>
 #include <string>
 
+#include "rill/http/http_exchange.h"
 #include "rill/net/connection.h"
 #include "rill/protocol/http_request_head.h"
-#include "rill/server/http_exchange.h"
 
-namespace rill::server {
+namespace rill::http {
 
 class HttpServer;
 
@@ -78,4 +78,4 @@ class HttpConnection final : private net::ConnectionHandler {
   int64_t deadline_ms_ = 0;  // 0: none
 };
 
-}  // namespace rill::server
+}  // namespace rill::http

@@ -1,10 +1,10 @@
-#include "rill/server/http_connection.h"
+#include "rill/http/http_connection.h"
 
 #include <utility>
 
-#include "rill/server/http_server.h"
+#include "rill/http/http_server.h"
 
-namespace rill::server {
+namespace rill::http {
 
 namespace {
 
@@ -247,4 +247,4 @@ void HttpConnection::fail_request(int status, const std::string& why) {
   conn_->close_after_flush("bad request");
 }
 
-}  // namespace rill::server
+}  // namespace rill::http

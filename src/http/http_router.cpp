@@ -1,10 +1,10 @@
-#include "rill/server/http_router.h"
+#include "rill/http/http_router.h"
 
 #include <limits>
 #include <optional>
 #include <stdexcept>
 
-namespace rill::server {
+namespace rill::http {
 
 namespace {
 
@@ -172,4 +172,4 @@ HttpRouteTable::Result HttpRouteTable::match(HttpMethod method, std::string_view
   return r;
 }
 
-}  // namespace rill::server
+}  // namespace rill::http
