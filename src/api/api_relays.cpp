@@ -20,18 +20,17 @@ using nlohmann::json;
 constexpr std::string_view kRelaysPath = "/api/v1/relays";
 constexpr size_t kMaxRelayBody = 16 * 1024;
 
-void get_relays(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
-  api.gather(ex, [&api, info](HttpExchange& ex, json all) {
+void get_relays(ApiServer& api, HttpExchange& ex) {
+  api.gather(ex, [&api](HttpExchange& ex, json all) {
     const json items = relay_items(all);
-    api.reply_json(ex, info, 200, json{{"total", items.size()}, {"items", items}});
+    api.reply_json(ex, 200, json{{"total", items.size()}, {"items", items}});
   });
 }
 
 // The POST body, or an error answered here (nullopt).
-std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, HttpExchange& ex,
-                                                           const HttpRequestInfo& info) {
+std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, HttpExchange& ex) {
   const std::string& body = ex.body();
-  if (body.size() > kMaxRelayBody) return api.reply_error(ex, info, 413, "body over 16 KiB"), std::nullopt;
+  if (body.size() > kMaxRelayBody) return api.reply_error(ex, 413, "body over 16 KiB"), std::nullopt;
   const json j = json::parse(body, nullptr, false);
   std::string why;
   if (!j.is_object()) why = "expected a JSON object {\"kind\", \"app\", \"name\", \"url\"}";
@@ -54,44 +53,44 @@ std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, HttpE
     why = "app, name and url too long together (one worker-link line: " +
           std::to_string(protocol::kLinkMaxRequestLine) + " bytes)";
   }
-  if (!why.empty()) return api.reply_error(ex, info, 400, why), std::nullopt;
+  if (!why.empty()) return api.reply_error(ex, 400, why), std::nullopt;
   return r;
 }
 
-void post_relay(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
-  auto r = relay_request(api, ex, info);
+void post_relay(ApiServer& api, HttpExchange& ex) {
+  auto r = relay_request(api, ex);
   if (!r) return;
   net::WorkerCore& ctx = api.context();
   api.gather(
       ex,
-      [&api, info, id = r->id](HttpExchange& ex, json all) {
+      [&api, id = r->id](HttpExchange& ex, json all) {
         uint64_t created = 0;
         std::string error;
         for (const json& w : all["workers"]) {
           created += w.value("created", uint64_t{0});
           if (error.empty()) error = w.value("error", "");
         }
-        if (created == 0) return api.reply_error(ex, info, 400, error.empty() ? "not created" : error);
-        api.reply_json(ex, info, 201, json{{"id", id}, {"workers", created}});
+        if (created == 0) return api.reply_error(ex, 400, error.empty() ? "not created" : error);
+        api.reply_json(ex, 201, json{{"id", id}, {"workers", created}});
       },
       *r, [&ctx, r = *r] { return workers::add_relay(ctx, r); });
 }
 
-void delete_relay(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
-  const std::string id = info.path.substr(kRelaysPath.size() + 1);
+void delete_relay(ApiServer& api, HttpExchange& ex) {
+  const std::string id = ex.info().path.substr(kRelaysPath.size() + 1);
   try {
     (void)protocol::parse_link_request("RELAY DEL " + id);  // the id rule, in one place
   } catch (const std::exception&) {
-    return api.reply_error(ex, info, 404, "no such relay: " + id.substr(0, 64));
+    return api.reply_error(ex, 404, "no such relay: " + id.substr(0, 64));
   }
   net::WorkerCore& ctx = api.context();
   api.gather(
       ex,
-      [&api, info, id](HttpExchange& ex, json all) {
+      [&api, id](HttpExchange& ex, json all) {
         uint64_t closed = 0;
         for (const json& w : all["workers"]) closed += w.value("closed", uint64_t{0});
-        if (closed == 0) return api.reply_error(ex, info, 404, "no such run-time relay: " + id);
-        api.reply_no_content(ex, info);
+        if (closed == 0) return api.reply_error(ex, 404, "no such run-time relay: " + id);
+        api.reply_no_content(ex);
       },
       protocol::LinkRelayDelRequest{id}, [&ctx, id] { return workers::remove_relay(ctx, id); });
 }
@@ -116,12 +115,12 @@ json relay_items(const json& all) {
 
 void mount_relay_routes(ApiServer& api) {
   api.add(HttpMethod::Get | HttpMethod::Post, std::string(kRelaysPath), PathMatch::Exact,
-          [&api](HttpExchange& ex, const HttpRequestInfo& info) {
-            if (info.method == HttpMethod::Post) return post_relay(api, ex, info);
-            get_relays(api, ex, info);
+          [&api](HttpExchange& ex) {
+            if (ex.info().method == HttpMethod::Post) return post_relay(api, ex);
+            get_relays(api, ex);
           });
   api.add(HttpMethod::Delete, std::string(kRelaysPath) + "/", PathMatch::Prefix,
-          [&api](HttpExchange& ex, const HttpRequestInfo& info) { delete_relay(api, ex, info); });
+          [&api](HttpExchange& ex) { delete_relay(api, ex); });
 }
 
 }  // namespace rill::api

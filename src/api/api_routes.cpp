@@ -32,89 +32,88 @@ std::string param(const Query& q, const char* key) {
 }
 
 // Query and paging, or a 400 answered here (nullopt).
-std::optional<std::pair<Query, Paging>> list_params(ApiServer& api, HttpExchange& ex,
-                                                    const HttpRequestInfo& info) {
-  auto q = parse_api_query(info.query);
+std::optional<std::pair<Query, Paging>> list_params(ApiServer& api, HttpExchange& ex) {
+  auto q = parse_api_query(ex.info().query);
   if (!q) {
-    api.reply_error(ex, info, 400, "malformed query string");
+    api.reply_error(ex, 400, "malformed query string");
     return std::nullopt;
   }
   std::string error;
   const Paging p = parse_paging(*q, error);
   if (!error.empty()) {
-    api.reply_error(ex, info, 400, error);
+    api.reply_error(ex, 400, error);
     return std::nullopt;
   }
   return std::make_pair(std::move(*q), p);
 }
 
-void get_streams(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
-  auto params = list_params(api, ex, info);
+void get_streams(ApiServer& api, HttpExchange& ex) {
+  auto params = list_params(api, ex);
   if (!params) return;
-  api.gather(ex, [&api, info, params = std::move(*params)](HttpExchange& ex, json all) {
+  api.gather(ex, [&api, params = std::move(*params)](HttpExchange& ex, json all) {
     const json items = stream_items(all, now_unix_ms(), param(params.first, "app"));
-    api.reply_json(ex, info, 200, page(items, params.second));
+    api.reply_json(ex, 200, page(items, params.second));
   });
 }
 
-void get_clients(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
-  auto params = list_params(api, ex, info);
+void get_clients(ApiServer& api, HttpExchange& ex) {
+  auto params = list_params(api, ex);
   if (!params) return;
   const std::string kind = param(params->first, "kind");
   if (!kind.empty() && kind != "publisher" && kind != "player") {
-    return api.reply_error(ex, info, 400, "kind must be publisher or player");
+    return api.reply_error(ex, 400, "kind must be publisher or player");
   }
-  api.gather(ex, [&api, info, params = std::move(*params)](HttpExchange& ex, json all) {
+  api.gather(ex, [&api, params = std::move(*params)](HttpExchange& ex, json all) {
     const Query& q = params.first;
     const json items = client_items(all, param(q, "app"), param(q, "name"), param(q, "kind"));
-    api.reply_json(ex, info, 200, page(items, params.second));
+    api.reply_json(ex, 200, page(items, params.second));
   });
 }
 
 // /api/v1/streams/{app}/{name}: GET one, DELETE its publisher.
-void stream_resource(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
-  const std::string rest = info.path.substr(kStreamsPrefix.size());
+void stream_resource(ApiServer& api, HttpExchange& ex) {
+  const std::string rest = ex.info().path.substr(kStreamsPrefix.size());
   const size_t slash = rest.find('/');
   std::string why = "expected /api/v1/streams/{app}/{name}";
   const auto key = slash == std::string::npos
                        ? std::nullopt
                        : media::StreamKey::make(rest.substr(0, slash), rest.substr(slash + 1), &why);
-  if (!key) return api.reply_error(ex, info, 404, "no such stream: " + why);
+  if (!key) return api.reply_error(ex, 404, "no such stream: " + why);
   const std::string text = key->str();
-  if (info.method == HttpMethod::Delete) {
+  if (ex.info().method == HttpMethod::Delete) {
     net::WorkerCore& ctx = api.context();
     const auto drop = protocol::LinkDropRequest{key->app, key->name};
     return api.gather(
         ex,
-        [&api, info, text](HttpExchange& ex, json all) {
+        [&api, text](HttpExchange& ex, json all) {
           uint64_t closed = 0;
           for (const json& w : all["workers"]) closed += w.value("closed", uint64_t{0});
-          if (closed == 0) return api.reply_error(ex, info, 404, "stream " + text + " has no publisher");
-          api.reply_no_content(ex, info);
+          if (closed == 0) return api.reply_error(ex, 404, "stream " + text + " has no publisher");
+          api.reply_no_content(ex);
         },
         drop, [&ctx, text] { return workers::drop_publisher(ctx, text); });
   }
-  api.gather(ex, [&api, info, key = *key](HttpExchange& ex, json all) {
+  api.gather(ex, [&api, key = *key](HttpExchange& ex, json all) {
     for (const json& s : stream_items(all, now_unix_ms(), key.app)) {
-      if (s.value("name", "") == key.name) return api.reply_json(ex, info, 200, s);
+      if (s.value("name", "") == key.name) return api.reply_json(ex, 200, s);
     }
-    api.reply_error(ex, info, 404, "no such stream: " + key.str());
+    api.reply_error(ex, 404, "no such stream: " + key.str());
   });
 }
 
-void delete_client(ApiServer& api, HttpExchange& ex, const HttpRequestInfo& info) {
-  const auto id = protocol::parse_decimal_u64(std::string_view(info.path).substr(kClientsPrefix.size()));
-  if (!id) return api.reply_error(ex, info, 404, "no such client: ids are decimal numbers");
+void delete_client(ApiServer& api, HttpExchange& ex) {
+  const auto id = protocol::parse_decimal_u64(std::string_view(ex.info().path).substr(kClientsPrefix.size()));
+  if (!id) return api.reply_error(ex, 404, "no such client: ids are decimal numbers");
   net::WorkerCore& ctx = api.context();
   // Session ids carry the worker's pid in their high half, but the pid of a slot is only known
   // from its answer: the request goes to every worker, and the one that has it closes it.
   api.gather(
       ex,
-      [&api, info, id = *id](HttpExchange& ex, json all) {
+      [&api, id = *id](HttpExchange& ex, json all) {
         uint64_t closed = 0;
         for (const json& w : all["workers"]) closed += w.value("closed", uint64_t{0});
-        if (closed == 0) return api.reply_error(ex, info, 404, "no such client: " + std::to_string(id));
-        api.reply_no_content(ex, info);
+        if (closed == 0) return api.reply_error(ex, 404, "no such client: " + std::to_string(id));
+        api.reply_no_content(ex);
       },
       protocol::LinkKickRequest{*id}, [&ctx, id = *id] { return workers::kick_client(ctx, id); });
 }
@@ -125,28 +124,28 @@ void mount_api_routes(ApiServer& api) {
   mount_console(api);
   mount_relay_routes(api);
   api.add(HttpMethod::Get, "/api/v1/server", PathMatch::Exact,
-          [&api](HttpExchange& ex, const HttpRequestInfo& info) {
-            api.gather(ex, [&api, info](HttpExchange& ex, json all) {
+          [&api](HttpExchange& ex) {
+            api.gather(ex, [&api](HttpExchange& ex, json all) {
               json view = server_view(all, now_unix_ms());
               view["http_listen"] = json::array();  // where players connect (the console's player uses it)
               for (const auto& a : api.context().config->http.listen)
                 view["http_listen"].push_back(a.to_string());
-              api.reply_json(ex, info, 200, view);
+              api.reply_json(ex, 200, view);
             });
           });
   api.add(HttpMethod::Get, "/api/v1/streams", PathMatch::Exact,
-          [&api](HttpExchange& ex, const HttpRequestInfo& info) { get_streams(api, ex, info); });
+          [&api](HttpExchange& ex) { get_streams(api, ex); });
   api.add(HttpMethod::Get | HttpMethod::Delete, std::string(kStreamsPrefix), PathMatch::Prefix,
-          [&api](HttpExchange& ex, const HttpRequestInfo& info) { stream_resource(api, ex, info); });
+          [&api](HttpExchange& ex) { stream_resource(api, ex); });
   api.add(HttpMethod::Get, "/api/v1/clients", PathMatch::Exact,
-          [&api](HttpExchange& ex, const HttpRequestInfo& info) { get_clients(api, ex, info); });
+          [&api](HttpExchange& ex) { get_clients(api, ex); });
   api.add(HttpMethod::Delete, std::string(kClientsPrefix), PathMatch::Prefix,
-          [&api](HttpExchange& ex, const HttpRequestInfo& info) { delete_client(api, ex, info); });
+          [&api](HttpExchange& ex) { delete_client(api, ex); });
   api.add(
       HttpMethod::Get, "/metrics", PathMatch::Exact,
-      [&api](HttpExchange& ex, const HttpRequestInfo& info) {
-        api.gather(ex, [&api, info](HttpExchange& ex, json all) {
-          api.reply_text(ex, info, 200, kMetricsContentType, metrics_text(all, now_unix_ms()));
+      [&api](HttpExchange& ex) {
+        api.gather(ex, [&api](HttpExchange& ex, json all) {
+          api.reply_text(ex, 200, kMetricsContentType, metrics_text(all, now_unix_ms()));
         });
       },
       ApiServer::Access::Metrics);

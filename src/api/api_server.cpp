@@ -10,28 +10,27 @@ namespace rill::api {
 
 using nlohmann::json;
 
-struct ApiServer::Pending {
+// A gathering, owned by the exchange it answers (HttpHeldState).
+struct ApiServer::Pending final : HttpHeldState {
   HttpHeld held;  // the exchange, while its client is there
   Gathered done;
   std::unique_ptr<workers::StatsGatherer> gatherer;
+  // The client left first: the answer has no one to go to. The gatherer cannot be destroyed from
+  // inside its own callback; here it is not running.
+  void abandoned(const HttpExchange&) override { gatherer.reset(); }
 };
 
 ApiServer::ApiServer(net::WorkerCore& ctx) : ctx_(ctx), http_(ctx) {
   // Anything under /api/ that no route takes: a JSON 404 (the HTTP server's generic one is text).
   add(HttpMethod::Get | HttpMethod::Post | HttpMethod::Put | HttpMethod::Delete | HttpMethod::Patch, "/api/",
-      PathMatch::Prefix, [this](HttpExchange& ex, const HttpRequestInfo& info) {
-        reply_error(ex, info, 404, "no such API resource: " + info.path);
-      });
+      PathMatch::Prefix,
+      [this](HttpExchange& ex) { reply_error(ex, 404, "no such API resource: " + ex.info().path); });
 }
 
-ApiServer::~ApiServer() {
-  // The held exchanges outlive this map (the HTTP server, destroyed next, closes their
-  // connections): they must not call back into it.
-  for (auto& [raw, p] : pending_) {
-    if (HttpExchange* ex = p->held.get()) ex->on_abandoned(nullptr);
-  }
-  pending_.clear();  // cancels the gatherers
-}
+// The HTTP server, destroyed next, closes the connections of the held exchanges: their
+// gatherings go with them, and none calls back into this object (a gatherer's callback reaches
+// finish() only while its exchange is there).
+ApiServer::~ApiServer() = default;
 
 void ApiServer::stop_accepting() { http_.stop_accepting(); }
 
@@ -52,69 +51,61 @@ bool ApiServer::authorized(const HttpExchange& ex, Access access) const {
 void ApiServer::add(HttpMethods methods, std::string path, PathMatch match, HttpRouteTable::Handler h,
                     Access access) {
   http_.routes().add(methods, std::move(path), match,
-                     [this, h = std::move(h), access](HttpExchange& ex, const HttpRequestInfo& info) {
-                       if (authorized(ex, access)) return h(ex, info);
+                     [this, h = std::move(h), access](HttpExchange& ex) {
+                       if (authorized(ex, access)) return h(ex);
+                       const HttpRequestInfo& info = ex.info();
                        ex.add_header("WWW-Authenticate", "Bearer realm=\"rill\"");
                        ctx_.log->info("api: {} {} {}: missing or wrong token", info.peer,
                                       method_name(info.method), info.path);
-                       reply_error(ex, info, 401, "missing or wrong token (Authorization: Bearer TOKEN)");
+                       reply_error(ex, 401, "missing or wrong token (Authorization: Bearer TOKEN)");
                      });
 }
 
-void ApiServer::reply_text(HttpExchange& ex, const HttpRequestInfo& info, int status,
-                           std::string_view content_type, std::string_view body, std::string_view cache) {
+void ApiServer::reply_text(HttpExchange& ex, int status, std::string_view content_type, std::string_view body,
+                           std::string_view cache) {
   ex.add_header("Content-Type", content_type);
   ex.add_header("Cache-Control", cache);
   ex.add_header("X-Content-Type-Options", "nosniff");
-  http_.log_access(info, status, ex.reply(status, body));
+  ex.reply(status, body);
 }
 
-void ApiServer::reply_json(HttpExchange& ex, const HttpRequestInfo& info, int status, const json& body) {
-  reply_text(ex, info, status, "application/json", body.dump(2) + "\n");
+void ApiServer::reply_json(HttpExchange& ex, int status, const json& body) {
+  reply_text(ex, status, "application/json", body.dump(2) + "\n");
 }
 
-void ApiServer::reply_error(HttpExchange& ex, const HttpRequestInfo& info, int status,
-                            const std::string& why) {
-  reply_json(ex, info, status, json{{"error", why}});
+void ApiServer::reply_error(HttpExchange& ex, int status, const std::string& why) {
+  reply_json(ex, status, json{{"error", why}});
 }
 
-void ApiServer::reply_no_content(HttpExchange& ex, const HttpRequestInfo& info) {
+void ApiServer::reply_no_content(HttpExchange& ex) {
   ex.add_header("Cache-Control", "no-cache");
-  http_.log_access(info, 204, ex.reply(204, std::string_view()));
+  ex.reply(204, std::string_view());
 }
 
 void ApiServer::gather(HttpExchange& ex, Gathered done, protocol::LinkRequest request,
                        std::function<json()> local) {
   auto owned = std::make_unique<Pending>();
-  Pending* p = owned.get();
-  p->held = ex.hold();
-  p->done = std::move(done);
-  p->gatherer = std::make_unique<workers::StatsGatherer>(
-      ctx_, [this, p](json all) { finish(p, std::move(all)); }, std::chrono::milliseconds(2000),
+  Pending& p = *owned;
+  p.done = std::move(done);
+  p.gatherer = std::make_unique<workers::StatsGatherer>(
+      ctx_, [this, &p](json all) { finish(p, std::move(all)); }, std::chrono::milliseconds(2000),
       std::move(request), std::move(local));
-  pending_.emplace(p, std::move(owned));
-  // The client left first: the answer has no one to go to. The gatherer cannot be destroyed from
-  // inside its own callback; here it is not running.
-  ex.on_abandoned([this, p] { pending_.erase(p); });
-  p->gatherer->start();
+  p.held = ex.hold(std::move(owned));
+  p.gatherer->start();
 }
 
-void ApiServer::finish(Pending* p, json gathered) {
-  auto it = pending_.find(p);
-  if (it == pending_.end()) return;
-  std::unique_ptr<Pending> owned = std::move(it->second);
-  pending_.erase(it);
-  HttpExchange* ex = p->held.get();
-  if (!ex) return;            // gone without its abandonment reaching us (not expected)
-  ex->on_abandoned(nullptr);  // no longer pending
+void ApiServer::finish(Pending& p, json gathered) {
+  HttpExchange* ex = p.held.get();
+  if (!ex) return;  // gone without its abandonment reaching us (not expected)
   // Read after every worker answered (each published its counters to answer): the rows are at
   // least what any answer said, and they keep what dead workers had counted.
   if (ctx_.monitor) {
     const uint32_t slots = ctx_.locator ? ctx_.locator->options().workers : 1;
     gathered["rows"] = ctx_.monitor->all_rows(slots);
   }
-  Gathered done = std::move(p->done);
-  done(*ex, std::move(gathered));  // `owned` (and its gatherer, which called us: it allows that) goes last
+  // The answer gives the state up: it (and its gatherer, which called us) is destroyed on the
+  // next loop turn, not under this call.
+  p.done(*ex, std::move(gathered));
 }
 
 }  // namespace rill::api

@@ -179,13 +179,23 @@ HttpExchange* HttpHeld::get() const {
 
 HttpExchange::HttpExchange(HttpConnection& conn, protocol::HttpRequestHead head, HttpRequestInfo info,
                            std::string body)
-    : conn_(&conn), head_(std::move(head)), info_(std::move(info)), body_(std::move(body)) {}
+    : server_(conn.server()),
+      conn_(&conn),
+      head_(std::move(head)),
+      info_(std::move(info)),
+      body_(std::move(body)) {}
+
+HttpExchange::~HttpExchange() { give_up_state(); }
+
+void HttpExchange::give_up_state() {
+  if (state_) server_.dispose(std::move(state_));
+}
 
 bool HttpExchange::secure() const { return conn_ && conn_->secure(); }
 
 ResponseHeadParts HttpExchange::answer(int status) {
   answered_ = true;
-  abandoned_ = nullptr;
+  give_up_state();
   ResponseHeadParts p;
   p.http10 = http10();
   p.status = status;
@@ -205,12 +215,26 @@ size_t HttpExchange::reply(int status, const BufferRef& body) {
   // "The HEAD method is identical to GET except that the server MUST NOT send content in the
   // response" (RFC 9110 §9.3.2): the head says the length the GET would have had.
   const bool with_body = length && info_.method != HttpMethod::Head && body.size() > 0;
+  const size_t bytes = with_body ? body.size() : 0;
+  // Logged before the response is queued: respond() may end a held exchange (this object).
+  server_.log_access(info_, status, bytes);
   conn_->respond(*this, render_response_head(p), with_body ? body : BufferRef(), p.close);
-  return with_body ? body.size() : 0;
+  return bytes;
 }
 
 size_t HttpExchange::reply(int status, std::string_view body) {
   return reply(status, body.empty() ? BufferRef() : SharedBuffer::copy_of(body));
+}
+
+void HttpExchange::add_cors_headers() { add_header_lines(server_.cors_lines()); }
+
+void HttpExchange::reply_error(int status, std::string_view why) {
+  add_cors_headers();
+  add_header("Content-Type", "text/plain; charset=utf-8");
+  add_header("Cache-Control", "no-cache");
+  std::string body(why);
+  body += '\n';
+  reply(status, body);
 }
 
 HttpStreamHandover HttpExchange::take_stream(int status) {
@@ -219,6 +243,7 @@ HttpStreamHandover HttpExchange::take_stream(int status) {
   ResponseHeadParts p = answer(status);
   if (info_.method == HttpMethod::Head) {
     // The head alone, without a length: a live body has none.
+    server_.log_access(info_, status, 0);
     conn_->respond(*this, render_response_head(p), BufferRef(), p.close);
     return h;
   }
@@ -234,18 +259,23 @@ HttpStreamHandover HttpExchange::take_stream(int status) {
   return h;
 }
 
-HttpHeld HttpExchange::hold() {
-  if (conn_ && !answered_) conn_->held(*this);
+HttpHeld HttpExchange::hold(std::unique_ptr<HttpHeldState> state) {
+  give_up_state();  // the one held before (an admission's, whose continuation holds again)
+  if (conn_ && !answered_) {
+    conn_->held(*this);
+    state_ = std::move(state);
+  } else if (state) {
+    server_.dispose(std::move(state));  // nothing to wait for: answered or abandoned already
+  }
   return HttpHeld(weak_from_this());
 }
 
 void HttpExchange::abandon() {
   conn_ = nullptr;
-  if (answered_) return;
-  if (auto f = std::move(abandoned_)) {
-    abandoned_ = nullptr;
-    f();
-  }
+  if (answered_ || !state_) return;
+  std::unique_ptr<HttpHeldState> s = std::move(state_);
+  s->abandoned(*this);
+  server_.dispose(std::move(s));
 }
 
 }  // namespace rill::http

@@ -25,15 +25,13 @@ HttpServer::HttpServer(net::WorkerCore& ctx) : ctx_(ctx) {
   if (sweep_ev_) event_add(sweep_ev_, &tv);
   reap_ev_ = event_new(ctx.base, -1, 0, &HttpServer::on_reap, this);
 
-  routes_.add(HttpMethod::Get, "/healthz", PathMatch::Exact,
-              [this](HttpExchange& ex, const HttpRequestInfo& info) {
-                ex.add_header("Cache-Control", "no-cache");
-                const std::string line = "ok worker=" + std::to_string(ctx_.worker_id) +
-                                         " sessions=" + std::to_string(ctx_.sessions->size()) +
-                                         (health_fields_ ? health_fields_() : std::string()) +
-                                         " http_connections=" + std::to_string(connections()) + "\n";
-                log_access(info, 200, ex.reply(200, line));
-              });
+  routes_.add(HttpMethod::Get, "/healthz", PathMatch::Exact, [this](HttpExchange& ex) {
+    ex.add_header("Cache-Control", "no-cache");
+    ex.reply(200, "ok worker=" + std::to_string(ctx_.worker_id) + " sessions=" +
+                      std::to_string(ctx_.sessions->size()) +
+                      (health_fields_ ? health_fields_() : std::string()) +
+                      " http_connections=" + std::to_string(connections()) + "\n");
+  });
 }
 
 HttpServer::~HttpServer() {
@@ -106,7 +104,15 @@ void HttpServer::closed(HttpConnection* c) {
 void HttpServer::on_reap(int, short, void* arg) { static_cast<HttpServer*>(arg)->reap(); }
 
 void HttpServer::reap() {
+  // A connection's exchange gives its state up as it goes: connections first, then the states.
   for (HttpConnection* c : std::exchange(dead_, {})) delete c;
+  std::exchange(disposed_, {}).clear();  // a state's destructor may give up another
+}
+
+void HttpServer::dispose(std::unique_ptr<HttpHeldState> state) {
+  if (!state) return;
+  disposed_.push_back(std::move(state));
+  if (reap_ev_) event_active(reap_ev_, EV_TIMEOUT, 0);
 }
 
 std::function<void()> HttpServer::count_stream(const std::string& addr) {
@@ -146,9 +152,12 @@ const std::string& HttpServer::common_headers() {
 
 // ---- replies ------------------------------------------------------------------------------------
 
-void HttpServer::add_cors_headers(HttpExchange& ex) const {
+const std::string& HttpServer::cors_lines() const {
   const std::string& origin = ctx_.config->http.cors_origin;
-  if (origin.empty()) return;
+  if (origin.empty()) {
+    static const std::string none;
+    return none;
+  }
   if (origin != cors_origin_ || cors_lines_.empty()) {  // rendered once per http.cors_origin
     cors_origin_ = origin;
     ResponseHeaders h;
@@ -157,17 +166,7 @@ void HttpServer::add_cors_headers(HttpExchange& ex) const {
     if (origin != "*") h.add("Vary", "Origin");
     cors_lines_ = h.lines();
   }
-  ex.add_header_lines(cors_lines_);
-}
-
-void HttpServer::reply_error(HttpExchange& ex, const HttpRequestInfo& info, int status,
-                             std::string_view why) {
-  add_cors_headers(ex);
-  ex.add_header("Content-Type", "text/plain; charset=utf-8");
-  ex.add_header("Cache-Control", "no-cache");
-  std::string body(why);
-  body += '\n';
-  log_access(info, status, ex.reply(status, body));
+  return cors_lines_;
 }
 
 void HttpServer::log_access(const HttpRequestInfo& info, int status, uint64_t bytes) const {
@@ -183,41 +182,41 @@ void HttpServer::handle(HttpExchange& ex) {
   HttpRequestInfo& info = ex.info_;
   if (shutting_down_) {
     ex.close_after_reply();
-    return reply_error(ex, info, 503, "Shutting down");
+    return ex.reply_error(503, "Shutting down");
   }
   RequestTarget target = parse_request_target(info.target);
   if (!target.ok()) {
     ctx_.log->info("http: {} bad request '{:.200}': {}", info.peer, info.target, target.why);
-    return reply_error(ex, info, target_error_status(target.error), target.why);
+    return ex.reply_error(target_error_status(target.error), target.why);
   }
   info.path = std::move(target.path);
   info.query = std::move(target.query);
   const HttpRouteTable::Result route = routes_.match(info.method, info.path);
   switch (route.status) {
     case HttpRouteTable::Result::Status::Found:
-      return (*route.handler)(ex, info);
+      return (*route.handler)(ex);
     case HttpRouteTable::Result::Status::Options:
-      return reply_options(ex, info, route.allow);
+      return reply_options(ex, route.allow);
     case HttpRouteTable::Result::Status::MethodNotAllowed:
       // RFC 9110 §15.5.6: "The origin server MUST generate an Allow header field in a 405 response".
       ex.add_header("Allow", route.allow.list());
-      return reply_error(ex, info, 405, std::string("method ") + method_name(info.method) + " not allowed");
+      return ex.reply_error(405, std::string("method ") + method_name(info.method) + " not allowed");
     case HttpRouteTable::Result::Status::NotFound:
-      return reply_error(ex, info, 404, "not found");
+      return ex.reply_error(404, "not found");
   }
 }
 
-void HttpServer::reply_options(HttpExchange& ex, const HttpRequestInfo& info, HttpMethods allow) {
+void HttpServer::reply_options(HttpExchange& ex, HttpMethods allow) {
   // OPTIONS (RFC 9110 §9.3.7) and the CORS preflight (Fetch standard): the path's methods from
   // the table, any requested headers.
-  add_cors_headers(ex);
+  ex.add_cors_headers();
   const std::string methods = allow.list();
   ex.add_header("Access-Control-Allow-Methods", methods);
   const std::string_view* want = ex.header("Access-Control-Request-Headers");
   if (want && want->size() < 1024) ex.add_header("Access-Control-Allow-Headers", *want);
   ex.add_header("Access-Control-Max-Age", "86400");
   ex.add_header("Allow", methods);
-  log_access(info, 204, ex.reply(204, std::string_view()));
+  ex.reply(204, std::string_view());
 }
 
 }  // namespace rill::http

@@ -7,40 +7,34 @@ namespace rill::server {
 
 namespace {
 
-// One held request. Deleted when answered or when its client goes away, whichever comes first.
-struct HeldHls {
+// One held request, owned by its exchange (HttpHeldState) until answered or abandoned.
+struct HeldHls final : HttpHeldState {
+  HeldHls(net::WorkerCore& c, HlsRequest r) : ctx(c), req(std::move(r)) {}
+  void abandoned(const HttpExchange&) override { ctx.streams->hls().cancel_wait(wait_id); }
+
   net::WorkerCore& ctx;
-  HttpServer& http;
   HttpHeld ex;
-  HttpRequestInfo info;
   HlsRequest req;
   uint64_t wait_id = 0;
 };
 
-void answer(HeldHls* h, bool reached) {
-  HttpExchange* ex = h->ex.get();
-  if (!ex) {  // the client left (its abandoned callback would have cancelled the wait)
-    delete h;
-    return;
-  }
-  ex->on_abandoned(nullptr);
-  const HlsRequest& r = h->req;
-  reply_hls_answer(h->http, *ex, h->info, r,
-                   media::respond_hls_held(h->ctx.streams->hls().find(r.key), r.key, r.object, reached));
-  delete h;
+void answer(HeldHls& h, bool reached) {
+  HttpExchange* ex = h.ex.get();
+  if (!ex) return;  // the client left (its abandonment cancelled the wait: not expected)
+  const HlsRequest& r = h.req;
+  reply_hls_answer(*ex, r,
+                   media::respond_hls_held(h.ctx.streams->hls().find(r.key), r.key, r.object, reached));
 }
 
 }  // namespace
 
-void hold_hls_request(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                      const HttpRequestInfo& info, const HlsRequest& req, const media::HlsHold& hold) {
-  auto* h = new HeldHls{ctx, http, {}, info, req};
-  h->wait_id = ctx.streams->hls().wait(req.key, hold.target, hold.timeout_ms, [h](bool ok) { answer(h, ok); });
-  h->ex = ex.hold();
-  ex.on_abandoned([h] {
-    h->ctx.streams->hls().cancel_wait(h->wait_id);
-    delete h;
-  });
+void hold_hls_request(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req,
+                      const media::HlsHold& hold) {
+  auto owned = std::make_unique<HeldHls>(ctx, req);
+  HeldHls& h = *owned;
+  h.ex = ex.hold(std::move(owned));
+  h.wait_id =
+      ctx.streams->hls().wait(req.key, hold.target, hold.timeout_ms, [&h](bool ok) { answer(h, ok); });
 }
 
 }  // namespace rill::server

@@ -25,8 +25,9 @@ void note_hls_bytes(HttpServer& http, const media::StreamKey& key, size_t bytes)
 }
 
 // The control plane counts HLS viewers by (address, User-Agent) (workers/worker_monitor.h).
-void note_hls_viewer(net::WorkerCore& ctx, const HttpExchange& ex, const HttpRequestInfo& info,
-                     const media::StreamKey& key, const config::AppConfig* app) {
+void note_hls_viewer(net::WorkerCore& ctx, const HttpExchange& ex, const media::StreamKey& key,
+                     const config::AppConfig* app) {
+  const HttpRequestInfo& info = ex.info();
   if (!ctx.monitor || info.method == HttpMethod::Head) return;
   const std::string_view* ua = ex.header("User-Agent");
   const std::string_view peer = info.peer;
@@ -38,79 +39,76 @@ void note_hls_viewer(net::WorkerCore& ctx, const HttpExchange& ex, const HttpReq
 
 }  // namespace
 
-void reply_hls_answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info, const HlsRequest& req,
-                      const media::HlsAnswer& answer) {
+void reply_hls_answer(HttpExchange& ex, const HlsRequest& req, const media::HlsAnswer& answer) {
   const protocol::HlsObjectName& object = req.object;
+  HttpServer& http = ex.server();  // the exchange may be gone once answered
   if (!answer.ok()) {
     if (answer.head.retry_after_s) ex.add_header("Retry-After", std::to_string(answer.head.retry_after_s));
-    return http.reply_error(ex, info, answer.head.status, answer.reason);
+    return ex.reply_error(answer.head.status, answer.reason);
   }
   BufferRef body = answer.body;
   // A token the playlist was fetched with goes on to its segment URIs (docs/security.md), so the
   // player's segment requests pass the same check. Without one, the shared text goes out as is.
   if (object.playlist) {
-    if (const std::string token = protocol::token_part_of(info.query); !token.empty()) {
+    if (const std::string token = protocol::token_part_of(ex.info().query); !token.empty()) {
       const std::string_view plain(reinterpret_cast<const char*>(body.data()), body.size());
       body = SharedBuffer::copy_of(protocol::playlist_with_uri_query(plain, token));
     }
   }
   ex.add_header("Content-Type", media::hls_object_content_type(object));
   ex.add_header("Cache-Control", protocol::hls_cache_control(answer.head.cache));
-  http.add_cors_headers(ex);
+  ex.add_cors_headers();
   const size_t bytes = ex.reply(200, body);
   note_hls_bytes(http, req.key, bytes);
-  http.log_access(info, 200, bytes);
 }
 
-void serve_hls_locally(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                       const HttpRequestInfo& info, const HlsRequest& req) {
-  if (!req.app) return http.reply_error(ex, info, 404, "unknown app " + req.key.app);
-  if (!req.app->hls.enabled) return http.reply_error(ex, info, 404, "HLS is not enabled for app " + req.key.app);
+void serve_hls_locally(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req) {
+  if (!req.app) return ex.reply_error(404, "unknown app " + req.key.app);
+  if (!req.app->hls.enabled) return ex.reply_error(404, "HLS is not enabled for app " + req.key.app);
   media::HlsResponse r = media::respond_hls(ctx.streams->hls().find(req.key), req.key, req.object);
   if (const auto* hold = std::get_if<media::HlsHold>(&r)) {
-    return hold_hls_request(ctx, http, ex, info, req, *hold);  // answered when it ends
+    return hold_hls_request(ctx, ex, req, *hold);  // answered when it ends
   }
-  reply_hls_answer(http, ex, info, req, std::get<media::HlsAnswer>(r));
+  reply_hls_answer(ex, req, std::get<media::HlsAnswer>(r));
 }
 
-void serve_hls_playlist(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                        const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app) {
+void serve_hls_playlist(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
+                        const config::AppConfig* app) {
   // LL-HLS delivery directives (RFC 8216bis §6.2.5) of a low-latency app; a malformed one is 400.
   protocol::HlsDeliveryDirectives d;
   if (app && app->hls.low_latency) {
     try {
-      d = protocol::parse_hls_delivery_directives(info.query);
+      d = protocol::parse_hls_delivery_directives(ex.info().query);
     } catch (const protocol::ProtocolError& e) {
-      http.reply_error(ex, info, 400, std::string("LL-HLS delivery directives: ") + e.what());
+      ex.reply_error(400, std::string("LL-HLS delivery directives: ") + e.what());
       return;
     }
   }
   HlsRequest req{route.key, app, {}};
   req.object.directives = protocol::format_hls_delivery_directives(d);
-  if (serve_hls_from_owner(ctx, http, ex, info, req)) return;
-  serve_hls_locally(ctx, http, ex, info, req);
+  if (serve_hls_from_owner(ctx, ex, req)) return;
+  serve_hls_locally(ctx, ex, req);
 }
 
-void serve_hls_segment(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                       const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app) {
+void serve_hls_segment(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
+                       const config::AppConfig* app) {
   const HlsRequest req{route.key, app, protocol::HlsObjectName{false, route.segment, route.form}};
-  if (serve_hls_from_owner(ctx, http, ex, info, req)) return;
-  serve_hls_locally(ctx, http, ex, info, req);
+  if (serve_hls_from_owner(ctx, ex, req)) return;
+  serve_hls_locally(ctx, ex, req);
 }
 
 void install_hls_handlers(StreamRoutes& routes, net::WorkerCore& ctx) {
-  HttpServer& http = routes.http();
   // Playlists and segments alike ask the gate first (a token in the query reaches both).
-  auto admitted = [&http, &ctx](auto serve) {
-    return [&http, &ctx, serve](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {
+  auto admitted = [&ctx](auto serve) {
+    return [&ctx, serve](HttpExchange& ex, const StreamPath& route) {
       // The closure keeps the route but its key: the gate's decision brings the key (the asked
       // one, or the one a callback redirected to), so the name is not copied once more.
-      admit_http_play(ctx, http, ex, info, GateProto::Hls, route.key,
-                      [&http, &ctx, serve, kind = route.kind, segment = route.segment, form = route.form](
-                          HttpExchange& e, const HttpRequestInfo& i, GateDecision d) {
+      admit_http_play(ctx, ex, GateProto::Hls, route.key,
+                      [&ctx, serve, kind = route.kind, segment = route.segment, form = route.form](
+                          HttpExchange& e, GateDecision d) {
                         StreamPath decided{kind, std::move(d.key), segment, form, false, {}};
-                        note_hls_viewer(ctx, e, i, decided.key, d.app);
-                        serve(ctx, http, e, i, decided, d.app);
+                        note_hls_viewer(ctx, e, decided.key, d.app);
+                        serve(ctx, e, decided, d.app);
                       });
     };
   };

@@ -11,12 +11,17 @@ namespace rill::server {
 
 namespace {
 
-// One held request. Deleted when answered or when its client goes away, whichever comes first.
-struct PendingHls {
+// One held request, owned by its exchange (HttpHeldState) until answered or abandoned.
+struct PendingHls final : HttpHeldState {
+  PendingHls(net::WorkerCore& c, HlsRequest r, std::string w, int slot)
+      : ctx(c), req(std::move(r)), what(std::move(w)), owner_slot(slot) {}
+  void abandoned(const HttpExchange& ex) override {
+    ctx.hls_fetcher->cancel(ticket);
+    ctx.log->debug("hls: {} went away while {} was fetched from worker {}", ex.info().peer, what, owner_slot);
+  }
+
   net::WorkerCore& ctx;
-  HttpServer& http;
   HttpHeld ex;
-  HttpRequestInfo info;
   HlsRequest req;
   std::string what;  // "live/cam 12.ts", for the log
   int owner_slot;
@@ -25,23 +30,21 @@ struct PendingHls {
 
 void add_owner_header(HttpExchange& ex, int slot) { ex.add_header("X-Rill-Hls-Owner", std::to_string(slot)); }
 
-void answer(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
-            const HlsRequest& req, const workers::HlsFetchResult& r, const std::string& what, int owner_slot) {
+void answer(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req, const workers::HlsFetchResult& r,
+            const std::string& what, int owner_slot) {
   add_owner_header(ex, owner_slot);
   // The owner's responder answered (any status: the same as the owner's own clients get).
-  if (r.answered) return reply_hls_answer(http, ex, info, req, r.answer);
-  ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", info.peer, owner_slot,
-                what, r.failure);
+  if (r.answered) return reply_hls_answer(ex, req, r.answer);
+  ctx.log->warn("hls: {} answered 503: the owner, worker {}, did not answer {}: {}", ex.info().peer,
+                owner_slot, what, r.failure);
   ex.add_header("Retry-After", "1");
-  http.reply_error(ex, info, 503,
-                   "HLS " + what + ": the worker that owns the stream (" + std::to_string(owner_slot) +
-                       ") did not answer: " + r.failure);
+  ex.reply_error(503, "HLS " + what + ": the worker that owns the stream (" + std::to_string(owner_slot) +
+                          ") did not answer: " + r.failure);
 }
 
 }  // namespace
 
-bool serve_hls_from_owner(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                          const HttpRequestInfo& info, const HlsRequest& req) {
+bool serve_hls_from_owner(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req) {
   if (!ctx.locator || !ctx.hls_fetcher) return false;
   if (!req.app || !req.app->hls.enabled) return false;  // the local path answers 404
   const media::StreamKey& key = req.key;
@@ -57,25 +60,19 @@ bool serve_hls_from_owner(net::WorkerCore& ctx, HttpServer& http, HttpExchange& 
       media::HlsAnswer a;  // what the owner answered when it was fetched
       a.head.cache = protocol::HlsCachePolicy::immutable(hit->max_age_s);
       a.body = hit->data;
-      reply_hls_answer(http, ex, info, req, a);
+      reply_hls_answer(ex, req, a);
       return true;
     }
   }
-  auto* p = new PendingHls{ctx, http, ex.hold(), info, req, what, owner->slot};
-  p->ticket = ctx.hls_fetcher->fetch(
-      *owner, key.app, key.name, object, [p](const workers::HlsFetchResult& r) {
-        if (HttpExchange* e = p->ex.get()) {  // null: the client left (nothing to answer)
-          e->on_abandoned(nullptr);
-          answer(p->ctx, p->http, *e, p->info, p->req, r, p->what, p->owner_slot);
-        }
-        delete p;
+  // Held first: the fetch answers through the handle, and the state is the exchange's to free.
+  auto owned = std::make_unique<PendingHls>(ctx, req, what, owner->slot);
+  PendingHls* p = owned.get();
+  p->ex = ex.hold(std::move(owned));
+  p->ticket =
+      ctx.hls_fetcher->fetch(*owner, key.app, key.name, object, [p](const workers::HlsFetchResult& r) {
+        // Null: the client left (its abandonment cancelled the fetch: not expected).
+        if (HttpExchange* e = p->ex.get()) answer(p->ctx, *e, p->req, r, p->what, p->owner_slot);
       });
-  ex.on_abandoned([p] {
-    p->ctx.hls_fetcher->cancel(p->ticket);
-    p->ctx.log->debug("hls: {} went away while {} was fetched from worker {}", p->info.peer, p->what,
-                      p->owner_slot);
-    delete p;
-  });
   return true;
 }
 

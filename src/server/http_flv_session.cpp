@@ -8,15 +8,14 @@
 
 namespace rill::server {
 
-HttpFlvSession::HttpFlvSession(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                               const HttpRequestInfo& info, const StreamPath& route)
+HttpFlvSession::HttpFlvSession(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route)
     : net::Session(net::SessionProtocol::HttpFlv),
       ctx_(ctx),
-      http_(http),
+      http_(ex.server()),
       ex_(&ex),
-      info_(info),
+      info_(ex.info()),
       key_(route.key) {
-  set_id(info.id);
+  set_id(info_.id);
 }
 
 net::SessionInfo HttpFlvSession::describe() const {
@@ -42,20 +41,19 @@ HttpFlvSession::~HttpFlvSession() {
 void HttpFlvSession::start(media::Stream* s) {
   HttpExchange& ex = *std::exchange(ex_, nullptr);
   if (!s && info_.method != HttpMethod::Head) {
-    http_.reply_error(ex, info_, 500, "no stream for " + key_.str());
+    ex.reply_error(500, "no stream for " + key_.str());
     return finish("no stream");
   }
   ex.add_header("Content-Type", "video/x-flv");
   ex.add_header("Cache-Control", "no-cache, no-store");
-  http_.add_cors_headers(ex);
+  ex.add_cors_headers();
   // The head goes out chunked (HTTP/1.1: a client can tell the end of the stream from a cut) or
   // close-delimited (HTTP/1.0, RFC 9112 §6.3), and the connection is ours from here on.
   HttpStreamHandover taken = ex.take_stream(200);
   if (!taken) {  // HEAD: answered with the head alone; a GET here lost its connection
     if (taken.release_slot) taken.release_slot();
     if (info_.method == HttpMethod::Head) {
-      http_.log_access(info_, 200, 0);
-      logged_ = true;
+      logged_ = true;  // by the exchange, with the head
       return finish(nullptr);
     }
     return finish("connection lost");

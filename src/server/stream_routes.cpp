@@ -65,21 +65,22 @@ void StreamRoutes::set(StreamRoute kind, Handler h) {
   // The stream paths are mounted by the first handler: a server with none (the API's) has none.
   if (handlers_.empty()) {
     http_.routes().add(HttpMethod::Get, "/", PathMatch::Prefix,
-                       [this](HttpExchange& ex, const HttpRequestInfo& info) { serve(ex, info); });
+                       [this](HttpExchange& ex) { serve(ex); });
   }
   handlers_.emplace_back(kind, std::move(h));
 }
 
-void StreamRoutes::serve(HttpExchange& ex, const HttpRequestInfo& info) {
+void StreamRoutes::serve(HttpExchange& ex) {
+  const HttpRequestInfo& info = ex.info();
   const StreamPath sp = parse_stream_path(info.path);
   if (sp.invalid_name) {
     http_.context().log->info("http: {} bad request '{:.200}': {}", info.peer, info.target, sp.why);
-    return http_.reply_error(ex, info, 400, sp.why);
+    return ex.reply_error(400, sp.why);
   }
   for (auto& [kind, handler] : handlers_) {
-    if (sp.kind != StreamRoute::None && kind == sp.kind) return handler(ex, info, sp);
+    if (sp.kind != StreamRoute::None && kind == sp.kind) return handler(ex, sp);
   }
-  http_.reply_error(ex, info, 404, "not found");
+  ex.reply_error(404, "not found");
 }
 
 }  // namespace rill::server

@@ -130,16 +130,13 @@ struct Worker::Impl {
     }
     http = std::make_unique<HttpServer>(ctx);
     stream_routes = std::make_unique<StreamRoutes>(*http);
-    stream_routes->set(
-        StreamRoute::Flv, [this](HttpExchange& ex, const HttpRequestInfo& info, const StreamPath& route) {
-          // The session exists only once admitted: a refused or vanished client leaves nothing behind.
-          admit_http_play(ctx, *http, ex, info, GateProto::HttpFlv, route.key,
-                          [this, route](HttpExchange& e, const HttpRequestInfo& i, GateDecision d) {
-                            auto* s = static_cast<HttpFlvSession*>(
-                                sessions.add(std::make_unique<HttpFlvSession>(ctx, *http, e, i, route)));
-                            s->start(d.stream);
-                          });
-        });
+    stream_routes->set(StreamRoute::Flv, [this](HttpExchange& ex, const StreamPath& route) {
+      // The session exists only once admitted: a refused or vanished client leaves nothing behind.
+      admit_http_play(ctx, ex, GateProto::HttpFlv, route.key, [this, route](HttpExchange& e, GateDecision d) {
+        auto* s = static_cast<HttpFlvSession*>(sessions.add(std::make_unique<HttpFlvSession>(ctx, e, route)));
+        s->start(d.stream);
+      });
+    });
     install_hls_handlers(*stream_routes, ctx);
     monitor = std::make_unique<workers::WorkerMonitor>(ctx, wctx.counters, static_cast<uint32_t>(wctx.id));
     ctx.monitor = monitor.get();

@@ -18,7 +18,6 @@
 
 using rill::http::HttpExchange;
 using rill::http::HttpMethod;
-using rill::http::HttpRequestInfo;
 using rill::http::HttpRouterLimits;
 using rill::http::HttpRouteTable;
 using rill::http::parse_request_target;
@@ -80,7 +79,7 @@ RequestTarget check_target(std::string_view uri, const HttpRouterLimits& lim) {
 const HttpRouteTable& table() {
   static const HttpRouteTable t = [] {
     HttpRouteTable r;
-    auto h = [](HttpExchange&, const HttpRequestInfo&) {};
+    auto h = [](HttpExchange&) {};
     r.add(HttpMethod::Get, "/healthz", PathMatch::Exact, h);
     r.add(HttpMethod::Get, "/", PathMatch::Prefix, h);
     r.add(HttpMethod::Get | HttpMethod::Post, "/api/v1/streams", PathMatch::Exact, h);

@@ -13,7 +13,6 @@
 using rill::http::HttpExchange;
 using rill::http::HttpMethod;
 using rill::http::HttpMethods;
-using rill::http::HttpRequestInfo;
 using rill::http::HttpRouteTable;
 using rill::http::PathMatch;
 
@@ -23,7 +22,7 @@ namespace {
 // the test reads the name of the entry that matched (std::function::target) instead.
 struct Named {
   std::string name;
-  void operator()(HttpExchange&, const HttpRequestInfo&) const {}
+  void operator()(HttpExchange&) const {}
 };
 
 std::string name_of(const HttpRouteTable::Handler* h) {
@@ -121,7 +120,7 @@ TEST(HttpRouteTable, Outcomes) {
 TEST(HttpRouteTable, HeadWithoutGetAndHeadOfItsOwn) {
   // A mount without GET has no HEAD either.
   HttpRouteTable only_post;
-  only_post.add(HttpMethod::Post, "/api/", PathMatch::Prefix, [](HttpExchange&, const HttpRequestInfo&) {});
+  only_post.add(HttpMethod::Post, "/api/", PathMatch::Prefix, [](HttpExchange&) {});
   auto r = only_post.match(HttpMethod::Head, "/api/x");
   EXPECT_EQ(r.status, HttpRouteTable::Result::Status::MethodNotAllowed);
   EXPECT_EQ(r.allow.list(), "POST, OPTIONS");
@@ -137,7 +136,7 @@ TEST(HttpRouteTable, HeadWithoutGetAndHeadOfItsOwn) {
 TEST(HttpRouteTable, NothingMountedIsNotFound) {
   HttpRouteTable t;
   EXPECT_EQ(t.match(HttpMethod::Get, "/").status, HttpRouteTable::Result::Status::NotFound);
-  t.add(HttpMethod::Get, "/healthz", PathMatch::Exact, [](HttpExchange&, const HttpRequestInfo&) {});
+  t.add(HttpMethod::Get, "/healthz", PathMatch::Exact, [](HttpExchange&) {});
   for (HttpMethod m : {HttpMethod::Get, HttpMethod::Post, HttpMethod::Options}) {
     auto r = t.match(m, "/live/test.flv");
     EXPECT_EQ(r.status, HttpRouteTable::Result::Status::NotFound);
@@ -148,7 +147,7 @@ TEST(HttpRouteTable, NothingMountedIsNotFound) {
 
 TEST(HttpRouteTable, BadEntriesAreRefused) {
   HttpRouteTable t;
-  auto h = [](HttpExchange&, const HttpRequestInfo&) {};
+  auto h = [](HttpExchange&) {};
   EXPECT_THROW(t.add(HttpMethod::Get, "", PathMatch::Exact, h), std::invalid_argument);
   EXPECT_THROW(t.add(HttpMethod::Get, "api", PathMatch::Exact, h), std::invalid_argument);
   EXPECT_THROW(t.add(HttpMethod::Get, "/console", PathMatch::Prefix, h), std::invalid_argument);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -120,7 +121,7 @@ class HttpServerTest : public ::testing::Test {
 TEST_F(HttpServerTest, HeldExchangeIsAnsweredLaterAndTheConnectionGoesOn) {
   HttpHeld held;
   server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact,
-                        [&](HttpExchange& ex, const HttpRequestInfo&) { held = ex.hold(); });
+                        [&](HttpExchange& ex) { held = ex.hold(); });
   const int fd = connect_client();
   send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(read_some(fd, 100), "");  // held: nothing yet, and the pipelined request waits
@@ -138,14 +139,26 @@ TEST_F(HttpServerTest, HeldExchangeIsAnsweredLaterAndTheConnectionGoesOn) {
   ::close(fd);
 }
 
+// What a held exchange waits with (HttpHeldState), counting what happens to it.
+struct CountedState final : HttpHeldState {
+  CountedState(int& abandoned, int& destroyed) : abandoned_(abandoned), destroyed_(destroyed) {}
+  ~CountedState() override { ++destroyed_; }
+  void abandoned(const HttpExchange& ex) override {
+    EXPECT_EQ(ex.info().path, "/later");
+    ++abandoned_;
+  }
+  HttpHeld held;
+  std::string reply = "late\n";
+  int& abandoned_;
+  int& destroyed_;
+};
+
 TEST_F(HttpServerTest, AClientThatLeavesAbandonsItsHeldExchange) {
   HttpHeld held;
-  int abandoned = 0;
-  server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact,
-                        [&](HttpExchange& ex, const HttpRequestInfo&) {
-                          held = ex.hold();
-                          ex.on_abandoned([&] { ++abandoned; });
-                        });
+  int abandoned = 0, destroyed = 0;
+  server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact, [&](HttpExchange& ex) {
+    held = ex.hold(std::make_unique<CountedState>(abandoned, destroyed));
+  });
   const int fd = connect_client();
   send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
   loop(50);
@@ -154,14 +167,69 @@ TEST_F(HttpServerTest, AClientThatLeavesAbandonsItsHeldExchange) {
   ::close(fd);
   loop(100);
   EXPECT_EQ(abandoned, 1);
+  EXPECT_EQ(destroyed, 1) << "the exchange owned its state and let it go";
   EXPECT_FALSE(held) << "the handle reads null once the client left";
   EXPECT_EQ(server_->connections(), 0u);
+}
+
+// The answer usually comes from the state's own callback, and reply() ends a held exchange (the
+// connection goes on with the next request): the state, the callback's closure included, lives
+// until the callback returned and is destroyed on the next loop turn (ASan: no use after free).
+TEST_F(HttpServerTest, AHeldStateOutlivesTheCallbackThatAnswers) {
+  int abandoned = 0, destroyed = 0;
+  CountedState* state = nullptr;
+  server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact, [&](HttpExchange& ex) {
+    auto owned = std::make_unique<CountedState>(abandoned, destroyed);
+    state = owned.get();
+    state->held = ex.hold(std::move(owned));
+  });
+  const int fd = connect_client();
+  send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  loop(50);
+  ASSERT_NE(state, nullptr);
+  std::function<void()> callback = [state] {
+    EXPECT_EQ(state->held.get()->reply(200, state->reply), 5u);  // the exchange is gone after this
+    EXPECT_FALSE(state->held);
+    EXPECT_EQ(state->reply, "late\n") << "the state is still there";
+  };
+  callback();
+  EXPECT_EQ(destroyed, 0) << "destroyed on the next loop turn, not under the callback";
+  const std::string got = read_some(fd);
+  EXPECT_NE(got.find("late\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("ok worker="), std::string::npos) << "the pipelined request is answered next";
+  EXPECT_EQ(destroyed, 1);
+  EXPECT_EQ(abandoned, 0) << "an answered exchange abandons nothing";
+  ::close(fd);
+}
+
+// A continuation that holds the exchange again (an admission decided, then an HLS wait) gives the
+// first state up without abandoning it.
+TEST_F(HttpServerTest, HoldingAgainGivesTheFirstStateUp) {
+  int abandoned = 0, destroyed = 0;
+  HttpHeld held;
+  server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact, [&](HttpExchange& ex) {
+    held = ex.hold(std::make_unique<CountedState>(abandoned, destroyed));
+  });
+  const int fd = connect_client();
+  send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  loop(50);
+  ASSERT_TRUE(held);
+  int abandoned2 = 0, destroyed2 = 0;
+  held = held.get()->hold(std::make_unique<CountedState>(abandoned2, destroyed2));
+  loop(20);
+  EXPECT_EQ(destroyed, 1);
+  EXPECT_EQ(abandoned, 0);
+  ::close(fd);
+  loop(100);
+  EXPECT_EQ(abandoned2, 1) << "the second state is the one the departure cancels";
+  EXPECT_EQ(destroyed2, 1);
+  EXPECT_EQ(abandoned, 0);
 }
 
 TEST_F(HttpServerTest, AStreamTakenFromAHeldExchangeKeepsItsConnection) {
   HttpHeld held;
   server_->routes().add(HttpMethod::Get, "/live", PathMatch::Exact,
-                        [&](HttpExchange& ex, const HttpRequestInfo&) { held = ex.hold(); });
+                        [&](HttpExchange& ex) { held = ex.hold(); });
   const int fd = connect_client();
   send_all(fd, "GET /live HTTP/1.1\r\nHost: x\r\n\r\n");
   loop(50);
@@ -195,7 +263,7 @@ TEST_F(HttpServerTest, AStreamTakenFromAHeldExchangeKeepsItsConnection) {
 TEST_F(HttpServerTest, AHeldExchangeReadsItsHeadAfterTheConnectionReadOn) {
   HttpHeld held;
   server_->routes().add(HttpMethod::Get, "/later", PathMatch::Exact,
-                        [&](HttpExchange& ex, const HttpRequestInfo&) { held = ex.hold(); });
+                        [&](HttpExchange& ex) { held = ex.hold(); });
   const int fd = connect_client();
   const std::string tag(200, 't');
   for (const std::string& piece : {std::string("GET /later HT"), std::string("TP/1.1\r\nHo"),

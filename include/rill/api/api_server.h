@@ -4,12 +4,12 @@
 // handler asks every worker (gather / broadcast over the worker link, workers/worker_stats.h).
 //
 // Other modules mount routes with add() (the cluster's /api/v1/relays): a handler gets the
-// request already authorized and answers it with reply_json / reply_error.
+// exchange already authorized and answers it with reply_json / reply_error (which, like every
+// reply of the exchange, write the access log line).
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unordered_map>
 
 #include "rill/http/http_exchange.h"
 #include "rill/http/http_router.h"
@@ -22,6 +22,7 @@ namespace rill::api {
 // The HTTP stack's names, unqualified in the API's handlers (server/http_names.h says why).
 using http::HttpExchange;
 using http::HttpHeld;
+using http::HttpHeldState;
 using http::HttpMethod;
 using http::HttpMethods;
 using http::HttpRequestInfo;
@@ -47,15 +48,16 @@ class ApiServer {
   void add(HttpMethods methods, std::string path, PathMatch match, HttpRouteTable::Handler h,
            Access access = Access::Token);
 
-  void reply_json(HttpExchange& ex, const HttpRequestInfo& info, int status, const nlohmann::json& body);
-  void reply_text(HttpExchange& ex, const HttpRequestInfo& info, int status, std::string_view content_type,
-                  std::string_view body, std::string_view cache = "no-cache");
+  void reply_json(HttpExchange& ex, int status, const nlohmann::json& body);
+  void reply_text(HttpExchange& ex, int status, std::string_view content_type, std::string_view body,
+                  std::string_view cache = "no-cache");
   // {"error": why} with the status.
-  void reply_error(HttpExchange& ex, const HttpRequestInfo& info, int status, const std::string& why);
-  void reply_no_content(HttpExchange& ex, const HttpRequestInfo& info);
+  void reply_error(HttpExchange& ex, int status, const std::string& why);
+  void reply_no_content(HttpExchange& ex);
 
   // Holds the exchange, asks every worker (`request`; STATS by default) and calls done(ex,
-  // gathered) later, unless the client went away first (then the gathering is cancelled):
+  // gathered) later, unless the client went away first (then the gathering is cancelled: the
+  // held exchange owns it):
   // gathered = {"workers": [...], "errors": [...], "rows": [shared counter rows]}. `local` is
   // this worker's own answer for a request other than STATS.
   using Gathered = std::function<void(HttpExchange&, nlohmann::json)>;
@@ -69,11 +71,10 @@ class ApiServer {
  private:
   struct Pending;
   bool authorized(const HttpExchange& ex, Access access) const;
-  void finish(Pending* p, nlohmann::json gathered);
+  void finish(Pending& p, nlohmann::json gathered);
 
   net::WorkerCore& ctx_;
   HttpServer http_;
-  std::unordered_map<Pending*, std::unique_ptr<Pending>> pending_;
 };
 
 }  // namespace rill::api

@@ -13,9 +13,12 @@
 //
 // Life: the connection owns the exchange until it is answered and the next request may start
 // (HTTP/1.1 answers pipelined requests in order, RFC 9112 §9.3.2: the next head is not parsed
-// before this one is answered). A held exchange is reached through HttpHeld; when the client
-// leaves first, the held exchange's on_abandoned() runs once (cancel what was waited for) and the
-// handle reads null from then on.
+// before this one is answered). A held exchange is reached through HttpHeld and owns what it waits
+// with (its HttpHeldState): when the client leaves first, the state's abandoned() runs once (cancel
+// what was waited for) and the handle reads null from then on.
+//
+// The exchange answers for itself: reply() and reply_error() write the access-log line, and
+// add_cors_headers() adds the server's CORS lines, so a handler needs nothing but the exchange.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -101,11 +104,30 @@ struct HttpStreamHandover {
   explicit operator bool() const { return conn != nullptr; }
 };
 
+// What a held exchange waits with (an admission decision, a fetch from another worker, a blocking
+// reload), owned by the exchange from hold() on. Its callback reaches the exchange through an
+// HttpHeld. The exchange gives the state up when it is answered, held again with another state,
+// or abandoned (after abandoned()), and the HttpServer destroys it on the next loop turn, never at
+// once: the answer usually comes from inside the state's own callback, and reply() may end the
+// exchange (and so what owns the state) before that callback returns.
+class HttpHeldState {
+ public:
+  virtual ~HttpHeldState() = default;
+  // The client left before the answer: cancel what the state waits for, so that its callback does
+  // not run. `ex` is the exchange being abandoned (its request, for a log line).
+  virtual void abandoned(const HttpExchange& ex) = 0;
+};
+
 class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
  public:
   HttpExchange(HttpConnection& conn, protocol::HttpRequestHead head, HttpRequestInfo info, std::string body);
+  ~HttpExchange();
   HttpExchange(const HttpExchange&) = delete;
   HttpExchange& operator=(const HttpExchange&) = delete;
+
+  // The server the request came to (outlives the exchange): what must log after the exchange is
+  // gone (a streamed body's end) goes through it.
+  HttpServer& server() const { return server_; }
 
   // ---- the request ------------------------------------------------------------------------
   const HttpRequestInfo& info() const { return info_; }
@@ -123,26 +145,35 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   void add_header(std::string_view name, std::string_view value) { out_headers_.add(name, value); }
   // Header lines rendered before (ResponseHeaders::lines() of a set added once, e.g. CORS).
   void add_header_lines(std::string_view lines) { out_headers_.add_lines(lines); }
+  // The CORS headers of http.cors_origin (none when it is empty): every stream response carries
+  // them, errors included.
+  void add_cors_headers();
 
   // A complete response with Content-Length (none for 1xx, 204, 304: RFC 9110 §8.6). For HEAD
-  // the head alone, with the length the GET would have had (RFC 9110 §9.3.2). Returns the body
-  // bytes written (0 for HEAD) for the access log. Answers once: later calls are ignored.
+  // the head alone, with the length the GET would have had (RFC 9110 §9.3.2). Writes the access
+  // log line and returns the body bytes written (0 for HEAD). Answers once: later calls are
+  // ignored. The exchange may be gone when it returns (a held one: the connection goes on with
+  // the next request), so nothing of it is touched afterwards.
   size_t reply(int status, const BufferRef& body);
   size_t reply(int status, std::string_view body);
+  // A plain-text error: one line, CORS, no-cache, answered and logged.
+  void reply_error(int status, std::string_view why);
   // After the response: close the connection instead of reading the next request.
   void close_after_reply() { close_after_ = true; }
 
   // A live body (HTTP-FLV): writes the head — chunked for HTTP/1.1, close-delimited for HTTP/1.0,
   // "Connection: close" either way — and hands the connection over; the HttpConnection is done
-  // with it. For HEAD: the head alone is answered and the result is empty.
+  // with it, and the access log line is the new owner's to write when the body ends
+  // (server().log_access). For HEAD: the head alone is answered (and logged) and the result is
+  // empty.
   HttpStreamHandover take_stream(int status);
 
   // ---- answering later ----------------------------------------------------------------------
   // Keeps the exchange open after the handler returns. The connection reads nothing more from the
-  // client meanwhile (a pipelined request waits), but notices its departure.
-  HttpHeld hold();
-  // Runs once if the client leaves before the answer (the exchange is gone right after).
-  void on_abandoned(std::function<void()> f) { abandoned_ = std::move(f); }
+  // client meanwhile (a pipelined request waits), but notices its departure. The exchange owns
+  // `state` from here on (HttpHeldState); a state it held before is given up (a continuation
+  // that holds again, with a wait of its own). Hold before starting what calls back.
+  HttpHeld hold(std::unique_ptr<HttpHeldState> state = nullptr);
   bool answered() const { return answered_; }
 
  private:
@@ -151,13 +182,15 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   friend class HttpHeld;
   void abandon();                        // the connection closed first
   ResponseHeadParts answer(int status);  // marks it answered; the head's common parts
+  void give_up_state();                  // to the server, destroyed on the next loop turn
 
+  HttpServer& server_;
   HttpConnection* conn_;  // null once abandoned
   protocol::HttpRequestHead head_;
   HttpRequestInfo info_;
   std::string body_;
   ResponseHeaders out_headers_;
-  std::function<void()> abandoned_;
+  std::unique_ptr<HttpHeldState> state_;  // while held
   bool answered_ = false;
   bool close_after_ = false;
 };

@@ -112,7 +112,7 @@ enum class PathMatch : uint8_t {
 
 class HttpRouteTable {
  public:
-  using Handler = std::function<void(HttpExchange&, const HttpRequestInfo&)>;
+  using Handler = std::function<void(HttpExchange&)>;  // the request: HttpExchange::info()
 
   // A GET entry also answers HEAD (HttpExchange::reply leaves the body out); OPTIONS is answered
   // for every routed path from the table unless an entry lists it. The most specific entries win:

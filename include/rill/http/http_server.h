@@ -6,7 +6,8 @@
 // Every request goes through one route table (http_router.h): the target is parsed (400/414),
 // the table picks the handler (405 with Allow, 404), OPTIONS and HEAD are answered generically.
 // This class also applies the limits (http.max_connections, max_connections_per_ip, the
-// request-head deadline), adds CORS, writes the access log.
+// request-head deadline), renders the CORS lines and writes the access log (for the exchanges,
+// which add the one and write the other themselves).
 //
 // Mounted here: GET /healthz. The stream paths (server/stream_routes.h, on the stream server
 // only), the JSON API and the console add table entries with routes().add(); this class knows
@@ -49,20 +50,22 @@ class HttpServer {
   // retiring after a reload).
   void close_listeners();
 
-  // The route table: a handler gets the exchange and its HttpRequestInfo (decoded path, raw
-  // query, peer, method) and must answer it, now or later (HttpExchange::hold).
+  // The route table: a handler gets the exchange (its HttpRequestInfo: decoded path, raw query,
+  // peer, method) and must answer it, now or later (HttpExchange::hold).
   HttpRouteTable& routes() { return routes_; }
 
   // GET /healthz answers "ok worker=N sessions=N[FIELDS] http_connections=N": `fields` (" key=value"
   // pairs, each with its leading space) is what the assembly adds (the worker's stream count).
   void set_health_fields(std::function<std::string()> fields) { health_fields_ = std::move(fields); }
 
-  // ---- replies ----------------------------------------------------------------------------
-  // A plain-text error (one line, CORS, no-cache), answered and logged.
-  void reply_error(HttpExchange& ex, const HttpRequestInfo& info, int status, std::string_view why);
-  // Headers every stream response carries, errors included.
-  void add_cors_headers(HttpExchange& ex) const;
+  // ---- what exchanges use ---------------------------------------------------------------------
+  // The CORS header lines of http.cors_origin, rendered once per origin (empty: none).
+  const std::string& cors_lines() const;
+  // One access log line; an exchange writes its own (reply), a streamed body's owner when it ends.
   void log_access(const HttpRequestInfo& info, int status, uint64_t bytes) const;
+  // A held exchange's state it gave up (answered, held again, abandoned): destroyed on the next
+  // loop turn, never inside the callback that answered (HttpHeldState).
+  void dispose(std::unique_ptr<HttpHeldState> state);
 
   // ---- connections ------------------------------------------------------------------------
   size_t connections() const { return conns_.size() + streamed_; }
@@ -84,10 +87,10 @@ class HttpServer {
   // A connection one of the acceptors took; `tls` null: plain.
   void serve_connection(net::UniqueFd fd, const sockaddr_storage& ss, const std::shared_ptr<net::TlsContext>& tls);
   static void on_reap(int, short, void* arg);
-  void reap();  // deletes the connections that ended
+  void reap();  // deletes the connections that ended and the held states given up
   static void on_sweep(int, short, void* arg);
   void sweep();  // request-head deadlines and idle keep-alive connections
-  void reply_options(HttpExchange& ex, const HttpRequestInfo& info, HttpMethods allow);
+  void reply_options(HttpExchange& ex, HttpMethods allow);
 
   net::WorkerCore& ctx_;
   HttpRouteTable routes_;
@@ -95,6 +98,7 @@ class HttpServer {
   std::vector<std::unique_ptr<net::Acceptor>> listeners_;
   std::unordered_set<HttpConnection*> conns_;  // owned; closed() moves one to dead_
   std::vector<HttpConnection*> dead_;          // deleted on the next loop turn (never on their own stack)
+  std::vector<std::unique_ptr<HttpHeldState>> disposed_;  // the same, for held states
   size_t streamed_ = 0;                        // handed to streamed bodies, still counted
   core::AddressCounter per_address_;           // http.max_connections_per_ip
   HttpFileBodies file_bodies_;

@@ -5,7 +5,7 @@
 // (HttpExchange::hold) is parked in the worker's HlsStore (a callback and a timer; the event
 // loop runs on) and answered with the responder's verdict (media::respond_hls_held) when the
 // segmenter gets there, the wait times out (503, Retry-After: 1, after three target durations)
-// or the stream ends; its client going away (on_abandoned) cancels it.
+// or the stream ends; its client going away (HttpHeldState::abandoned) cancels it.
 #include "rill/http/http_exchange.h"
 #include "rill/http/http_router.h"
 #include "rill/media/hls_responder.h"
@@ -16,7 +16,7 @@
 namespace rill::server {
 
 // Parks the request until `hold` is over, then answers it (server/hls_handler.h, reply_hls_answer).
-void hold_hls_request(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                      const HttpRequestInfo& info, const HlsRequest& req, const media::HlsHold& hold);
+void hold_hls_request(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req,
+                      const media::HlsHold& hold);
 
 }  // namespace rill::server

@@ -38,19 +38,17 @@ void install_hls_handlers(StreamRoutes& routes, net::WorkerCore& ctx);
 
 // The handlers themselves (also usable directly), once admitted: `app` is the gate's (resolved
 // once per request, null for an unknown app).
-void serve_hls_playlist(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                        const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app);
-void serve_hls_segment(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                       const HttpRequestInfo& info, const StreamPath& route, const config::AppConfig* app);
+void serve_hls_playlist(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
+                        const config::AppConfig* app);
+void serve_hls_segment(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
+                       const config::AppConfig* app);
 
 // Answers the request from this worker's own store: the responder's answer, or a hold.
-void serve_hls_locally(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                       const HttpRequestInfo& info, const HlsRequest& req);
+void serve_hls_locally(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req);
 
 // The HTTP reply of an HLS answer, whichever worker's responder made it: status, Content-Type,
 // Cache-Control (protocol::hls_cache_control), Retry-After, CORS; a playlist fetched with a
 // token gets it on its URIs.
-void reply_hls_answer(HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info, const HlsRequest& req,
-                      const media::HlsAnswer& answer);
+void reply_hls_answer(HttpExchange& ex, const HlsRequest& req, const media::HlsAnswer& answer);
 
 }  // namespace rill::server

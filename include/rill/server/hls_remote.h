@@ -7,7 +7,7 @@
 // left, the worker that keeps the ended playlist (StreamLocator::hls_source). Segments come from
 // the worker's segment cache when they can; otherwise the exchange is held
 // (HttpExchange::hold) until the owner answers or the fetch fails (503, Retry-After: 1, after at
-// most the fetch timeout). If the client leaves meanwhile (the exchange's on_abandoned), the
+// most the fetch timeout). If the client leaves meanwhile (HttpHeldState::abandoned), the
 // wait is cancelled and nothing touches the exchange again; the fetch itself goes on and fills
 // the cache.
 #include "rill/http/http_exchange.h"
@@ -21,7 +21,6 @@ namespace rill::server {
 
 // True when another live worker holds the HLS of `key` and the request is taken care of
 // (answered now, or later from the event loop). False: this worker answers it from its own store.
-bool serve_hls_from_owner(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex,
-                          const HttpRequestInfo& info, const HlsRequest& req);
+bool serve_hls_from_owner(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req);
 
 }  // namespace rill::server

@@ -15,11 +15,11 @@
 
 namespace rill::server {
 
-// `info` is the admission's own copy (it outlives the exchange's answer).
-using HttpAdmitted = std::function<void(HttpExchange& ex, const HttpRequestInfo& info, GateDecision d)>;
+// The request is the exchange's (HttpExchange::info).
+using HttpAdmitted = std::function<void(HttpExchange& ex, GateDecision d)>;
 
 // HEAD requests ask as a probe: nothing is created for them.
-void admit_http_play(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
-                     GateProto proto, const media::StreamKey& key, HttpAdmitted admitted);
+void admit_http_play(net::WorkerCore& ctx, HttpExchange& ex, GateProto proto, const media::StreamKey& key,
+                     HttpAdmitted admitted);
 
 }  // namespace rill::server

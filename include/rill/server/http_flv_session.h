@@ -25,8 +25,7 @@ namespace rill::server {
 class HttpFlvSession final : public net::Session, public media::Subscriber {
  public:
   // `ex` is used by start() only, which must run in the same callback.
-  HttpFlvSession(net::WorkerCore& ctx, HttpServer& http, HttpExchange& ex, const HttpRequestInfo& info,
-                 const StreamPath& route);
+  HttpFlvSession(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route);
   ~HttpFlvSession() override;
 
   // Called by the route handler: answers 500 or starts the response.
@@ -51,7 +50,7 @@ class HttpFlvSession final : public net::Session, public media::Subscriber {
   uint64_t frames_dropped() const { return body_ ? body_->connection().queue().frames_dropped() : 0; }
 
   net::WorkerCore& ctx_;
-  HttpServer& http_;
+  HttpServer& http_;  // the access log line, written when the body ends
   HttpExchange* ex_;      // until start()
   HttpRequestInfo info_;  // peer, query, start time (the access log)
   media::StreamKey key_;

@@ -15,6 +15,7 @@ namespace rill::server {
 using http::HttpBodyStream;
 using http::HttpExchange;
 using http::HttpHeld;
+using http::HttpHeldState;
 using http::HttpMethod;
 using http::HttpMethods;
 using http::HttpRequestInfo;

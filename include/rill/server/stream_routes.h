@@ -44,7 +44,7 @@ StreamPath parse_stream_path(std::string_view path);
 
 class StreamRoutes {
  public:
-  using Handler = std::function<void(HttpExchange&, const HttpRequestInfo&, const StreamPath&)>;
+  using Handler = std::function<void(HttpExchange&, const StreamPath&)>;
 
   // `http` outlives this object; the route is mounted by the first set().
   explicit StreamRoutes(HttpServer& http) : http_(http) {}
@@ -52,10 +52,9 @@ class StreamRoutes {
   StreamRoutes& operator=(const StreamRoutes&) = delete;
 
   void set(StreamRoute kind, Handler h);
-  HttpServer& http() { return http_; }
 
  private:
-  void serve(HttpExchange& ex, const HttpRequestInfo& info);
+  void serve(HttpExchange& ex);
 
   HttpServer& http_;
   std::vector<std::pair<StreamRoute, Handler>> handlers_;
