@@ -30,7 +30,7 @@
 #include "rill/server/admission_checks.h"
 #include "rill/server/stream_gate.h"
 #include "rill/workers/stream_locator.h"
-#include "support/worker_core.h"
+#include "support/test_worker.h"
 
 namespace {
 
@@ -70,11 +70,10 @@ BENCHMARK(BM_HttpRequestHead);
 // callbacks.
 class GateFixture {
  public:
-  GateFixture() : core_(hls_config()), ctx_(core_.ctx()) {
-    locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
-    ctx_.locator = locator_.get();
-    gate_ = std::make_unique<server::StreamGate>(ctx_);
-    server::install_admission_checks(*gate_, ctx_);
+  GateFixture() : worker_(hls_config()), core_(worker_.core()) {
+    locator_ = std::make_unique<workers::StreamLocator>(core_, workers::LocatorOptions{});
+    gate_ = std::make_unique<server::StreamGate>(core_, *locator_, nullptr);
+    server::install_admission_checks(*gate_, core_);
   }
   ~GateFixture() {
     gate_.reset();
@@ -91,8 +90,8 @@ class GateFixture {
     cfg.apps["hls"] = hls;
     return cfg;
   }
-  testsupport::WorkerCore core_;  // first: outlives the services below
-  net::WorkerCore& ctx_;
+  testsupport::TestWorker worker_;  // first: outlives the services below
+  net::WorkerCore& core_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<server::StreamGate> gate_;
 };

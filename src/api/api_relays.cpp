@@ -60,7 +60,7 @@ std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, HttpE
 void post_relay(ApiServer& api, HttpExchange& ex) {
   auto r = relay_request(api, ex);
   if (!r) return;
-  net::WorkerCore& ctx = api.context();
+  workers::WorkerDetails& details = api.details();
   api.gather(
       ex,
       [&api, id = r->id](HttpExchange& ex, json all) {
@@ -73,7 +73,7 @@ void post_relay(ApiServer& api, HttpExchange& ex) {
         if (created == 0) return api.reply_error(ex, 400, error.empty() ? "not created" : error);
         api.reply_json(ex, 201, json{{"id", id}, {"workers", created}});
       },
-      *r, [&ctx, r = *r] { return workers::add_relay(ctx, r); });
+      *r, [&details, r = *r] { return details.add_relay(r); });
 }
 
 void delete_relay(ApiServer& api, HttpExchange& ex) {
@@ -83,7 +83,7 @@ void delete_relay(ApiServer& api, HttpExchange& ex) {
   } catch (const std::exception&) {
     return api.reply_error(ex, 404, "no such relay: " + id.substr(0, 64));
   }
-  net::WorkerCore& ctx = api.context();
+  workers::WorkerDetails& details = api.details();
   api.gather(
       ex,
       [&api, id](HttpExchange& ex, json all) {
@@ -92,7 +92,7 @@ void delete_relay(ApiServer& api, HttpExchange& ex) {
         if (closed == 0) return api.reply_error(ex, 404, "no such run-time relay: " + id);
         api.reply_no_content(ex);
       },
-      protocol::LinkRelayDelRequest{id}, [&ctx, id] { return workers::remove_relay(ctx, id); });
+      protocol::LinkRelayDelRequest{id}, [&details, id] { return details.remove_relay(id); });
 }
 
 }  // namespace

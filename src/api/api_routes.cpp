@@ -81,7 +81,7 @@ void stream_resource(ApiServer& api, HttpExchange& ex) {
   if (!key) return api.reply_error(ex, 404, "no such stream: " + why);
   const std::string text = key->str();
   if (ex.info().method == HttpMethod::Delete) {
-    net::WorkerCore& ctx = api.context();
+    workers::WorkerDetails& details = api.details();
     const auto drop = protocol::LinkDropRequest{key->app, key->name};
     return api.gather(
         ex,
@@ -91,7 +91,7 @@ void stream_resource(ApiServer& api, HttpExchange& ex) {
           if (closed == 0) return api.reply_error(ex, 404, "stream " + text + " has no publisher");
           api.reply_no_content(ex);
         },
-        drop, [&ctx, text] { return workers::drop_publisher(ctx, text); });
+        drop, [&details, text] { return details.drop_publisher(text); });
   }
   api.gather(ex, [&api, key = *key](HttpExchange& ex, json all) {
     for (const json& s : stream_items(all, now_unix_ms(), key.app)) {
@@ -104,7 +104,7 @@ void stream_resource(ApiServer& api, HttpExchange& ex) {
 void delete_client(ApiServer& api, HttpExchange& ex) {
   const auto id = protocol::parse_decimal_u64(std::string_view(ex.info().path).substr(kClientsPrefix.size()));
   if (!id) return api.reply_error(ex, 404, "no such client: ids are decimal numbers");
-  net::WorkerCore& ctx = api.context();
+  workers::WorkerDetails& details = api.details();
   // Session ids carry the worker's pid in their high half, but the pid of a slot is only known
   // from its answer: the request goes to every worker, and the one that has it closes it.
   api.gather(
@@ -115,7 +115,7 @@ void delete_client(ApiServer& api, HttpExchange& ex) {
         if (closed == 0) return api.reply_error(ex, 404, "no such client: " + std::to_string(id));
         api.reply_no_content(ex);
       },
-      protocol::LinkKickRequest{*id}, [&ctx, id = *id] { return workers::kick_client(ctx, id); });
+      protocol::LinkKickRequest{*id}, [&details, id = *id] { return details.kick_client(id); });
 }
 
 }  // namespace

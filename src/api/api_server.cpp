@@ -20,7 +20,9 @@ struct ApiServer::Pending final : HttpHeldState {
   void abandoned(const HttpExchange&) override { gatherer.reset(); }
 };
 
-ApiServer::ApiServer(net::WorkerCore& ctx) : ctx_(ctx), http_(ctx) {
+ApiServer::ApiServer(net::WorkerCore& ctx, workers::WorkerDetails& details, workers::WorkerMonitor* monitor,
+                     const workers::StreamLocator* locator)
+    : ctx_(ctx), details_(details), monitor_(monitor), locator_(locator), http_(ctx) {
   // Anything under /api/ that no route takes: a JSON 404 (the HTTP server's generic one is text).
   add(HttpMethod::Get | HttpMethod::Post | HttpMethod::Put | HttpMethod::Delete | HttpMethod::Patch, "/api/",
       PathMatch::Prefix,
@@ -88,7 +90,7 @@ void ApiServer::gather(HttpExchange& ex, Gathered done, protocol::LinkRequest re
   Pending& p = *owned;
   p.done = std::move(done);
   p.gatherer = std::make_unique<workers::StatsGatherer>(
-      ctx_, [this, &p](json all) { finish(p, std::move(all)); }, std::chrono::milliseconds(2000),
+      details_, [this, &p](json all) { finish(p, std::move(all)); }, std::chrono::milliseconds(2000),
       std::move(request), std::move(local));
   p.held = ex.hold(std::move(owned));
   p.gatherer->start();
@@ -99,9 +101,9 @@ void ApiServer::finish(Pending& p, json gathered) {
   if (!ex) return;  // gone without its abandonment reaching us (not expected)
   // Read after every worker answered (each published its counters to answer): the rows are at
   // least what any answer said, and they keep what dead workers had counted.
-  if (ctx_.monitor) {
-    const uint32_t slots = ctx_.locator ? ctx_.locator->options().workers : 1;
-    gathered["rows"] = ctx_.monitor->all_rows(slots);
+  if (monitor_) {
+    const uint32_t slots = locator_ ? locator_->options().workers : 1;
+    gathered["rows"] = monitor_->all_rows(slots);
   }
   // The answer gives the state up: it (and its gatherer, which called us) is destroyed on the
   // next loop turn, not under this call.

@@ -7,7 +7,7 @@
 
 namespace rill::cluster {
 
-Cluster::Cluster(net::WorkerCore& ctx) : ctx_(ctx) {}
+Cluster::Cluster(net::WorkerCore& ctx, workers::StreamLocator& locator) : ctx_(ctx), locator_(locator) {}
 
 Cluster::~Cluster() { stop(); }
 
@@ -47,7 +47,7 @@ void Cluster::stop() {
 StreamPull& Cluster::start_pull(PullOptions opts) {
   const bool on_demand = opts.on_demand;
   const std::string slot = on_demand ? opts.key.str() : opts.id;
-  auto pull = std::make_unique<StreamPull>(ctx_, health_, std::move(opts), [this] { reap(); });
+  auto pull = std::make_unique<StreamPull>(ctx_, locator_, health_, std::move(opts), [this] { reap(); });
   StreamPull& p = *pull;
   (on_demand ? edge_pulls_ : static_pulls_)[slot] = std::move(pull);
   p.start();

@@ -11,9 +11,13 @@ namespace {
 constexpr std::chrono::milliseconds kTick{200};
 }  // namespace
 
-StreamPull::StreamPull(net::WorkerCore& ctx, OriginHealth& health, PullOptions opts,
-                       std::function<void()> on_finished)
-    : ctx_(ctx), health_(health), opts_(std::move(opts)), on_finished_(std::move(on_finished)) {}
+StreamPull::StreamPull(net::WorkerCore& ctx, workers::StreamLocator& locator, OriginHealth& health,
+                       PullOptions opts, std::function<void()> on_finished)
+    : ctx_(ctx),
+      locator_(locator),
+      health_(health),
+      opts_(std::move(opts)),
+      on_finished_(std::move(on_finished)) {}
 
 StreamPull::~StreamPull() {
   if (tick_timer_) ctx_.timers->cancel(*tick_timer_);
@@ -23,7 +27,7 @@ StreamPull::~StreamPull() {
     media::Stream* s = stream_;
     stream_ = nullptr;
     s->detach_publisher(this);
-    ctx_.locator->released(opts_.key);
+    locator_.released(opts_.key);
   }
 }
 
@@ -53,7 +57,7 @@ void StreamPull::start() {
 // stream (its pull, or a local publisher) serves our players through the worker link.
 bool StreamPull::claim() {
   const auto origin = opts_.on_demand ? media::PublishOrigin::EdgePull : media::PublishOrigin::Pull;
-  workers::PublishClaim c = ctx_.locator->claim_for_publish(opts_.key, *opts_.app, this, origin);
+  workers::PublishClaim c = locator_.claim_for_publish(opts_.key, *opts_.app, this, origin);
   if (c.result == workers::ClaimResult::Ok) {
     stream_ = c.stream;
     stream_->set_relay_hops(1);
@@ -223,7 +227,7 @@ void StreamPull::stop(const std::string& why) {
     media::Stream* s = stream_;
     stream_ = nullptr;
     s->detach_publisher(this);  // players get UnpublishNotify; HLS ends its playlist
-    ctx_.locator->released(opts_.key);
+    locator_.released(opts_.key);
   }
   ctx_.timers->schedule(std::chrono::milliseconds(0), [cb = on_finished_] { cb(); });
 }

@@ -9,10 +9,10 @@ namespace {
 
 // One held request, owned by its exchange (HttpHeldState) until answered or abandoned.
 struct HeldHls final : HttpHeldState {
-  HeldHls(net::WorkerCore& c, HlsRequest r) : ctx(c), req(std::move(r)) {}
-  void abandoned(const HttpExchange&) override { ctx.streams->hls().cancel_wait(wait_id); }
+  HeldHls(HlsHandler& h, HlsRequest r) : hls(h), req(std::move(r)) {}
+  void abandoned(const HttpExchange&) override { hls.core().streams->hls().cancel_wait(wait_id); }
 
-  net::WorkerCore& ctx;
+  HlsHandler& hls;
   HttpHeld ex;
   HlsRequest req;
   uint64_t wait_id = 0;
@@ -22,19 +22,18 @@ void answer(HeldHls& h, bool reached) {
   HttpExchange* ex = h.ex.get();
   if (!ex) return;  // the client left (its abandonment cancelled the wait: not expected)
   const HlsRequest& r = h.req;
-  reply_hls_answer(*ex, r,
-                   media::respond_hls_held(h.ctx.streams->hls().find(r.key), r.key, r.object, reached));
+  h.hls.reply(*ex, r,
+              media::respond_hls_held(h.hls.core().streams->hls().find(r.key), r.key, r.object, reached));
 }
 
 }  // namespace
 
-void hold_hls_request(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req,
-                      const media::HlsHold& hold) {
-  auto owned = std::make_unique<HeldHls>(ctx, req);
+void hold_hls_request(HlsHandler& hls, HttpExchange& ex, const HlsRequest& req, const media::HlsHold& hold) {
+  auto owned = std::make_unique<HeldHls>(hls, req);
   HeldHls& h = *owned;
   h.ex = ex.hold(std::move(owned));
   h.wait_id =
-      ctx.streams->hls().wait(req.key, hold.target, hold.timeout_ms, [&h](bool ok) { answer(h, ok); });
+      hls.core().streams->hls().wait(req.key, hold.target, hold.timeout_ms, [&h](bool ok) { answer(h, ok); });
 }
 
 }  // namespace rill::server

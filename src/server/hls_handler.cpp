@@ -16,32 +16,21 @@
 
 namespace rill::server {
 
-namespace {
-
-// The bytes of an HLS answer, for the control plane's counters.
-void note_hls_bytes(HttpServer& http, const media::StreamKey& key, size_t bytes) {
-  workers::WorkerMonitor* mon = http.context().monitor;
-  if (mon && bytes != 0) mon->hls_sent(key.str(), bytes);
-}
-
 // The control plane counts HLS viewers by (address, User-Agent) (workers/worker_monitor.h).
-void note_hls_viewer(net::WorkerCore& ctx, const HttpExchange& ex, const media::StreamKey& key,
-                     const config::AppConfig* app) {
+void HlsHandler::note_viewer(const HttpExchange& ex, const media::StreamKey& key,
+                             const config::AppConfig* app) {
   const HttpRequestInfo& info = ex.info();
-  if (!ctx.monitor || info.method == HttpMethod::Head) return;
+  if (!monitor_ || info.method == HttpMethod::Head) return;
   const std::string_view* ua = ex.header("User-Agent");
   const std::string_view peer = info.peer;
   const std::string_view addr = peer.substr(0, peer.rfind(':'));  // npos: all of it
   const auto target = app ? std::chrono::duration_cast<std::chrono::milliseconds>(app->hls.fragment)
                           : std::chrono::milliseconds(2000);
-  ctx.monitor->hls_requested(key.str(), addr, ua ? std::string_view(*ua) : std::string_view(), target);
+  monitor_->hls_requested(key.str(), addr, ua ? std::string_view(*ua) : std::string_view(), target);
 }
 
-}  // namespace
-
-void reply_hls_answer(HttpExchange& ex, const HlsRequest& req, const media::HlsAnswer& answer) {
+void HlsHandler::reply(HttpExchange& ex, const HlsRequest& req, const media::HlsAnswer& answer) {
   const protocol::HlsObjectName& object = req.object;
-  HttpServer& http = ex.server();  // the exchange may be gone once answered
   if (!answer.ok()) {
     if (answer.head.retry_after_s) ex.add_header("Retry-After", std::to_string(answer.head.retry_after_s));
     return ex.reply_error(answer.head.status, answer.reason);
@@ -58,22 +47,21 @@ void reply_hls_answer(HttpExchange& ex, const HlsRequest& req, const media::HlsA
   ex.add_header("Content-Type", media::hls_object_content_type(object));
   ex.add_header("Cache-Control", protocol::hls_cache_control(answer.head.cache));
   ex.add_cors_headers();
-  const size_t bytes = ex.reply(200, body);
-  note_hls_bytes(http, req.key, bytes);
+  const size_t bytes = ex.reply(200, body);  // the exchange may be gone once answered
+  if (monitor_ && bytes != 0) monitor_->hls_sent(req.key.str(), bytes);  // the control plane's counters
 }
 
-void serve_hls_locally(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req) {
+void HlsHandler::serve_locally(HttpExchange& ex, const HlsRequest& req) {
   if (!req.app) return ex.reply_error(404, "unknown app " + req.key.app);
   if (!req.app->hls.enabled) return ex.reply_error(404, "HLS is not enabled for app " + req.key.app);
-  media::HlsResponse r = media::respond_hls(ctx.streams->hls().find(req.key), req.key, req.object);
+  media::HlsResponse r = media::respond_hls(core_.streams->hls().find(req.key), req.key, req.object);
   if (const auto* hold = std::get_if<media::HlsHold>(&r)) {
-    return hold_hls_request(ctx, ex, req, *hold);  // answered when it ends
+    return hold_hls_request(*this, ex, req, *hold);  // answered when it ends
   }
-  reply_hls_answer(ex, req, std::get<media::HlsAnswer>(r));
+  reply(ex, req, std::get<media::HlsAnswer>(r));
 }
 
-void serve_hls_playlist(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
-                        const config::AppConfig* app) {
+void HlsHandler::serve_playlist(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app) {
   // LL-HLS delivery directives (RFC 8216bis §6.2.5) of a low-latency app; a malformed one is 400.
   protocol::HlsDeliveryDirectives d;
   if (app && app->hls.low_latency) {
@@ -86,34 +74,34 @@ void serve_hls_playlist(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath
   }
   HlsRequest req{route.key, app, {}};
   req.object.directives = protocol::format_hls_delivery_directives(d);
-  if (serve_hls_from_owner(ctx, ex, req)) return;
-  serve_hls_locally(ctx, ex, req);
+  if (remote_ && remote_->serve(*this, ex, req)) return;
+  serve_locally(ex, req);
 }
 
-void serve_hls_segment(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
-                       const config::AppConfig* app) {
+void HlsHandler::serve_segment(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app) {
   const HlsRequest req{route.key, app, protocol::HlsObjectName{false, route.segment, route.form}};
-  if (serve_hls_from_owner(ctx, ex, req)) return;
-  serve_hls_locally(ctx, ex, req);
+  if (remote_ && remote_->serve(*this, ex, req)) return;
+  serve_locally(ex, req);
 }
 
-void install_hls_handlers(StreamRoutes& routes, net::WorkerCore& ctx) {
+void HlsHandler::install(StreamRoutes& routes) {
   // Playlists and segments alike ask the gate first (a token in the query reaches both).
-  auto admitted = [&ctx](auto serve) {
-    return [&ctx, serve](HttpExchange& ex, const StreamPath& route) {
+  using Serve = void (HlsHandler::*)(HttpExchange&, const StreamPath&, const config::AppConfig*);
+  auto admitted = [this](Serve serve) {
+    return [this, serve](HttpExchange& ex, const StreamPath& route) {
       // The closure keeps the route but its key: the gate's decision brings the key (the asked
       // one, or the one a callback redirected to), so the name is not copied once more.
-      admit_http_play(ctx, ex, GateProto::Hls, route.key,
-                      [&ctx, serve, kind = route.kind, segment = route.segment, form = route.form](
+      admit_http_play(core_, gate_, ex, GateProto::Hls, route.key,
+                      [this, serve, kind = route.kind, segment = route.segment, form = route.form](
                           HttpExchange& e, GateDecision d) {
                         StreamPath decided{kind, std::move(d.key), segment, form, false, {}};
-                        note_hls_viewer(ctx, e, decided.key, d.app);
-                        serve(ctx, e, decided, d.app);
+                        note_viewer(e, decided.key, d.app);
+                        (this->*serve)(e, decided, d.app);
                       });
     };
   };
-  routes.set(StreamRoute::HlsPlaylist, admitted(&serve_hls_playlist));
-  routes.set(StreamRoute::HlsSegment, admitted(&serve_hls_segment));
+  routes.set(StreamRoute::HlsPlaylist, admitted(&HlsHandler::serve_playlist));
+  routes.set(StreamRoute::HlsSegment, admitted(&HlsHandler::serve_segment));
 }
 
 }  // namespace rill::server

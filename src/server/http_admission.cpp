@@ -12,14 +12,15 @@ namespace {
 // A request whose decision is pending: the caller's while admit_play() runs (most decisions come
 // at once), then its held exchange's (HttpHeldState) until decided or abandoned.
 struct PendingAdmission final : HttpHeldState {
-  PendingAdmission(net::WorkerCore& c, HttpExchange& e, HttpAdmitted a)
-      : ctx(c), now(&e), admitted(std::move(a)) {}
+  PendingAdmission(net::WorkerCore& c, StreamGate& g, HttpExchange& e, HttpAdmitted a)
+      : ctx(c), gate(g), now(&e), admitted(std::move(a)) {}
   void abandoned(const HttpExchange& ex) override {
-    ctx.gate->cancel(ticket);
+    gate.cancel(ticket);
     ctx.log->debug("http: {} went away while its admission was decided", ex.info().peer);
   }
 
   net::WorkerCore& ctx;
+  StreamGate& gate;
   HttpExchange* now;  // while admit_play() runs (a decision at once); then `held`
   HttpAdmitted admitted;
   HttpHeld held;
@@ -48,8 +49,8 @@ void decide(PendingAdmission& p, GateDecision d) {
 
 }  // namespace
 
-void admit_http_play(net::WorkerCore& ctx, HttpExchange& ex, GateProto proto, const media::StreamKey& key,
-                     HttpAdmitted admitted) {
+void admit_http_play(net::WorkerCore& ctx, StreamGate& gate, HttpExchange& ex, GateProto proto,
+                     const media::StreamKey& key, HttpAdmitted admitted) {
   const HttpRequestInfo& info = ex.info();
   AdmissionRequest r;
   r.proto = proto;
@@ -59,11 +60,11 @@ void admit_http_play(net::WorkerCore& ctx, HttpExchange& ex, GateProto proto, co
   r.session_id = info.id;
   r.probe = info.method == HttpMethod::Head;
   // Most requests meet no check: decided here, with no pending admission nor gate callback.
-  if (auto d = ctx.gate->decide_play_now(r)) return answer(ex, admitted, std::move(*d));
-  auto p = std::make_unique<PendingAdmission>(ctx, ex, std::move(admitted));
+  if (auto d = gate.decide_play_now(r)) return answer(ex, admitted, std::move(*d));
+  auto p = std::make_unique<PendingAdmission>(ctx, gate, ex, std::move(admitted));
   PendingAdmission& pending = *p;
   pending.ticket =
-      ctx.gate->admit_play(std::move(r), [&pending](GateDecision d) { decide(pending, std::move(d)); });
+      gate.admit_play(std::move(r), [&pending](GateDecision d) { decide(pending, std::move(d)); });
   if (pending.decided) return;  // answered at once: `p` frees it
   // Later: the exchange owns it; the gate's callback answers, or the client's departure cancels.
   pending.now = nullptr;

@@ -12,9 +12,10 @@
 
 namespace rill::server {
 
-RtmpSession::RtmpSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn)
+RtmpSession::RtmpSession(net::WorkerCore& ctx, StreamGate& gate, std::unique_ptr<net::Connection> conn)
     : net::Session(net::SessionProtocol::Rtmp),
       ctx_(ctx),
+      gate_(gate),
       conn_(std::move(conn)),
       peer_(conn_->peer()),
       queue_(conn_->queue()) {}
@@ -49,7 +50,7 @@ void RtmpSession::close(const char* reason) {
   } else {
     ctx_.log->debug("rtmp: {} closed ({})", peer_, reason);
   }
-  if (gate_ticket_) ctx_.gate->cancel(std::exchange(gate_ticket_, 0));
+  if (gate_ticket_) gate_.cancel(std::exchange(gate_ticket_, 0));
   stop_publishing();
   stop_playing();
   tick_ev_.reset();

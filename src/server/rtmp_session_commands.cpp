@@ -148,8 +148,8 @@ void RtmpSession::cmd_publish(const protocol::RtmpCommand& c, uint32_t msid) {
   // encoders wait for NetStream.Publish.Start before they send any.
   awaiting_gate_ = true;  // the decision may come before admit_publish returns
   const auto t =
-      ctx_.gate->admit_publish(admission_request(*key, std::move(query)), this,
-                               [this, msid](GateDecision d) { on_publish_decision(msid, std::move(d)); });
+      gate_.admit_publish(admission_request(*key, std::move(query)), this,
+                          [this, msid](GateDecision d) { on_publish_decision(msid, std::move(d)); });
   if (awaiting_gate_) gate_ticket_ = t;
 }
 
@@ -185,9 +185,8 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
   const auto key = stream_key_of(c, msid, "NetStream.Play.StreamNotFound", query);
   if (!key) return;
   awaiting_gate_ = true;
-  const auto t =
-      ctx_.gate->admit_play(admission_request(*key, std::move(query)),
-                            [this, msid](GateDecision d) { on_play_decision(msid, std::move(d)); });
+  const auto t = gate_.admit_play(admission_request(*key, std::move(query)),
+                                  [this, msid](GateDecision d) { on_play_decision(msid, std::move(d)); });
   if (awaiting_gate_) gate_ticket_ = t;
 }
 
@@ -255,7 +254,7 @@ void RtmpSession::stop_publishing() {
   publishing_ = false;
   media::Stream* s = std::exchange(stream_, nullptr);
   if (s) s->detach_publisher(this);
-  ctx_.gate->publish_ended(media::StreamKey{app_, stream_name_});  // frees the name for every worker
+  gate_.publish_ended(media::StreamKey{app_, stream_name_});  // frees the name for every worker
 }
 
 void RtmpSession::stop_playing() {

@@ -54,7 +54,8 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
-StreamGate::StreamGate(net::WorkerCore& ctx) : ctx_(ctx) {}
+StreamGate::StreamGate(net::WorkerCore& ctx, workers::StreamLocator& locator, cluster::Cluster* cluster)
+    : ctx_(ctx), locator_(locator), cluster_(cluster) {}
 
 StreamGate::~StreamGate() {
   // Checks go first: one may still hold a done() of a pending request, which must find the gate
@@ -75,7 +76,7 @@ StreamGate::Ticket StreamGate::admit_play(AdmissionRequest req, Callback done) {
 
 void StreamGate::cancel(Ticket t) { pending_.erase(t); }
 
-void StreamGate::publish_ended(const media::StreamKey& key) { ctx_.locator->released(key); }
+void StreamGate::publish_ended(const media::StreamKey& key) { locator_.released(key); }
 
 StreamGate::Ticket StreamGate::start(Pending p) {
   if (auto d = decide_now(p.req, p.action, p.publisher)) {
@@ -99,7 +100,7 @@ std::optional<GateDecision> StreamGate::decide_now(AdmissionRequest& req, GateAc
     if (check->applies(req, action)) return std::nullopt;
   }
   if (needs_pull(req, action)) return std::nullopt;
-  if (req.app && req.app->edge && ctx_.cluster && req.proto == GateProto::Hls) ctx_.cluster->touch(req.key);
+  if (req.app && req.app->edge && cluster_ && req.proto == GateProto::Hls) cluster_->touch(req.key);
   GateDecision d = place(req, action, publisher);
   d.key = req.key;
   d.app = req.app;
@@ -188,11 +189,11 @@ void StreamGate::place_or_pull(Ticket t) {
   const Pending& p = pending_.at(t);
   const config::AppConfig* app = p.req.app;
   if (!needs_pull(p.req, p.action)) {
-    if (app && app->edge && ctx_.cluster && p.req.proto == GateProto::Hls) ctx_.cluster->touch(p.req.key);
+    if (app && app->edge && cluster_ && p.req.proto == GateProto::Hls) cluster_->touch(p.req.key);
     return finish(t, place(p.req, p.action, p.publisher));
   }
   std::weak_ptr<bool> alive = alive_;
-  ctx_.cluster->edge_play(p.req.key, *app, [this, alive, t](bool found) {
+  cluster_->edge_play(p.req.key, *app, [this, alive, t](bool found) {
     if (auto a = alive.lock(); !a || !*a) return;
     auto it = pending_.find(t);
     if (it == pending_.end()) return;  // cancelled meanwhile
@@ -206,18 +207,18 @@ void StreamGate::place_or_pull(Ticket t) {
 
 bool StreamGate::needs_pull(const AdmissionRequest& req, GateAction action) const {
   const config::AppConfig* app = req.app;
-  if (action != GateAction::Play || req.probe || !app || !app->edge || !ctx_.cluster) return false;
+  if (action != GateAction::Play || req.probe || !app || !app->edge || !cluster_) return false;
   const media::Stream* local = ctx_.streams->find(req.key);
-  if (local && local->has_publisher()) return ctx_.cluster->pull_pending(req.key);  // join its wait
+  if (local && local->has_publisher()) return cluster_->pull_pending(req.key);  // join its wait
   if (req.proto == GateProto::Hls) {
     // The stream ended at the origin: its last playlist (with #EXT-X-ENDLIST) is served until
     // the HLS grace drops it, rather than a new pull reopening it.
     const media::HlsStreamState* hls = ctx_.streams->hls().find(req.key.app, req.key.name);
     if (hls && !hls->live() && hls->has_segments()) return false;
     // So does another worker of this server that keeps it (the one that pulled the stream).
-    return !ctx_.locator->hls_source(req.key.str());
+    return !locator_.hls_source(req.key.str());
   }
-  return !ctx_.locator->remote_owner(req.key.str());
+  return !locator_.remote_owner(req.key.str());
 }
 
 GateDecision StreamGate::place(const AdmissionRequest& req, GateAction action, const void* publisher) {
@@ -232,7 +233,7 @@ GateDecision StreamGate::place_publish(const AdmissionRequest& req, const void* 
   if (app.edge && app.edge->publish == config::EdgePublish::Refuse) {
     return decision(Verdict::Refused, nullptr, "app " + app.name + " is an edge that takes no publish");
   }
-  workers::PublishClaim claim = ctx_.locator->claim_for_publish(req.key, app, publisher);
+  workers::PublishClaim claim = locator_.claim_for_publish(req.key, app, publisher);
   switch (claim.result) {
     case workers::ClaimResult::Ok:
       return decision(Verdict::Admitted, claim.stream, {});
@@ -253,11 +254,11 @@ GateDecision StreamGate::place_play(const AdmissionRequest& req, const config::A
   }
   if (req.probe) {
     const media::Stream* local = ctx_.streams->find(req.key);
-    const bool live = (local && local->has_publisher()) || ctx_.locator->remote_owner(req.key.str());
+    const bool live = (local && local->has_publisher()) || locator_.remote_owner(req.key.str());
     if (live || app.play_wait.count() > 0) return decision(Verdict::Admitted, nullptr, {});
     return decision(Verdict::NotFound, nullptr, "stream " + req.key.str() + " is not published");
   }
-  media::Stream* existing = ctx_.locator->find_for_play(req.key, app);
+  media::Stream* existing = locator_.find_for_play(req.key, app);
   const bool live = existing && existing->has_publisher();
   if (!live && app.play_wait.count() == 0) {
     return decision(Verdict::NotFound, nullptr, "stream " + req.key.str() + " is not published");

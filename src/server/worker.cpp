@@ -26,6 +26,7 @@
 #include "rill/net/worker_core.h"
 #include "rill/server/admission_checks.h"
 #include "rill/server/hls_handler.h"
+#include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_flv_session.h"
 #include "rill/server/rtmp_session.h"
@@ -37,6 +38,7 @@
 #include "rill/workers/hls_fetcher.h"
 #include "rill/workers/hls_sequence_memo.h"
 #include "rill/workers/stream_locator.h"
+#include "rill/workers/worker_details.h"
 #include "rill/workers/worker_endpoint.h"
 #include "rill/workers/worker_monitor.h"
 
@@ -56,12 +58,15 @@ struct Worker::Impl {
   net::WorkerCore ctx;
   // Before http: held HLS requests cancel their fetches when the HTTP server closes their connections.
   std::unique_ptr<workers::HlsFetcher> hls_fetcher;
+  std::unique_ptr<HlsRemote> hls_remote;  // with the fetcher: streams whose HLS another worker holds
+  std::unique_ptr<HlsHandler> hls;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<StreamRoutes> stream_routes;  // FLV and HLS, on `http` only
   std::unique_ptr<workers::StreamLocator> locator;
   std::unique_ptr<workers::WorkerEndpoint> link_endpoint;  // this worker's socket: other workers' links
   std::unique_ptr<StreamGate> gate;
   std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
+  std::unique_ptr<workers::WorkerDetails> details;  // what this worker tells the control plane
   std::unique_ptr<api::ApiServer> api;              // api.listen (docs/api.md)
   std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
   std::vector<std::unique_ptr<net::Acceptor>> rtmp_acceptors;
@@ -109,15 +114,11 @@ struct Worker::Impl {
     lo.generation = wctx.generation;
     lo.runtime_dir = wctx.config->runtime_dir;
     lo.idle_grace = wctx.config->worker_link.idle_grace;
+    // The services, each handed what it uses (no service reaches another through the core).
     locator = std::make_unique<workers::StreamLocator>(ctx, lo);
-    ctx.locator = locator.get();
-    gate = std::make_unique<StreamGate>(ctx);
-    ctx.gate = gate.get();
+    cluster = std::make_unique<rill::cluster::Cluster>(ctx, *locator);
+    gate = std::make_unique<StreamGate>(ctx, *locator, cluster.get());
     install_admission_checks(*gate, ctx);
-    link_endpoint = std::make_unique<workers::WorkerEndpoint>(ctx);
-    cluster = std::make_unique<rill::cluster::Cluster>(ctx);
-    ctx.cluster = cluster.get();
-    ctx.relays = cluster.get();
     if (locator->shares_streams()) {
       workers::HlsFetcherOptions fo;
       fo.runtime_dir = wctx.config->runtime_dir;
@@ -126,21 +127,27 @@ struct Worker::Impl {
             std::max<size_t>(fo.max_object, std::min<size_t>(app.hls.max_segment_size, UINT32_MAX)));
       }
       hls_fetcher = std::make_unique<workers::HlsFetcher>(ctx, fo);
-      ctx.hls_fetcher = hls_fetcher.get();
     }
+    monitor = std::make_unique<workers::WorkerMonitor>(ctx, locator.get(), wctx.counters,
+                                                       static_cast<uint32_t>(wctx.id));
+    details = std::make_unique<workers::WorkerDetails>(ctx, locator.get(), hls_fetcher.get(), monitor.get(),
+                                                       cluster.get());
+    link_endpoint = std::make_unique<workers::WorkerEndpoint>(ctx, locator.get(), *details);
     http = std::make_unique<HttpServer>(ctx);
     stream_routes = std::make_unique<StreamRoutes>(*http);
     stream_routes->set(StreamRoute::Flv, [this](HttpExchange& ex, const StreamPath& route) {
       // The session exists only once admitted: a refused or vanished client leaves nothing behind.
-      admit_http_play(ctx, ex, GateProto::HttpFlv, route.key, [this, route](HttpExchange& e, GateDecision d) {
-        auto* s = static_cast<HttpFlvSession*>(sessions.add(std::make_unique<HttpFlvSession>(ctx, e, route)));
-        s->start(d.stream);
-      });
+      admit_http_play(
+          ctx, *gate, ex, GateProto::HttpFlv, route.key, [this, route](HttpExchange& e, GateDecision d) {
+            auto* s =
+                static_cast<HttpFlvSession*>(sessions.add(std::make_unique<HttpFlvSession>(ctx, e, route)));
+            s->start(d.stream);
+          });
     });
-    install_hls_handlers(*stream_routes, ctx);
-    monitor = std::make_unique<workers::WorkerMonitor>(ctx, wctx.counters, static_cast<uint32_t>(wctx.id));
-    ctx.monitor = monitor.get();
-    api = std::make_unique<api::ApiServer>(ctx);
+    if (hls_fetcher) hls_remote = std::make_unique<HlsRemote>(ctx, *locator, *hls_fetcher);
+    hls = std::make_unique<HlsHandler>(ctx, *gate, monitor.get(), hls_remote.get());
+    hls->install(*stream_routes);
+    api = std::make_unique<api::ApiServer>(ctx, *details, monitor.get(), locator.get());
     api::mount_api_routes(*api);
     // /healthz on either port counts the worker's streams: the HTTP stack itself knows none.
     auto streams_field = [this] { return " streams=" + std::to_string(streams.size()); };
@@ -172,7 +179,8 @@ struct Worker::Impl {
     } else {
       conn = std::make_unique<net::PlainConnection>(base, flusher, std::move(owned), peer);
     }
-    auto* s = static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, std::move(conn))));
+    auto* s =
+        static_cast<RtmpSession*>(sessions.add(std::make_unique<RtmpSession>(ctx, *gate, std::move(conn))));
     rtmp_per_address.bind(*s, peer);
     s->start();
   }

@@ -71,7 +71,7 @@ json audio_json(const media::Stream& s) {
   return {{"codec", a->codec}, {"sample_rate", a->sample_rate}, {"channels", a->channels}, {"profile", a->profile}};
 }
 
-json hls_json(net::WorkerCore& ctx, const media::Stream& s, const WorkerMonitor* mon) {
+json hls_json(const net::WorkerCore& ctx, const media::Stream& s, const WorkerMonitor* mon) {
   const media::HlsStreamState* st = ctx.streams->hls().find(s.key());
   json h = {{"enabled", s.app_config().hls.enabled}, {"media_sequence", 0}, {"segments", 0},
             {"segments_total", mon ? mon->hls_segments(s.key_text()) : 0}};
@@ -97,13 +97,13 @@ const char* source_of(media::PublishOrigin o) {
   }
 }
 
-json stream_details(net::WorkerCore& ctx, std::map<std::string, PerStream>& per) {
-  const WorkerMonitor* mon = ctx.monitor;
+json stream_details(const net::WorkerCore& ctx, const StreamLocator* locator, const WorkerMonitor* mon,
+                    std::map<std::string, PerStream>& per) {
   json list = json::array();
   ctx.streams->for_each([&](media::Stream& s) {
     const std::string& key = s.key_text();
     PerStream& p = per[key];
-    const bool owner = !ctx.locator || ctx.locator->owns(key);
+    const bool owner = !locator || locator->owns(key);
     list.push_back({{"key", key},
                     {"app", s.app()},
                     {"name", s.name()},
@@ -119,7 +119,7 @@ json stream_details(net::WorkerCore& ctx, std::map<std::string, PerStream>& per)
                     {"players", {{"rtmp", p.rtmp}, {"flv", p.flv}}},
                     {"hls", hls_json(ctx, s, mon)},
                     {"source", source_of(s.publish_origin())}});
-    // The owner reports the stream's totals over every worker (published first: add_worker_details).
+    // The owner reports the stream's totals over every worker (published first: add_details).
     if (const auto t = owner && mon ? mon->stream_totals(key) : std::nullopt) {
       list.back()["totals"] = {{"bytes_in", (*t)[StreamTotals::BytesIn]},
                                {"bytes_out", (*t)[StreamTotals::BytesOut]},
@@ -134,11 +134,11 @@ json stream_details(net::WorkerCore& ctx, std::map<std::string, PerStream>& per)
 
 namespace {
 
-json relay_rows(net::WorkerCore& ctx, const WorkerMonitor* mon) {
+json relay_rows(const net::WorkerCore& ctx, RelayControl* relays, const WorkerMonitor* mon) {
   json rows = json::array();
-  if (!ctx.relays) return rows;
+  if (!relays) return rows;
   const int64_t now = ctx.timers->now_ms();
-  for (const RelayInfo& r : ctx.relays->relays()) {
+  for (const RelayInfo& r : relays->relays()) {
     const int64_t since = std::min(r.since_ms, now);  // the worker's clock; Unix time when a monitor converts it
     rows.push_back({{"id", r.id}, {"kind", to_string(r.kind)}, {"app", r.app}, {"name", r.name}, {"url", r.url},
                     {"state", to_string(r.state)}, {"since_ms", mon ? mon->unix_ms(since) : since - now},
@@ -149,8 +149,9 @@ json relay_rows(net::WorkerCore& ctx, const WorkerMonitor* mon) {
 
 }  // namespace
 
-void add_worker_details(net::WorkerCore& ctx, json& stats) {
-  WorkerMonitor* mon = ctx.monitor;
+void WorkerDetails::add_details(json& stats) {
+  net::WorkerCore& ctx = core_;
+  WorkerMonitor* mon = monitor_;
   if (mon) mon->publish_streams();  // publish before report: the owner's totals include ours
   std::map<std::string, PerStream> per;
   json clients = json::array();
@@ -175,8 +176,8 @@ void add_worker_details(net::WorkerCore& ctx, json& stats) {
   });
   stats["clients"] = std::move(clients);
   stats["clients_truncated"] = left_out;
-  stats["stream_details"] = stream_details(ctx, per);
-  stats["relays"] = relay_rows(ctx, mon);
+  stats["stream_details"] = stream_details(ctx, locator_, mon, per);
+  stats["relays"] = relay_rows(ctx, relays_, mon);
   stats["version"] = RILL_VERSION;
   stats["master_pid"] = static_cast<int>(::getppid());
   if (mon) {
@@ -186,40 +187,40 @@ void add_worker_details(net::WorkerCore& ctx, json& stats) {
   }
 }
 
-json add_relay(net::WorkerCore& ctx, const protocol::LinkRelayAddRequest& r) {
-  if (!ctx.relays) return {{"created", 0}, {"error", "this server has no cluster module"}};
-  const std::string error = ctx.relays->add_relay(r.id, r.kind, r.app, r.name, r.url);
+json WorkerDetails::add_relay(const protocol::LinkRelayAddRequest& r) {
+  if (!relays_) return {{"created", 0}, {"error", "this server has no cluster module"}};
+  const std::string error = relays_->add_relay(r.id, r.kind, r.app, r.name, r.url);
   if (!error.empty()) return {{"created", 0}, {"error", error}};
-  ctx.log->info("api: {} relay {} of {}/{} to {} created", r.kind, r.id, r.app, r.name, r.url);
+  core_.log->info("api: {} relay {} of {}/{} to {} created", r.kind, r.id, r.app, r.name, r.url);
   return {{"created", 1}};
 }
 
-json remove_relay(net::WorkerCore& ctx, const std::string& id) {
-  if (!ctx.relays || !ctx.relays->remove_relay(id)) return {{"closed", 0}};
-  ctx.log->info("api: relay {} removed", id);
+json WorkerDetails::remove_relay(const std::string& id) {
+  if (!relays_ || !relays_->remove_relay(id)) return {{"closed", 0}};
+  core_.log->info("api: relay {} removed", id);
   return {{"closed", 1}};
 }
 
-json kick_client(net::WorkerCore& ctx, uint64_t id) {
+json WorkerDetails::kick_client(uint64_t id) {
   net::Session* found = nullptr;
-  ctx.sessions->for_each([&](net::Session& s) {
+  core_.sessions->for_each([&](net::Session& s) {
     if (s.id() == id) found = &s;
   });
   if (!found) return {{"closed", 0}};
-  ctx.log->info("api: closing client {} on request", id);
+  core_.log->info("api: closing client {} on request", id);
   found->kick("closed by the API");  // closing retires it: never inside for_each
   return {{"closed", 1}};
 }
 
-json drop_publisher(net::WorkerCore& ctx, const std::string& key) {
+json WorkerDetails::drop_publisher(const std::string& key) {
   net::Session* found = nullptr;
-  ctx.sessions->for_each([&](net::Session& s) {
+  core_.sessions->for_each([&](net::Session& s) {
     if (found) return;
     const net::SessionInfo i = s.describe();
     if (i.kind == net::SessionKind::Publisher && i.stream == key) found = &s;
   });
   if (!found) return {{"closed", 0}};
-  ctx.log->info("api: dropping the publisher of {} (client {}) on request", key, found->id());
+  core_.log->info("api: dropping the publisher of {} (client {}) on request", key, found->id());
   found->kick("publisher dropped by the API");
   return {{"closed", 1}};
 }

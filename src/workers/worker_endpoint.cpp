@@ -26,7 +26,8 @@ std::string worker_process_socket_path(const std::string& runtime_dir, int slot,
   return slot_path.substr(0, slot_path.size() - 5) + "." + std::to_string(pid) + ".sock";
 }
 
-WorkerEndpoint::WorkerEndpoint(net::WorkerCore& ctx) : ctx_(ctx) {}
+WorkerEndpoint::WorkerEndpoint(net::WorkerCore& ctx, const StreamLocator* locator, WorkerDetails& details)
+    : ctx_(ctx), locator_(locator), details_(details) {}
 
 WorkerEndpoint::~WorkerEndpoint() { stop(); }
 
@@ -104,7 +105,7 @@ void WorkerEndpoint::accept_all() {
     }
     auto conn = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, net::UniqueFd(fd), "unix");
     auto* s = static_cast<WorkerLinkSession*>(
-        ctx_.sessions->add(std::make_unique<WorkerLinkSession>(ctx_, std::move(conn))));
+        ctx_.sessions->add(std::make_unique<WorkerLinkSession>(ctx_, locator_, details_, std::move(conn))));
     s->start();
   }
 }

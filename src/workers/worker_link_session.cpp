@@ -22,8 +22,13 @@ uint8_t frame_flags(const media::MediaFrame& f) {
 }
 }  // namespace
 
-WorkerLinkSession::WorkerLinkSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn)
-    : net::Session(net::SessionProtocol::WorkerLink), ctx_(ctx), conn_(std::move(conn)) {}
+WorkerLinkSession::WorkerLinkSession(net::WorkerCore& ctx, const StreamLocator* locator,
+                                     WorkerDetails& details, std::unique_ptr<net::Connection> conn)
+    : net::Session(net::SessionProtocol::WorkerLink),
+      ctx_(ctx),
+      locator_(locator),
+      details_(details),
+      conn_(std::move(conn)) {}
 
 WorkerLinkSession::~WorkerLinkSession() {
   if (!closed_) close("destroyed");
@@ -140,7 +145,7 @@ void WorkerLinkSession::serve(const protocol::LinkPlayRequest& r) {
   if (!key) return refuse("bad PLAY request: " + why);
   key_ = key->str();
   media::Stream* s = ctx_.streams->find(*key);
-  if (!ctx_.locator || !ctx_.locator->owns(key_) || !s || !s->has_publisher()) {
+  if (!locator_ || !locator_->owns(key_) || !s || !s->has_publisher()) {
     ctx_.log->debug("worker link: {} requested, but this worker does not publish it", key_);
     return refuse("worker " + std::to_string(ctx_.worker_id) + " does not publish " + key_);
   }
@@ -152,8 +157,8 @@ void WorkerLinkSession::serve(const protocol::LinkPlayRequest& r) {
 }
 
 void WorkerLinkSession::serve(const protocol::LinkStatsRequest& r) {
-  if (!r.all) return answer(protocol::LinkStats{worker_stats(ctx_).dump()});
-  gatherer_ = std::make_unique<StatsGatherer>(ctx_, [this](nlohmann::json all) {
+  if (!r.all) return answer(protocol::LinkStats{details_.stats().dump()});
+  gatherer_ = std::make_unique<StatsGatherer>(details_, [this](nlohmann::json all) {
     gatherer_.reset();
     answer(protocol::LinkStats{all.dump()});
   });
@@ -161,22 +166,22 @@ void WorkerLinkSession::serve(const protocol::LinkStatsRequest& r) {
 }
 
 void WorkerLinkSession::serve(const protocol::LinkKickRequest& r) {
-  answer(protocol::LinkStats{kick_client(ctx_, r.id).dump()});
+  answer(protocol::LinkStats{details_.kick_client(r.id).dump()});
 }
 
 void WorkerLinkSession::serve(const protocol::LinkDropRequest& r) {
   std::string why;
   const auto key = media::StreamKey::make(r.app, r.name, &why);
   if (!key) return refuse("bad DROP request: " + why);
-  answer(protocol::LinkStats{drop_publisher(ctx_, key->str()).dump()});
+  answer(protocol::LinkStats{details_.drop_publisher(key->str()).dump()});
 }
 
 void WorkerLinkSession::serve(const protocol::LinkRelayAddRequest& r) {
-  answer(protocol::LinkStats{add_relay(ctx_, r).dump()});
+  answer(protocol::LinkStats{details_.add_relay(r).dump()});
 }
 
 void WorkerLinkSession::serve(const protocol::LinkRelayDelRequest& r) {
-  answer(protocol::LinkStats{remove_relay(ctx_, r.id).dump()});
+  answer(protocol::LinkStats{details_.remove_relay(r.id).dump()});
 }
 
 void WorkerLinkSession::serve(const protocol::LinkHlsRequest& r) {

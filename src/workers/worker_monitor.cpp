@@ -77,8 +77,9 @@ double WorkerMonitor::Rate::kbps() const {
   return static_cast<double>(b1 - b0) * 8.0 / static_cast<double>(t1 - t0);  // bits per ms = kbit/s
 }
 
-WorkerMonitor::WorkerMonitor(net::WorkerCore& ctx, ServerCounters* shared, uint32_t slot)
-    : ctx_(ctx), shared_(shared), started_unix_ms_(wall_ms()), publisher_(shared, slot) {}
+WorkerMonitor::WorkerMonitor(net::WorkerCore& ctx, const StreamLocator* locator, ServerCounters* shared,
+                             uint32_t slot)
+    : ctx_(ctx), locator_(locator), shared_(shared), started_unix_ms_(wall_ms()), publisher_(shared, slot) {}
 
 WorkerMonitor::~WorkerMonitor() {
   if (timer_) ctx_.timers->cancel(*timer_);
@@ -150,9 +151,7 @@ void WorkerMonitor::retired(const net::SessionInfo& i) {
   }
 }
 
-OwnershipTable* WorkerMonitor::table() const {
-  return ctx_.locator ? ctx_.locator->options().table : nullptr;
-}
+OwnershipTable* WorkerMonitor::table() const { return locator_ ? locator_->options().table : nullptr; }
 
 void WorkerMonitor::count_streams() {
   ctx_.sessions->for_each([&](net::Session& s) {
@@ -163,8 +162,7 @@ void WorkerMonitor::count_streams() {
   ctx_.streams->for_each([&](media::Stream& s) {
     const std::string& key = s.key_text();
     // A relayed copy's bytes in are the owner's publisher's: counted there only.
-    tally_.observe(key, StreamTally::StreamBytesIn, s.info().bytes_in,
-                   ctx_.locator && ctx_.locator->owns(key));
+    tally_.observe(key, StreamTally::StreamBytesIn, s.info().bytes_in, locator_ && locator_->owns(key));
     tally_.observe(key, StreamTally::StreamDrops, s.info().frames_dropped);
     if (const media::HlsStreamState* st = ctx_.streams->hls().find(s.key()))
       tally_.observe(key, StreamTally::StreamSegments, st->stats().segments_produced);

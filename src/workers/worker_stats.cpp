@@ -37,8 +37,8 @@ json link_senders(net::WorkerCore& ctx, std::map<std::string, int>& per_key) {
   return senders;
 }
 
-json streams_of(net::WorkerCore& ctx, const std::map<std::string, int>& senders_per_key) {
-  StreamLocator* loc = ctx.locator;
+json streams_of(net::WorkerCore& ctx, const StreamLocator* loc,
+                const std::map<std::string, int>& senders_per_key) {
   json streams = json::array();
   ctx.streams->for_each([&](media::Stream& s) {
     const std::string key = s.key_text();
@@ -89,7 +89,9 @@ json hls_fetch(const HlsFetcher& f) {
 
 }  // namespace
 
-json worker_stats(net::WorkerCore& ctx) {
+// WorkerDetails' own statistics, here with the rest of the STATS answer they complete.
+json WorkerDetails::stats() {
+  net::WorkerCore& ctx = core_;
   std::map<std::string, int> senders_per_key;
   json senders = link_senders(ctx, senders_per_key);
   const size_t link_connections = ctx.sessions->count(net::SessionProtocol::WorkerLink);
@@ -103,12 +105,12 @@ json worker_stats(net::WorkerCore& ctx) {
               {"sessions", ctx.sessions->size() - link_connections},
               {"link_connections", link_connections},
               {"connections", connections},
-              {"streams", streams_of(ctx, senders_per_key)},
-              {"links", links_of(ctx.locator)},
+              {"streams", streams_of(ctx, locator_, senders_per_key)},
+              {"links", links_of(locator_)},
               {"link_senders", senders}};
-  if (const HlsFetcher* f = ctx.hls_fetcher) out["hls_fetch"] = hls_fetch(*f);
-  add_worker_details(ctx, out);
-  if (const StreamLocator* loc = ctx.locator) {
+  if (fetcher_) out["hls_fetch"] = hls_fetch(*fetcher_);
+  add_details(out);
+  if (const StreamLocator* loc = locator_) {
     out["generation"] = loc->options().generation;
     out["workers"] = loc->options().workers;
   }
@@ -124,19 +126,24 @@ struct StatsGatherer::Peer {
   json answer;  // the worker's statistics, once it answered
 };
 
-StatsGatherer::StatsGatherer(net::WorkerCore& ctx, Done done, std::chrono::milliseconds timeout,
+StatsGatherer::StatsGatherer(WorkerDetails& details, Done done, std::chrono::milliseconds timeout,
                              protocol::LinkRequest request, Local local)
-    : ctx_(ctx), done_(std::move(done)), timeout_(timeout), request_(std::move(request)), local_answer_(std::move(local)) {}
+    : details_(details),
+      ctx_(details.core()),
+      done_(std::move(done)),
+      timeout_(timeout),
+      request_(std::move(request)),
+      local_answer_(std::move(local)) {}
 
 StatsGatherer::~StatsGatherer() {
   if (timer_) ctx_.timers->cancel(*timer_);
 }
 
 void StatsGatherer::start() {
-  local_ = local_answer_ ? local_answer_() : worker_stats(ctx_);
+  local_ = local_answer_ ? local_answer_() : details_.stats();
   if (!local_.contains("slot")) local_["slot"] = ctx_.worker_id;
   if (!local_.contains("pid")) local_["pid"] = static_cast<int>(::getpid());
-  const StreamLocator* loc = ctx_.locator;
+  const StreamLocator* loc = details_.locator();
   const int workers = loc ? static_cast<int>(loc->options().workers) : 1;
   const std::string dir = loc ? loc->options().runtime_dir : ctx_.config->runtime_dir;
   // This process may be a retiring worker (an API connection opened before a reload): it is

@@ -21,7 +21,7 @@
 #include "rill/net/worker_core.h"
 #include "rill/server/stream_gate.h"
 #include "rill/workers/stream_locator.h"
-#include "support/worker_core.h"
+#include "support/test_worker.h"
 
 namespace rill::cluster {
 namespace {
@@ -176,17 +176,15 @@ TEST(TimestampRebase, FollowsThe32BitWrap) {
 class ClusterTest : public ::testing::Test {
  protected:
   ClusterTest()
-      : core_(config::load_config_string(
+      : worker_(config::load_config_string(
             "apps:\n  live: {}\n  edge:\n    edge:\n      origins: [\"rtmp://127.0.0.1:1/edge\"]\n"
             "      connect_timeout: 200ms\n",
             "t.yaml")),
-        ctx_(core_.ctx()),
-        streams_(core_.streams()) {
-    locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
-    ctx_.locator = locator_.get();
-    cluster_ = std::make_unique<Cluster>(ctx_);
-    ctx_.cluster = cluster_.get();
-    gate_ = std::make_unique<server::StreamGate>(ctx_);
+        core_(worker_.core()),
+        streams_(worker_.streams()) {
+    locator_ = std::make_unique<workers::StreamLocator>(core_, workers::LocatorOptions{});
+    cluster_ = std::make_unique<Cluster>(core_, *locator_);
+    gate_ = std::make_unique<server::StreamGate>(core_, *locator_, cluster_.get());
   }
   ~ClusterTest() override {
     gate_.reset();
@@ -196,11 +194,11 @@ class ClusterTest : public ::testing::Test {
   // Runs the loop until pred() or ~5 s (the upstream here is a refused loopback port).
   template <class P>
   void run_until(P pred) {
-    core_.run_until(pred);
+    worker_.run_until(pred);
   }
 
-  testsupport::WorkerCore core_;  // first: outlives the services below
-  net::WorkerCore& ctx_;
+  testsupport::TestWorker worker_;  // first: outlives the services below
+  net::WorkerCore& core_;
   media::StreamRegistry& streams_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<Cluster> cluster_;

@@ -17,36 +17,17 @@
 #include <memory>
 #include <string>
 
-#include "rill/core/event_timer_queue.h"
-#include "rill/core/log.h"
-#include "rill/media/stream.h"
-#include "rill/media/stream_output.h"
 #include "rill/net/connection.h"
-#include "rill/net/flush_scheduler.h"
 #include "rill/net/worker_core.h"
+#include "support/test_worker.h"
 
 namespace rill::http {
 namespace {
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  HttpServerTest()
-      : base_(event_base_new()),
-        timers_(base_),
-        flusher_(base_),
-        streams_(timers_, core::make_null_logger(), media::default_outputs),
-        sessions_(timers_) {
-    config::Config cfg;
-    cfg.http.timeout = std::chrono::milliseconds(1500);
-    cfg.http.max_connections = 3;
-    ctx_.base = base_;
-    ctx_.config = std::make_shared<const config::Config>(cfg);
-    ctx_.streams = &streams_;
-    ctx_.flusher = &flusher_;
-    ctx_.timers = &timers_;
-    ctx_.sessions = &sessions_;
-    ctx_.log = core::make_null_logger();
-    server_ = std::make_unique<HttpServer>(ctx_);
+  HttpServerTest() : worker_(server_config()), core_(worker_.core()), base_(worker_.base()) {
+    server_ = std::make_unique<HttpServer>(core_);
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -61,7 +42,13 @@ class HttpServerTest : public ::testing::Test {
   ~HttpServerTest() override {
     server_.reset();
     ::close(listen_fd_);
-    event_base_free(base_);
+  }
+
+  static config::Config server_config() {
+    config::Config cfg;
+    cfg.http.timeout = std::chrono::milliseconds(1500);
+    cfg.http.max_connections = 3;
+    return cfg;
   }
 
   int connect_client() {
@@ -107,12 +94,9 @@ class HttpServerTest : public ::testing::Test {
     return false;
   }
 
+  testsupport::TestWorker worker_;  // first: outlives the server
+  net::WorkerCore& core_;
   event_base* base_;
-  EventTimerQueue timers_;
-  net::FlushScheduler flusher_;
-  media::StreamRegistry streams_;
-  net::SessionSet sessions_;
-  net::WorkerCore ctx_;
   std::unique_ptr<HttpServer> server_;
   int listen_fd_ = -1;
   uint16_t port_ = 0;
@@ -300,9 +284,9 @@ TEST_F(HttpServerTest, CorsHeadersFollowTheConfiguredOrigin) {
   };
   for (const char* origin : {"*", "https://a.example", "*", ""}) {
     SCOPED_TRACE(origin);
-    config::Config cfg = *ctx_.config;
+    config::Config cfg = *core_.config;
     cfg.http.cors_origin = origin;
-    ctx_.config = std::make_shared<const config::Config>(cfg);
+    core_.config = std::make_shared<const config::Config>(cfg);
     for (int i = 0; i < 2; ++i) {
       const std::string head = error_head();
       EXPECT_EQ(head.rfind("HTTP/1.1 404 ", 0), 0u) << head;

@@ -17,7 +17,7 @@
 #include "rill/net/flush_scheduler.h"
 #include "rill/net/worker_core.h"
 #include "rill/workers/stream_locator.h"
-#include "support/worker_core.h"
+#include "support/test_worker.h"
 
 namespace rill::server {
 namespace {
@@ -56,10 +56,9 @@ class ScriptedCheck final : public AdmissionCheck {
 
 class StreamGateTest : public ::testing::Test {
  protected:
-  StreamGateTest() : core_(gate_config()), ctx_(core_.ctx()), streams_(core_.streams()) {
-    locator_ = std::make_unique<workers::StreamLocator>(ctx_, workers::LocatorOptions{});
-    ctx_.locator = locator_.get();
-    gate_ = std::make_unique<StreamGate>(ctx_);
+  StreamGateTest() : worker_(gate_config()), core_(worker_.core()), streams_(worker_.streams()) {
+    locator_ = std::make_unique<workers::StreamLocator>(core_, workers::LocatorOptions{});
+    gate_ = std::make_unique<StreamGate>(core_, *locator_, nullptr);
   }
   ~StreamGateTest() override {
     gate_.reset();
@@ -98,8 +97,8 @@ class StreamGateTest : public ::testing::Test {
     return *out;
   }
 
-  testsupport::WorkerCore core_;  // first: outlives the services below
-  net::WorkerCore& ctx_;
+  testsupport::TestWorker worker_;  // first: outlives the services below
+  net::WorkerCore& core_;
   media::StreamRegistry& streams_;
   std::unique_ptr<workers::StreamLocator> locator_;
   std::unique_ptr<StreamGate> gate_;

@@ -17,6 +17,12 @@
 #include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 
+namespace rill::workers {
+class StreamLocator;
+class WorkerDetails;
+class WorkerMonitor;
+}  // namespace rill::workers
+
 namespace rill::api {
 
 // The HTTP stack's names, unqualified in the API's handlers (server/http_names.h says why).
@@ -32,7 +38,10 @@ using http::PathMatch;
 
 class ApiServer {
  public:
-  explicit ApiServer(net::WorkerCore& ctx);
+  // `details` answers for this worker (and its actions: kick, drop, relays); `monitor` (null:
+  // none) has the shared counter rows of the `locator`'s slots (null: one). All outlive the server.
+  ApiServer(net::WorkerCore& ctx, workers::WorkerDetails& details, workers::WorkerMonitor* monitor,
+            const workers::StreamLocator* locator);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
@@ -66,6 +75,7 @@ class ApiServer {
               std::function<nlohmann::json()> local = nullptr);
 
   net::WorkerCore& context() { return ctx_; }
+  workers::WorkerDetails& details() { return details_; }
   HttpServer& http() { return http_; }
 
  private:
@@ -74,6 +84,9 @@ class ApiServer {
   void finish(Pending& p, nlohmann::json gathered);
 
   net::WorkerCore& ctx_;
+  workers::WorkerDetails& details_;
+  workers::WorkerMonitor* monitor_;
+  const workers::StreamLocator* locator_;
   HttpServer http_;
 };
 

@@ -40,7 +40,8 @@ struct RelayCreated {
 
 class Cluster : public workers::RelayControl {
  public:
-  explicit Cluster(net::WorkerCore& ctx);
+  // Its pulls claim their streams through `locator`, which outlives the cluster.
+  Cluster(net::WorkerCore& ctx, workers::StreamLocator& locator);
   ~Cluster();
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
@@ -79,6 +80,7 @@ class Cluster : public workers::RelayControl {
   void reap();
 
   net::WorkerCore& ctx_;
+  workers::StreamLocator& locator_;
   OriginHealth health_;
   std::map<std::string, std::unique_ptr<StreamPull>> edge_pulls_;  // by "app/name"
   std::map<std::string, std::unique_ptr<StreamPull>> static_pulls_;  // by id

@@ -29,6 +29,10 @@
 #include "rill/media/stream.h"
 #include "rill/net/worker_core.h"
 
+namespace rill::workers {
+class StreamLocator;
+}
+
 namespace rill::cluster {
 
 struct PullOptions {
@@ -49,7 +53,9 @@ class StreamPull final : public RtmpUpstreamEvents {
   // The pull's answer to a waiting player: true once media flows (or another worker has the
   // stream), false when no source has it.
   using Found = std::function<void(bool found)>;
-  StreamPull(net::WorkerCore& ctx, OriginHealth& health, PullOptions opts, std::function<void()> on_finished);
+  // The pull claims its stream through `locator` (outlives it), as a publisher would.
+  StreamPull(net::WorkerCore& ctx, workers::StreamLocator& locator, OriginHealth& health, PullOptions opts,
+             std::function<void()> on_finished);
   ~StreamPull();
   StreamPull(const StreamPull&) = delete;
   StreamPull& operator=(const StreamPull&) = delete;
@@ -82,6 +88,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   std::string url_of(size_t i) const;
 
   net::WorkerCore& ctx_;
+  workers::StreamLocator& locator_;
   OriginHealth& health_;
   PullOptions opts_;
   std::function<void()> on_finished_;

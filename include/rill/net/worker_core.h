@@ -18,21 +18,6 @@
 
 struct event_base;
 
-// Opaque here (net/ never calls them; the build forbids including their headers): the pieces of
-// the layers above that sessions reach through the context.
-namespace rill::workers {
-class StreamLocator;
-class HlsFetcher;
-class WorkerMonitor;
-class RelayControl;
-}  // namespace rill::workers
-namespace rill::server {
-class StreamGate;
-}
-namespace rill::cluster {
-class Cluster;
-}
-
 namespace rill::net {
 
 class SessionSet;
@@ -50,6 +35,9 @@ inline media::QueueLimits queue_limits_for(const config::AppConfig* app) {
   return l;
 }
 
+// The core of one worker, which every session and service of the worker shares: its event base,
+// clock and timers, write flushing, streams, sessions, configuration and logs. Nothing of the
+// layers above: server::Worker hands each service the others it uses through its constructor.
 struct WorkerCore {
   event_base* base = nullptr;
   int worker_id = 0;
@@ -61,18 +49,6 @@ struct WorkerCore {
   // Host names of outward connections (relays, callbacks), resolved without blocking; one per
   // worker (null: numeric addresses only, e.g. unit tests).
   Resolver* resolver = nullptr;
-  // Where streams live across workers: sessions claim and look up streams through it.
-  workers::StreamLocator* locator = nullptr;
-  // HLS of streams owned by another worker: fetched from the owner (null: local HLS only).
-  workers::HlsFetcher* hls_fetcher = nullptr;
-  // The control plane's view of this worker: counters, HLS viewers, process figures (null: none).
-  workers::WorkerMonitor* monitor = nullptr;
-  // Every publish and play asks it (server/stream_gate.h).
-  server::StreamGate* gate = nullptr;
-  // Edge pulls, static pulls and pushes (null: no cluster, e.g. unit tests).
-  cluster::Cluster* cluster = nullptr;
-  // The same relays, as the control plane lists and steers them (workers/relay_control.h).
-  workers::RelayControl* relays = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

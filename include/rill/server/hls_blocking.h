@@ -9,14 +9,14 @@
 #include "rill/http/http_exchange.h"
 #include "rill/http/http_router.h"
 #include "rill/media/hls_responder.h"
-#include "rill/net/worker_core.h"
 #include "rill/server/hls_request.h"
 #include "rill/server/http_names.h"
 
 namespace rill::server {
 
-// Parks the request until `hold` is over, then answers it (server/hls_handler.h, reply_hls_answer).
-void hold_hls_request(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req,
-                      const media::HlsHold& hold);
+class HlsHandler;
+
+// Parks the request until `hold` is over, then answers it (server/hls_handler.h, HlsHandler::reply).
+void hold_hls_request(HlsHandler& hls, HttpExchange& ex, const HlsRequest& req, const media::HlsHold& hold);
 
 }  // namespace rill::server

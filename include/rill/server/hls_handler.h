@@ -9,7 +9,7 @@
 //
 // What a request gets — status, body, cache policy, or a hold until the stream gets there — is
 // the HLS responder's decision (media/hls_responder.h), the same on every worker; this file
-// turns it into HTTP (reply_hls_answer, the one place a cache policy becomes Cache-Control).
+// turns it into HTTP (HlsHandler::reply, the one place a cache policy becomes Cache-Control).
 // A held request (an LL-HLS blocking reload, the preload-hinted part) waits in the store
 // (server/hls_blocking.h).
 //
@@ -31,24 +31,51 @@
 #include "rill/server/http_names.h"
 #include "rill/server/stream_routes.h"
 
+namespace rill::workers {
+class WorkerMonitor;
+}
+
 namespace rill::server {
 
-// Registers the HlsPlaylist and HlsSegment stream handlers on `routes`. Both references must outlive it.
-void install_hls_handlers(StreamRoutes& routes, net::WorkerCore& ctx);
+class HlsRemote;
+class StreamGate;
 
-// The handlers themselves (also usable directly), once admitted: `app` is the gate's (resolved
-// once per request, null for an unknown app).
-void serve_hls_playlist(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
-                        const config::AppConfig* app);
-void serve_hls_segment(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route,
-                       const config::AppConfig* app);
+// The HLS stream handlers of one worker, built by server::Worker with what they use: the gate
+// every request asks, the monitor that counts HLS viewers and bytes (null: none), and the remote
+// that answers streams another worker holds (null: streams are not shared). All of them outlive
+// the handler, and the handler outlives the HTTP server's held requests.
+class HlsHandler {
+ public:
+  HlsHandler(net::WorkerCore& core, StreamGate& gate, workers::WorkerMonitor* monitor, HlsRemote* remote)
+      : core_(core), gate_(gate), monitor_(monitor), remote_(remote) {}
+  HlsHandler(const HlsHandler&) = delete;
+  HlsHandler& operator=(const HlsHandler&) = delete;
 
-// Answers the request from this worker's own store: the responder's answer, or a hold.
-void serve_hls_locally(net::WorkerCore& ctx, HttpExchange& ex, const HlsRequest& req);
+  // Registers the HlsPlaylist and HlsSegment stream handlers on `routes`, which it outlives.
+  void install(StreamRoutes& routes);
 
-// The HTTP reply of an HLS answer, whichever worker's responder made it: status, Content-Type,
-// Cache-Control (protocol::hls_cache_control), Retry-After, CORS; a playlist fetched with a
-// token gets it on its URIs.
-void reply_hls_answer(HttpExchange& ex, const HlsRequest& req, const media::HlsAnswer& answer);
+  // The handlers themselves (also usable directly), once admitted: `app` is the gate's (resolved
+  // once per request, null for an unknown app).
+  void serve_playlist(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app);
+  void serve_segment(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app);
+
+  // Answers the request from this worker's own store: the responder's answer, or a hold.
+  void serve_locally(HttpExchange& ex, const HlsRequest& req);
+
+  // The HTTP reply of an HLS answer, whichever worker's responder made it: status, Content-Type,
+  // Cache-Control (protocol::hls_cache_control), Retry-After, CORS; a playlist fetched with a
+  // token gets it on its URIs.
+  void reply(HttpExchange& ex, const HlsRequest& req, const media::HlsAnswer& answer);
+
+  net::WorkerCore& core() { return core_; }
+
+ private:
+  void note_viewer(const HttpExchange& ex, const media::StreamKey& key, const config::AppConfig* app);
+
+  net::WorkerCore& core_;
+  StreamGate& gate_;
+  workers::WorkerMonitor* monitor_;
+  HlsRemote* remote_;
+};
 
 }  // namespace rill::server

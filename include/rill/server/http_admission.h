@@ -18,8 +18,8 @@ namespace rill::server {
 // The request is the exchange's (HttpExchange::info).
 using HttpAdmitted = std::function<void(HttpExchange& ex, GateDecision d)>;
 
-// HEAD requests ask as a probe: nothing is created for them.
-void admit_http_play(net::WorkerCore& ctx, HttpExchange& ex, GateProto proto, const media::StreamKey& key,
-                     HttpAdmitted admitted);
+// HEAD requests ask as a probe: nothing is created for them. `gate` outlives the held requests.
+void admit_http_play(net::WorkerCore& ctx, StreamGate& gate, HttpExchange& ex, GateProto proto,
+                     const media::StreamKey& key, HttpAdmitted admitted);
 
 }  // namespace rill::server

@@ -21,10 +21,12 @@ namespace rill::server {
 
 struct AdmissionRequest;
 struct GateDecision;
+class StreamGate;
 
 class RtmpSession final : public net::Session, public net::ConnectionHandler, public media::Subscriber {
  public:
-  RtmpSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn);
+  // Every publish and play of the connection asks `gate`, which outlives the session.
+  RtmpSession(net::WorkerCore& ctx, StreamGate& gate, std::unique_ptr<net::Connection> conn);
   ~RtmpSession() override;
 
   void start();
@@ -82,6 +84,7 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   void close_after_flush(const char* reason);
 
   net::WorkerCore& ctx_;
+  StreamGate& gate_;
   std::unique_ptr<net::Connection> conn_;
   std::string peer_;
   State state_ = State::Handshake;

@@ -22,6 +22,13 @@
 #include "rill/media/stream_key.h"
 #include "rill/net/worker_core.h"
 
+namespace rill::workers {
+class StreamLocator;
+}
+namespace rill::cluster {
+class Cluster;
+}
+
 namespace rill::server {
 
 enum class GateProto { Rtmp, HttpFlv, Hls, EdgePull };
@@ -115,7 +122,9 @@ class StreamGate {
   using Ticket = uint64_t;
   using Callback = std::function<void(GateDecision)>;
 
-  explicit StreamGate(net::WorkerCore& ctx);
+  // `locator` places publishers and players across workers; `cluster` pulls an edge's streams
+  // from its origins (null: no cluster, e.g. unit tests). Both outlive the gate.
+  StreamGate(net::WorkerCore& ctx, workers::StreamLocator& locator, cluster::Cluster* cluster);
   ~StreamGate();
   StreamGate(const StreamGate&) = delete;
   StreamGate& operator=(const StreamGate&) = delete;
@@ -165,6 +174,8 @@ class StreamGate {
   GateDecision place_play(const AdmissionRequest& req, const config::AppConfig& app);
 
   net::WorkerCore& ctx_;
+  workers::StreamLocator& locator_;
+  cluster::Cluster* cluster_;
   std::vector<std::unique_ptr<AdmissionCheck>> checks_;
   std::map<Ticket, Pending> pending_;
   Ticket next_ticket_ = 1;

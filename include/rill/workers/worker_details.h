@@ -23,18 +23,48 @@
 
 namespace rill::workers {
 
+class HlsFetcher;
+class StreamLocator;
+class WorkerMonitor;
+
 inline constexpr size_t kMaxClientsReported = 10000;  // ~2.5 MB of JSON, under the 4 MiB Stats frame bound
 
-void add_worker_details(net::WorkerCore& ctx, nlohmann::json& stats);
+// Built by server::Worker with the services it reports on, which outlive it: the locator (the
+// streams this worker owns, its worker links; null: a lone worker), the HLS fetcher (null: streams
+// are not shared), the monitor (null: none) and the relays (null: no cluster module).
+class WorkerDetails {
+ public:
+  WorkerDetails(net::WorkerCore& core, const StreamLocator* locator, const HlsFetcher* fetcher,
+                WorkerMonitor* monitor, RelayControl* relays)
+      : core_(core), locator_(locator), fetcher_(fetcher), monitor_(monitor), relays_(relays) {}
+  WorkerDetails(const WorkerDetails&) = delete;
+  WorkerDetails& operator=(const WorkerDetails&) = delete;
 
-// Closes the session with this id, if it is one of this worker's. {"closed": 0 | 1}.
-nlohmann::json kick_client(net::WorkerCore& ctx, uint64_t id);
-// Closes the local publisher of app/name (an RTMP publisher gets NetStream.Unpublish first when
-// its session supports it). {"closed": 0 | 1}.
-nlohmann::json drop_publisher(net::WorkerCore& ctx, const std::string& key);
-// Run-time relays (POST/DELETE /api/v1/relays) on this worker: {"created": 0|1, "error": ...}
-// and {"closed": 0|1}.
-nlohmann::json add_relay(net::WorkerCore& ctx, const protocol::LinkRelayAddRequest& r);
-nlohmann::json remove_relay(net::WorkerCore& ctx, const std::string& id);
+  // This worker's STATS answer (workers/worker_stats.h: sessions, streams, worker links) with the
+  // details above.
+  nlohmann::json stats();
+
+  // Closes the session with this id, if it is one of this worker's. {"closed": 0 | 1}.
+  nlohmann::json kick_client(uint64_t id);
+  // Closes the local publisher of app/name (an RTMP publisher gets NetStream.Unpublish first when
+  // its session supports it). {"closed": 0 | 1}.
+  nlohmann::json drop_publisher(const std::string& key);
+  // Run-time relays (POST/DELETE /api/v1/relays) on this worker: {"created": 0|1, "error": ...}
+  // and {"closed": 0|1}.
+  nlohmann::json add_relay(const protocol::LinkRelayAddRequest& r);
+  nlohmann::json remove_relay(const std::string& id);
+
+  net::WorkerCore& core() { return core_; }
+  const StreamLocator* locator() const { return locator_; }
+
+ private:
+  void add_details(nlohmann::json& stats);
+
+  net::WorkerCore& core_;
+  const StreamLocator* locator_;
+  const HlsFetcher* fetcher_;
+  WorkerMonitor* monitor_;
+  RelayControl* relays_;
+};
 
 }  // namespace rill::workers

@@ -23,9 +23,13 @@ std::string worker_socket_path(const std::string& runtime_dir, int slot);
 // The address of one worker process (the owner named by the ownership table).
 std::string worker_process_socket_path(const std::string& runtime_dir, int slot, pid_t pid);
 
+class StreamLocator;
+class WorkerDetails;
+
 class WorkerEndpoint {
  public:
-  explicit WorkerEndpoint(net::WorkerCore& ctx);
+  // Its link sessions get `locator` and `details` (workers/worker_link_session.h), which outlive them.
+  WorkerEndpoint(net::WorkerCore& ctx, const StreamLocator* locator, WorkerDetails& details);
   ~WorkerEndpoint();
   WorkerEndpoint(const WorkerEndpoint&) = delete;
   WorkerEndpoint& operator=(const WorkerEndpoint&) = delete;
@@ -43,6 +47,8 @@ class WorkerEndpoint {
   void accept_all();
 
   net::WorkerCore& ctx_;
+  const StreamLocator* locator_;
+  WorkerDetails& details_;
   std::string path_;          // the slot's name (a hard link)
   std::string process_path_;  // this process's name (bound)
   net::UniqueFd fd_;

@@ -28,10 +28,15 @@
 namespace rill::workers {
 
 class StatsGatherer;
+class StreamLocator;
+class WorkerDetails;
 
 class WorkerLinkSession final : public net::Session, public net::ConnectionHandler, public media::Subscriber {
  public:
-  WorkerLinkSession(net::WorkerCore& ctx, std::unique_ptr<net::Connection> conn);
+  // `locator` says which streams this worker may send (null: none); `details` answers STATS and
+  // the API's actions. Both outlive the session.
+  WorkerLinkSession(net::WorkerCore& ctx, const StreamLocator* locator, WorkerDetails& details,
+                    std::unique_ptr<net::Connection> conn);
   ~WorkerLinkSession() override;
 
   void start();
@@ -69,6 +74,8 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void stop_subscription();
 
   net::WorkerCore& ctx_;
+  const StreamLocator* locator_;
+  WorkerDetails& details_;
   std::unique_ptr<net::Connection> conn_;
   bool closed_ = false;
   int64_t since_ms_ = 0;

@@ -27,10 +27,13 @@
 namespace rill::workers {
 
 class OwnershipTable;
+class StreamLocator;
 
 class WorkerMonitor {
  public:
-  WorkerMonitor(net::WorkerCore& ctx, ServerCounters* shared, uint32_t slot);
+  // `locator` (null: a lone worker, nothing shared) says which streams this worker owns; it
+  // outlives the monitor.
+  WorkerMonitor(net::WorkerCore& ctx, const StreamLocator* locator, ServerCounters* shared, uint32_t slot);
   ~WorkerMonitor();
   WorkerMonitor(const WorkerMonitor&) = delete;
   WorkerMonitor& operator=(const WorkerMonitor&) = delete;
@@ -93,6 +96,7 @@ class WorkerMonitor {
   uint64_t hls_segments_total();
 
   net::WorkerCore& ctx_;
+  const StreamLocator* locator_;
   ServerCounters* shared_;
   int64_t started_unix_ms_;
   CounterPublisher publisher_;

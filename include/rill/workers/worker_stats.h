@@ -1,7 +1,8 @@
 #pragma once
 // Statistics across workers. Each worker answers "STATS" on its worker socket with a Stats frame
-// of worker_stats(): its slot, pid, sessions (per protocol), streams (publisher or worker link,
-// subscribers, link senders) and worker links — sessions described by Session::describe().
+// of WorkerDetails::stats() (workers/worker_details.h): its slot, pid, sessions (per protocol),
+// streams (publisher or worker link, subscribers, link senders) and worker links — sessions
+// described by Session::describe().
 // StatsGatherer asks every other worker (a LinkQuery each) and merges the answers:
 // {"workers": [...sorted by slot, generation, pid], "errors": [...]}. "Every other worker" is
 // the current generation's slots and the retiring workers of older generations (after a reload,
@@ -22,15 +23,17 @@
 
 namespace rill::workers {
 
-nlohmann::json worker_stats(net::WorkerCore& ctx);
+class WorkerDetails;
 
 class StatsGatherer {
  public:
   using Done = std::function<void(nlohmann::json)>;
   using Local = std::function<nlohmann::json()>;
-  // By default it asks STATS and answers worker_stats() for this worker. Another request (KICK,
-  // DROP: answered with a Stats frame too) goes with `local`, this worker's own answer.
-  StatsGatherer(net::WorkerCore& ctx, Done done, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
+  // By default it asks STATS and answers details.stats() for this worker. Another request (KICK,
+  // DROP: answered with a Stats frame too) goes with `local`, this worker's own answer. The other
+  // workers are those of details.locator() (none without one). `details` outlives the gatherer.
+  StatsGatherer(WorkerDetails& details, Done done,
+                std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
                 protocol::LinkRequest request = protocol::LinkStatsRequest{false}, Local local = nullptr);
   ~StatsGatherer();
   StatsGatherer(const StatsGatherer&) = delete;
@@ -46,6 +49,7 @@ class StatsGatherer {
   void answered(Peer& p, LinkQuery::Result&& r);
   void finish();
 
+  WorkerDetails& details_;
   net::WorkerCore& ctx_;
   Done done_;
   std::chrono::milliseconds timeout_;

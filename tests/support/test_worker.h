@@ -1,11 +1,12 @@
 #pragma once
 // One worker's core for unit tests and micro-benchmarks: an event base, its timers and flusher,
-// the stream registry and the sessions, and the WorkerCore that names them — built in the
+// the stream registry and the sessions, and the net::WorkerCore that names them — built in the
 // order a worker builds them and torn down in reverse, so the event base outlives everything that
 // registered an event on it (a fixture that freed the base in its destructor body left the
 // flusher's event to be freed into a dead base: valgrind's invalid read). Services of the layers
-// above (locator, gate, cluster, ...) are a fixture's own members, declared after the core so that
-// they go first; the fixture names them in ctx() as the worker's assembly does.
+// above (locator, gate, cluster, ...) are a fixture's own members, declared after the TestWorker
+// so that they go first, and built on core() with the others they use passed to their
+// constructors, as server::Worker builds them.
 #include <event2/event.h>
 
 #include <chrono>
@@ -35,25 +36,25 @@ class EventBase {
   event_base* base_;
 };
 
-class WorkerCore {
+class TestWorker {
  public:
-  explicit WorkerCore(config::Config cfg, media::OutputFactory outputs = media::default_outputs)
+  explicit TestWorker(config::Config cfg, media::OutputFactory outputs = media::default_outputs)
       : timers_(base_.get()),
         flusher_(base_.get()),
         streams_(timers_, core::make_null_logger(), std::move(outputs)),
         sessions_(timers_) {
-    ctx_.base = base_.get();
-    ctx_.config = std::make_shared<const config::Config>(std::move(cfg));
-    ctx_.streams = &streams_;
-    ctx_.flusher = &flusher_;
-    ctx_.timers = &timers_;
-    ctx_.sessions = &sessions_;
-    ctx_.log = core::make_null_logger();
+    core_.base = base_.get();
+    core_.config = std::make_shared<const config::Config>(std::move(cfg));
+    core_.streams = &streams_;
+    core_.flusher = &flusher_;
+    core_.timers = &timers_;
+    core_.sessions = &sessions_;
+    core_.log = core::make_null_logger();
   }
-  WorkerCore(const WorkerCore&) = delete;
-  WorkerCore& operator=(const WorkerCore&) = delete;
+  TestWorker(const TestWorker&) = delete;
+  TestWorker& operator=(const TestWorker&) = delete;
 
-  net::WorkerCore& ctx() { return ctx_; }
+  net::WorkerCore& core() { return core_; }
   event_base* base() const { return base_.get(); }
   EventTimerQueue& timers() { return timers_; }
   media::StreamRegistry& streams() { return streams_; }
@@ -76,7 +77,7 @@ class WorkerCore {
   net::FlushScheduler flusher_;
   media::StreamRegistry streams_;
   net::SessionSet sessions_;
-  net::WorkerCore ctx_;
+  net::WorkerCore core_;
 };
 
 }  // namespace rill::testsupport
