@@ -19,13 +19,6 @@ namespace {
 constexpr size_t kMaxEmptyLinesBefore = 4;
 constexpr uint64_t kMaxContentLength = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
-}
-
 // Calls f(element) for each element of a comma-separated list (RFC 9110 §5.6.1), OWS trimmed,
 // empty ones included, until f returns false; returns false then.
 template <class F>
@@ -35,26 +28,6 @@ bool each_list_element(std::string_view v, F f) {
     if (!f(trim_ows(v.substr(0, comma)))) return false;
     if (comma == kNpos) return true;
     v.remove_prefix(comma + 1);
-  }
-}
-
-// The fields the framing and the connection depend on (RFC 9112 §3.2, §6, §9.3; RFC 9110 §10.1.1).
-enum class Framing { Other, ContentLength, TransferEncoding, Connection, Expect, Host };
-
-Framing framing_field(std::string_view name) {
-  switch (name.size()) {  // most names are none of them: told apart by their length first
-    case 4:
-      return iequals(name, "Host") ? Framing::Host : Framing::Other;
-    case 6:
-      return iequals(name, "Expect") ? Framing::Expect : Framing::Other;
-    case 10:
-      return iequals(name, "Connection") ? Framing::Connection : Framing::Other;
-    case 14:
-      return iequals(name, "Content-Length") ? Framing::ContentLength : Framing::Other;
-    case 17:
-      return iequals(name, "Transfer-Encoding") ? Framing::TransferEncoding : Framing::Other;
-    default:
-      return Framing::Other;
   }
 }
 
@@ -205,6 +178,9 @@ HttpRequestHeadParser::Result HttpRequestHeadParser::feed(std::span<const uint8_
   consumed = 0;
   if (state_ == State::Complete) return Result::Complete;
   if (state_ == State::Error) return Result::Error;
+  // A head that arrives whole (most do, in one read) goes through in one pass.
+  if (state_ == State::RequestLine && held_.empty() && parse_whole(in, consumed))
+    return state_ == State::Complete ? Result::Complete : Result::Error;
   const auto* data = reinterpret_cast<const char*>(in.data());
   size_t pos = 0;
   size_t begin = 0;  // where the head starts in `in`, while held_ holds none of it
@@ -251,6 +227,72 @@ HttpRequestHeadParser::Result HttpRequestHeadParser::feed(std::span<const uint8_
   // Every byte taken, the last line ended: the head so far waits in held_ for the next bytes.
   if (held_.empty()) held_.assign(data + begin, pos - begin);
   return Result::NeedMore;
+}
+
+// The common head, whole in `in`: the request line and field lines as split_request_line and
+// split_field_line take them, a blank line, every line within the limits. It is parsed in one
+// pass over its bytes — no line found first and looked at again, a field value checked for
+// control bytes eight at a time while its end is sought — and finished as the line-by-line parse
+// finishes it (build_head, finish_head: the same head, or the same refusal). Anything else (a
+// head not all there, an empty line before it, a byte or a line that parse refuses, a limit
+// reached) returns false having changed nothing; the line-by-line parse then takes the same
+// bytes, so the result does not depend on which of the two parsed them.
+bool HttpRequestHeadParser::parse_whole(std::span<const uint8_t> in, size_t& consumed) {
+  const char* const head = reinterpret_cast<const char*>(in.data());
+  const char* const end = head + std::min(in.size(), limits_.max_head);
+  const auto span = [head](const char* from, const char* to) {
+    return Span{static_cast<uint32_t>(from - head), static_cast<uint32_t>(to - from)};
+  };
+  // request-line = method SP request-target SP HTTP-version CRLF (or a bare LF)
+  const char* p = skip_class(head, end, kTchar);
+  if (p == head || p == end || *p != ' ') return false;
+  const char* const target = p + 1;
+  const char* const method_end = p;
+  p = skip_class(target, end, kVisible);
+  const auto target_size = static_cast<size_t>(p - target);
+  // " HTTP/1.x" and at least the LF
+  if (target_size == 0 || target_size > limits_.max_target || end - p < 10 || *p != ' ' ||
+      std::memcmp(p + 1, "HTTP/1.", 7) != 0 || (p[8] != '0' && p[8] != '1'))
+    return false;
+  const HttpVersion version = p[8] == '1' ? HttpVersion::Http11 : HttpVersion::Http10;
+  p += 9;
+  if (*p == '\r' && ++p == end) return false;
+  if (*p++ != '\n') return false;
+  const auto give_up = [this] {
+    fields_.clear();
+    return false;
+  };
+  for (;;) {
+    if (p == end) return give_up();
+    if (*p == '\r' || *p == '\n') {  // the blank line
+      if (*p == '\r' && (++p == end || *p != '\n')) return give_up();
+      ++p;
+      break;
+    }
+    const char* const name = p;
+    p = skip_class(p, end, kTchar);
+    if (p == name || p == end || *p != ':') return give_up();
+    const char* const colon = p;
+    const char* line_end = find_control(colon + 1, end);
+    while (line_end != end && *line_end == '\t') line_end = find_control(line_end + 1, end);
+    if (line_end == end) return give_up();
+    p = line_end;
+    if (*p == '\r' && ++p == end) return give_up();
+    if (*p++ != '\n' || fields_.size() >= limits_.max_headers) return give_up();
+    const std::string_view value =
+        trim_ows(std::string_view(colon + 1, static_cast<size_t>(line_end - colon - 1)));
+    const std::string_view name_view(name, static_cast<size_t>(colon - name));
+    fields_.push_back({span(name, colon), span(value.data(), value.data() + value.size()),
+                       static_cast<uint8_t>(framing_field(name_view))});
+  }
+  head_.version = version;
+  method_ = span(head, method_end);
+  target_ = span(target, target + target_size);
+  head_bytes_ = static_cast<size_t>(p - head);
+  consumed = head_bytes_;
+  build_head(head);
+  finish_head();
+  return true;
 }
 
 // Refuses control bytes while a line is still arriving, so that a client speaking something else
@@ -362,7 +404,7 @@ bool HttpRequestHeadParser::on_field_line(std::string_view line, const char* hea
   const auto span = [head](std::string_view v) {
     return Span{static_cast<uint32_t>(v.data() - head), static_cast<uint32_t>(v.size())};
   };
-  fields_.push_back({span(name), span(value)});
+  fields_.push_back({span(name), span(value), static_cast<uint8_t>(framing_field(name))});
   return true;
 }
 
@@ -405,8 +447,11 @@ bool HttpRequestHeadParser::finish_head() {
   bool transfer_encoding = false, close = false, keep_alive = false;
   size_t hosts = 0, chunked_count = 0;
   std::string_view unsupported;
-  for (const auto& f : h.headers) {
-    switch (framing_field(f.name)) {
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    const auto kind = static_cast<Framing>(fields_[i].framing);
+    if (kind == Framing::Other) continue;
+    const HttpHeaderField& f = h.headers[i];
+    switch (kind) {
       case Framing::ContentLength:
         if (!content_length_field(f.value)) return false;
         break;

@@ -5,22 +5,6 @@
 
 namespace rill::protocol::http_syntax {
 
-namespace {
-
-constexpr uint64_t kOnes = 0x0101010101010101;
-constexpr uint64_t kHighs = 0x8080808080808080;
-
-// Not zero when one of the eight bytes of `x` is below 0x20 or is DEL (0x7f), zero otherwise: a
-// byte below 0x20 borrows in x - 0x20.. (and only a byte below 0x80 keeps its high bit clear in
-// x); DEL is a zero byte of x ^ 0x7f...
-uint64_t control_bytes(uint64_t x) {
-  const uint64_t below_space = (x - kOnes * 0x20) & ~x & kHighs;
-  const uint64_t y = x ^ (kOnes * 0x7f);
-  return below_space | ((y - kOnes) & ~y & kHighs);
-}
-
-}  // namespace
-
 bool is_token(std::string_view s) {
   return !s.empty() && skip_class(s.data(), s.data() + s.size(), kTchar) == s.data() + s.size();
 }

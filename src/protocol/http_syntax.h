@@ -4,12 +4,17 @@
 // protocol/. A byte's class is one lookup in a 256-entry table; a field line is checked for
 // control bytes eight bytes at a time.
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace rill::protocol::http_syntax {
 
@@ -57,6 +62,78 @@ inline const char* skip_class(const char* p, const char* end, uint8_t mask) {
 inline const char* skip_class_not(const char* p, const char* end, uint8_t mask) {
   while (p < end && (byte_class(*p) & mask) == 0) ++p;
   return p;
+}
+
+// Not zero when one of the eight bytes of `x` (as loaded from memory on a little-endian machine)
+// is below 0x20 or is DEL (0x7f); its lowest set bit is then in the first such byte. A byte below
+// 0x20 borrows in x - 0x20.. (and only a byte below 0x80 keeps its high bit clear in x); DEL is a
+// zero byte of x ^ 0x7f... A borrow only runs towards higher bytes, so the bits it sets sit above
+// a byte that is one: the lowest bit is exact.
+inline uint64_t control_bytes(uint64_t x) {
+  constexpr uint64_t kOnes = 0x0101010101010101;
+  constexpr uint64_t kHighs = 0x8080808080808080;
+  const uint64_t below_space = (x - kOnes * 0x20) & ~x & kHighs;
+  const uint64_t y = x ^ (kOnes * 0x7f);
+  return below_space | ((y - kOnes) & ~y & kHighs);
+}
+
+// The first byte from `p` below 0x20 or DEL (HTAB, CR and LF included), or `end`: where a field
+// value stops. Sixteen bytes a compare where SSE2 is there (every x86-64), else eight a word.
+inline const char* find_control(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i max_control = _mm_set1_epi8(0x1f);
+  const __m128i del = _mm_set1_epi8(0x7f);
+  for (; end - p >= 16; p += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // x <= 0x1f (unsigned): min(x, 0x1f) == x
+    const __m128i hits =
+        _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, max_control), x), _mm_cmpeq_epi8(x, del));
+    if (const int found = _mm_movemask_epi8(hits); found != 0)
+      return p + std::countr_zero(static_cast<unsigned>(found));
+  }
+#endif
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; end - p >= 8; p += 8) {
+      uint64_t x;
+      std::memcpy(&x, p, sizeof x);
+      if (const uint64_t found = control_bytes(x); found != 0) return p + std::countr_zero(found) / 8;
+    }
+  }
+  while (p < end && static_cast<unsigned char>(*p) >= 0x20 && *p != 0x7f) ++p;
+  return p;
+}
+
+inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// ASCII case-insensitive equality (field names, tokens).
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  }
+  return true;
+}
+
+// The fields a request's framing and connection depend on (RFC 9112 §3.2, §6, §9.3; RFC 9110
+// §10.1.1), told apart from the others by their name.
+enum class Framing : uint8_t { Other, ContentLength, TransferEncoding, Connection, Expect, Host };
+inline Framing framing_field(std::string_view name) {
+  // Most names are none of them: told apart by their length, then their first letter.
+  const char first = ascii_lower(name.empty() ? '\0' : name[0]);
+  switch (name.size()) {
+    case 4:
+      return first == 'h' && iequals(name, "Host") ? Framing::Host : Framing::Other;
+    case 6:
+      return first == 'e' && iequals(name, "Expect") ? Framing::Expect : Framing::Other;
+    case 10:
+      return first == 'c' && iequals(name, "Connection") ? Framing::Connection : Framing::Other;
+    case 14:
+      return first == 'c' && iequals(name, "Content-Length") ? Framing::ContentLength : Framing::Other;
+    case 17:
+      return first == 't' && iequals(name, "Transfer-Encoding") ? Framing::TransferEncoding : Framing::Other;
+    default:
+      return Framing::Other;
+  }
 }
 
 bool is_token(std::string_view s);

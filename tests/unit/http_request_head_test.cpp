@@ -723,3 +723,61 @@ TEST(HttpChunkedDecoder, StaysInErrorOrDoneUntilReset) {
   EXPECT_EQ(d.feed(bytes("rest"), used, out), ChunkResult::Done);
   EXPECT_EQ(used, 0u);
 }
+
+// A head that arrives whole goes through in one pass (parse_whole); every other way in is the
+// line-by-line parse. The two agree on heads that pass and on every kind of refusal, at the
+// bounds of the limits and with values long enough for the word-wide scan of a value (tabs,
+// obs-text, DEL and control bytes past the first sixteen bytes, a bare CR, bare LFs).
+TEST(HttpRequestHeadParser, WholeHeadAndLineByLineAgree) {
+  const std::string ua =
+      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0";
+  const std::string texts[] = {
+      "GET /live/cam.m3u8 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: keep-alive\r\nUser-Agent: " + ua +
+          "\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n",
+      "GET / HTTP/1.0\nHost: h\nUser-Agent: " + ua + "\n\nNEXT",
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Tabs: \tone\ttwo\t three \t\r\nX-Empty:\r\nX-Spaces:    \r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Obs: caf\xc3\xa9 \xff\xfe the rest of a long value\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Del: 0123456789abcdef0123\x7f\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Ctl: 0123456789abcdef0123\x01\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Cr: 0123456789abcdef0123\rx\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Cr-End: 0123456789abcdef\r\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nNo-Colon 0123456789abcdef\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\n Folded: x\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nHost: i\r\n\r\n",
+      "GET / HTTP/1.1\r\nHOST: h\r\nCONNECTION: CLOSE\r\nContent-Length: 5\r\n\r\nhello",
+      "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: x\r\n\r\n",
+      "POST / HTTP/1.1\r\nHost: h\r\ntransfer-encoding: chunked\r\nexpect: 100-continue\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\n\r",
+      "GET / HTTP/1.1\r\nHost: h\r\n\rX",
+      "GET / HTTP/1.1\r\nHost: h\r\n",
+      "GET / HTTP/1.1\r",
+      "GET / HTTP/1.2\r\n\r\n",
+      "GET  / HTTP/1.1\r\n\r\n",
+      "\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n",
+  };
+  HttpParseLimits small;
+  small.max_head = 64;
+  small.max_target = 8;
+  small.max_headers = 2;
+  for (const HttpParseLimits& lim : {HttpParseLimits{}, small}) {
+    for (const std::string& t : texts) {
+      SCOPED_TRACE(t);
+      const std::string whole = summary(parse(t, lim));
+      EXPECT_EQ(summary(parse(t, lim, 1)), whole);
+      EXPECT_EQ(summary(parse(t, lim, 7)), whole);
+    }
+  }
+  // Each limit at and one past its bound, whole and byte by byte.
+  const std::string head = "GET /abc HTTP/1.1\r\nHost: h\r\nA: 1\r\n\r\n";
+  for (size_t max_head : {head.size() - 1, head.size()}) {
+    for (size_t max_target : {size_t{3}, size_t{4}}) {
+      for (size_t max_headers : {size_t{1}, size_t{2}}) {
+        const HttpParseLimits lim{max_head, max_target, max_headers};
+        EXPECT_EQ(summary(parse(head, lim)), summary(parse(head, lim, 1)))
+            << max_head << " " << max_target << " " << max_headers;
+      }
+    }
+  }
+  const HttpParseLimits exact{head.size(), 4, 2};
+  EXPECT_EQ(status_of(head, exact), 0);
+}

@@ -117,8 +117,10 @@ class HttpRequestHeadParser {
   };
   struct FieldSpans {
     Span name, value;
+    uint8_t framing = 0;  // which framing field it is (http_syntax::Framing), told once
   };
 
+  bool parse_whole(std::span<const uint8_t> in, size_t& consumed);
   bool fail(int status, std::string why);
   bool check_partial_line(std::string_view line);
   bool on_line(std::string_view line, const char* head);
@@ -170,6 +172,7 @@ class HttpChunkedDecoder {
  private:
   enum class State : uint8_t { Size, Data, DataCr, DataLf, Trailer, Done, Error };
 
+  bool parse_whole(std::span<const uint8_t> in, size_t& consumed);
   bool fail(int status, std::string why);
   bool on_size_line(std::string_view line);
   bool on_trailer_line(std::string_view line);
