@@ -1,7 +1,5 @@
 #include "rill/http/http_exchange.h"
 
-#include <strings.h>
-
 #include <charconv>
 #include <cstring>
 
@@ -13,7 +11,12 @@ namespace rill::http {
 namespace {
 
 bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+  if (a.size() != b.size()) return false;
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
 }
 
 // The connection writes these itself, from the response's framing. Names are told apart by their
@@ -114,19 +117,35 @@ const char* http_reason_phrase(int status) {
   }
 }
 
+char* ResponseHeaders::room_for(size_t n) {
+  if (!spilled_ && size_ + n <= kInline) {
+    char* out = inline_ + size_;
+    size_ += n;
+    return out;
+  }
+  if (!spilled_) {
+    more_.reserve(2 * kInline + n);
+    more_.assign(inline_, size_);
+    spilled_ = true;
+  }
+  const size_t at = more_.size();
+  more_.resize(at + n);
+  return more_.data() + at;
+}
+
 void ResponseHeaders::add(std::string_view name, std::string_view value) {
   if (is_framing_header(name)) return;
   if (name.size() == 12 && same_name(name, "Content-Type")) has_content_type_ = true;
-  if (lines_.empty()) lines_.reserve(256);  // a handler's few headers, in one allocation
-  lines_ += name;
-  lines_ += ": ";
-  lines_ += value;
-  lines_ += "\r\n";
+  char* out = room_for(name.size() + value.size() + 4);
+  std::memcpy(out, name.data(), name.size());
+  out += name.size();
+  std::memcpy(out, ": ", 2);
+  std::memcpy(out + 2, value.data(), value.size());
+  std::memcpy(out + 2 + value.size(), "\r\n", 2);
 }
 
 void ResponseHeaders::add_lines(std::string_view lines) {
-  if (lines_.empty()) lines_.reserve(256);
-  lines_ += lines;
+  std::memcpy(room_for(lines.size()), lines.data(), lines.size());
 }
 
 BufferRef render_response_head(const ResponseHeadParts& p) {
@@ -177,8 +196,8 @@ HttpExchange* HttpHeld::get() const {
   return ex && ex->conn_ && !ex->answered_ ? ex.get() : nullptr;
 }
 
-HttpExchange::HttpExchange(HttpConnection& conn, protocol::HttpRequestHead head, HttpRequestInfo info,
-                           std::string body)
+HttpExchange::HttpExchange(HttpConnection& conn, protocol::HttpRequestHead&& head, HttpRequestInfo&& info,
+                           std::string&& body)
     : server_(conn.server()),
       conn_(&conn),
       head_(std::move(head)),

@@ -100,12 +100,17 @@ int target_error_status(TargetError e) {
 
 RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits& limits) {
   // origin-form = absolute-path [ "?" query ] (RFC 9112 §3.2.1); a fragment is not part of a
-  // target (RFC 9110 §7.1) and is dropped if a client sends one anyway.
-  if (auto h = uri.find('#'); h != std::string_view::npos) uri = uri.substr(0, h);
-  std::string_view path = uri, query;
-  if (auto q = uri.find('?'); q != std::string_view::npos) {
-    path = uri.substr(0, q);
-    query = uri.substr(q + 1);
+  // target (RFC 9110 §7.1) and is dropped if a client sends one anyway. One pass finds where the
+  // path ends and whether it holds an escape: a path without one (most) is its own decoding.
+  size_t path_end = 0;
+  bool escaped = false;
+  for (; path_end < uri.size() && uri[path_end] != '?' && uri[path_end] != '#'; ++path_end)
+    escaped = escaped || uri[path_end] == '%';
+  const std::string_view path = uri.substr(0, path_end);
+  std::string_view query;
+  if (path_end < uri.size() && uri[path_end] == '?') {
+    query = uri.substr(path_end + 1);
+    query = query.substr(0, query.find('#'));
   }
   if (path.size() > limits.max_path)
     return target_error(TargetError::TooLong,
@@ -115,8 +120,11 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
                         "query longer than " + std::to_string(limits.max_query) + " bytes");
   if (path.empty() || path[0] != '/') return target_error(TargetError::Malformed, "path must start with '/'");
   RequestTarget t;
-  if (!percent_decode(path, t.path))
+  if (!escaped) {
+    t.path.assign(path);
+  } else if (!percent_decode(path, t.path)) {
     return target_error(TargetError::Malformed, "malformed percent-encoding in path");
+  }
   switch (path_fault(t.path)) {
     case PathFault::Control:
       return target_error(TargetError::Malformed, "control character or backslash in path");
@@ -127,7 +135,7 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
     case PathFault::None:
       break;
   }
-  t.query = std::string(query);
+  t.query.assign(query);
   return t;
 }
 

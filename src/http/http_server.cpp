@@ -48,10 +48,9 @@ HttpServer::~HttpServer() {
 // ---- listeners --------------------------------------------------------------------------------
 
 void HttpServer::listen(int fd, std::shared_ptr<net::TlsContext> tls) {
-  auto a = std::make_unique<net::Acceptor>(ctx_.base, fd, tls ? "https" : "http", ctx_.log,
-                                           [this, tls](net::UniqueFd c, const sockaddr_storage& ss) {
-                                             serve_connection(std::move(c), ss, tls);
-                                           });
+  auto a = std::make_unique<net::Acceptor>(
+      ctx_.base, fd, tls ? "https" : "http", ctx_.log,
+      [this, tls](net::UniqueFd c, const sockaddr_storage& ss) { serve_connection(std::move(c), ss, tls); });
   if (a->ok()) listeners_.push_back(std::move(a));
 }
 
@@ -164,7 +163,7 @@ const std::string& HttpServer::cors_lines() const {
     h.add("Access-Control-Allow-Origin", origin);
     h.add("Access-Control-Expose-Headers", "Content-Length, Content-Type, Server");
     if (origin != "*") h.add("Vary", "Origin");
-    cors_lines_ = h.lines();
+    cors_lines_.assign(h.lines());
   }
   return cors_lines_;
 }

@@ -55,6 +55,30 @@ TEST(ResponseHead, FramingHeadersOfAHandlerAreLeftOutAndATypeIsDefaulted) {
   EXPECT_TRUE(typed.has_content_type());
 }
 
+// The lines stay in the object while they fit and move to the heap past that, in order, whatever
+// mix of add() and add_lines() brought them.
+TEST(ResponseHead, HeaderLinesKeepTheirOrderPastTheInlineRoom) {
+  ResponseHeaders h;
+  std::string want;
+  for (int i = 0; i < 40; ++i) {
+    const std::string value(static_cast<size_t>(i), static_cast<char>('a' + i % 26));
+    if (i % 3 == 0) {
+      const std::string line = "X-Line-" + std::to_string(i) + ": " + value + "\r\n";
+      h.add_lines(line);
+      want += line;
+    } else {
+      h.add("X-Field-" + std::to_string(i), value);
+      want += "X-Field-" + std::to_string(i) + ": " + value + "\r\n";
+    }
+    ASSERT_EQ(h.lines(), want) << i;
+  }
+  EXPECT_GT(want.size(), 1000u);
+  ResponseHeadParts p;
+  p.headers = &h;
+  p.content_length = 0;
+  EXPECT_EQ(text(render_response_head(p)), "HTTP/1.1 200 OK\r\n" + want + "Content-Length: 0\r\n\r\n");
+}
+
 TEST(ResponseHead, Http10KeepAliveChunkedAndNoLength) {
   ResponseHeadParts p;
   p.http10 = true;

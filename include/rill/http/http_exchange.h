@@ -58,11 +58,21 @@ class ResponseHeaders {
   // carries, rendered once), appended as they are; not a Content-Type (has_content_type() does
   // not look at them).
   void add_lines(std::string_view lines);
-  const std::string& lines() const { return lines_; }
+  std::string_view lines() const {
+    return spilled_ ? std::string_view(more_) : std::string_view(inline_, size_);
+  }
   bool has_content_type() const { return has_content_type_; }
 
  private:
-  std::string lines_;
+  // The lines live in the object while they fit (a playlist's or a segment's few headers do):
+  // no allocation per response; past that, in `more_`.
+  static constexpr size_t kInline = 240;
+  char* room_for(size_t n);  // where the next n bytes go, counted in
+
+  char inline_[kInline];
+  size_t size_ = 0;
+  std::string more_;
+  bool spilled_ = false;
   bool has_content_type_ = false;
 };
 
@@ -120,7 +130,9 @@ class HttpHeldState {
 
 class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
  public:
-  HttpExchange(HttpConnection& conn, protocol::HttpRequestHead head, HttpRequestInfo info, std::string body);
+  // The request's parts are moved in once (not through by-value parameters: a move each saved).
+  HttpExchange(HttpConnection& conn, protocol::HttpRequestHead&& head, HttpRequestInfo&& info,
+               std::string&& body);
   ~HttpExchange();
   HttpExchange(const HttpExchange&) = delete;
   HttpExchange& operator=(const HttpExchange&) = delete;
