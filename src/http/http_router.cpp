@@ -1,5 +1,7 @@
 #include "rill/http/http_router.h"
 
+#include <array>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -32,6 +34,54 @@ PathFault path_fault(std::string_view path) {
   }
   dot = dot || is_dot_segment(path.substr(seg));
   return dot ? PathFault::DotSegment : empty ? PathFault::EmptySegment : PathFault::None;
+}
+
+// A target's bytes by what the one pass over its path does with them.
+enum PathByte : uint8_t { kPlain, kEnd, kPercent, kSlash, kControl };
+constexpr std::array<uint8_t, 256> kPathBytes = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = kControl;
+  t[0x7f] = t['\\'] = kControl;
+  t['?'] = t['#'] = kEnd;
+  t['%'] = kPercent;
+  t['/'] = kSlash;
+  return t;
+}();
+
+struct PathScan {
+  size_t end = 0;                     // where the path ends: at '?', '#' or the target's end
+  bool escaped = false;               // holds a '%': decoded before it is checked
+  PathFault fault = PathFault::None;  // path_fault() of the raw path (its own decoding when not escaped)
+};
+
+// One pass over a target: where its path ends, whether it holds an escape, and what path_fault()
+// would say of it (same order: a control byte, then a dot segment, then an empty one). A plain
+// byte costs one table load.
+PathScan scan_path(std::string_view uri) {
+  PathScan r;
+  bool control = false, dot = false, empty = false;
+  size_t seg = 0, i = 0;
+  for (; i < uri.size(); ++i) {
+    const uint8_t k = kPathBytes[static_cast<unsigned char>(uri[i])];
+    if (k == kPlain) continue;
+    if (k == kEnd) break;
+    if (k == kPercent) {
+      r.escaped = true;
+    } else if (k == kControl) {
+      control = true;
+    } else {  // '/'
+      dot = dot || is_dot_segment(uri.substr(seg, i - seg));
+      empty = empty || (i > 0 && uri[i - 1] == '/');
+      seg = i + 1;
+    }
+  }
+  dot = dot || is_dot_segment(uri.substr(seg, i - seg));
+  r.end = i;
+  r.fault = control ? PathFault::Control
+            : dot   ? PathFault::DotSegment
+            : empty ? PathFault::EmptySegment
+                    : PathFault::None;
+  return r;
 }
 
 RequestTarget target_error(TargetError e, std::string why) {
@@ -102,10 +152,8 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
   // origin-form = absolute-path [ "?" query ] (RFC 9112 §3.2.1); a fragment is not part of a
   // target (RFC 9110 §7.1) and is dropped if a client sends one anyway. One pass finds where the
   // path ends and whether it holds an escape: a path without one (most) is its own decoding.
-  size_t path_end = 0;
-  bool escaped = false;
-  for (; path_end < uri.size() && uri[path_end] != '?' && uri[path_end] != '#'; ++path_end)
-    escaped = escaped || uri[path_end] == '%';
+  const PathScan scan = scan_path(uri);
+  const size_t path_end = scan.end;
   const std::string_view path = uri.substr(0, path_end);
   std::string_view query;
   if (path_end < uri.size() && uri[path_end] == '?') {
@@ -120,12 +168,12 @@ RequestTarget parse_request_target(std::string_view uri, const HttpRouterLimits&
                         "query longer than " + std::to_string(limits.max_query) + " bytes");
   if (path.empty() || path[0] != '/') return target_error(TargetError::Malformed, "path must start with '/'");
   RequestTarget t;
-  if (!escaped) {
+  if (!scan.escaped) {
     t.path.assign(path);
   } else if (!percent_decode(path, t.path)) {
     return target_error(TargetError::Malformed, "malformed percent-encoding in path");
   }
-  switch (path_fault(t.path)) {
+  switch (scan.escaped ? path_fault(t.path) : scan.fault) {
     case PathFault::Control:
       return target_error(TargetError::Malformed, "control character or backslash in path");
     case PathFault::DotSegment:

@@ -448,6 +448,17 @@ TEST(HttpRequestHeadParser, FindIsCaseInsensitiveAndKeepsTheFirst) {
   EXPECT_EQ(p.head.headers[3].name, "CONTENT-TYPE");  // names as received, in order
 }
 
+// find() tries the exact spelling first per field: a later field in that spelling must not win
+// over an earlier one in another case.
+TEST(HttpRequestHeadParser, FindExactSpellingKeepsTheFirst) {
+  const Parsed p = parse(get_with("user-agent: a\r\nUser-Agent: b\r\n"));
+  ASSERT_EQ(p.result, Result::Complete);
+  ASSERT_NE(p.head.find("User-Agent"), nullptr);
+  EXPECT_EQ(*p.head.find("User-Agent"), "a");
+  EXPECT_EQ(*p.head.find("user-agent"), "a");
+  EXPECT_EQ(p.head.find("User-Agenx"), nullptr);  // same length, no match
+}
+
 namespace {
 
 // Whether `v` lies in `bytes`.

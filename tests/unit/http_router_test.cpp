@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 using rill::http::HttpMethod;
 using rill::http::HttpMethods;
@@ -152,6 +153,26 @@ TEST(HttpRouter, TargetErrorsCarryTheirStatus) {
   EXPECT_TRUE(t.path.empty());
   EXPECT_TRUE(t.query.empty());
   EXPECT_FALSE(t.ok());
+}
+
+// A path without an escape is checked in the pass that finds its end; one with an escape is
+// decoded, then checked. Both must say the same of the same decoded path.
+TEST(HttpRouter, RawAndEscapedPathsAreCheckedAlike) {
+  for (const std::string& raw :
+       std::vector<std::string>{"/a", "/a/", "/a//b", "//a", "/a/./b", "/a/../b", "/a/..", "/a/.", "/a/...",
+                                "/a/.b/b..", "/a\\b", std::string("/a\x01b"), "/a\x7f", "/a?x=/../",
+                                "/a#/../", "/a/..?x", "/a//?x", "/a\\/../", "/a/../\\"}) {
+    std::string escaped = raw;
+    escaped.replace(escaped.find('a'), 1, "%61");
+    const RequestTarget plain = parse_request_target(raw), decoded = parse_request_target(escaped);
+    EXPECT_EQ(plain.error, decoded.error) << raw;
+    EXPECT_EQ(plain.why, decoded.why) << raw;
+    EXPECT_EQ(plain.path, decoded.path) << raw;
+    EXPECT_EQ(plain.query, decoded.query) << raw;
+  }
+  EXPECT_EQ(parse_request_target("/a\\/../").why, "control character or backslash in path");
+  EXPECT_EQ(parse_request_target("/a/..//").error, TargetError::Traversal);
+  EXPECT_EQ(parse_request_target("/a//b").why, "empty path segment");
 }
 
 // ---- every stream route kind -------------------------------------------------------------
