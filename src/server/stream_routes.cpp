@@ -13,20 +13,18 @@ bool strip_suffix(std::string_view& s, std::string_view suffix) {
 }
 
 // A stream path's names checked by the one name rule (media::StreamKey::make).
-// Names that follow the rule (nearly every request) are written into the path's key in place:
-// no optional key built and moved; the reason is only made for a name that breaks it.
+// Names that follow the rule (nearly every request) are constructed in the path's key: no
+// optional key built and moved, no assignment; the reason is only made for a name that breaks it.
 StreamPath stream_path(StreamRoute kind, std::string_view app, std::string_view name, uint64_t segment) {
-  StreamPath r;
   if (!media::is_valid_name(app) || !media::is_valid_name(name)) {
+    StreamPath r;
     media::StreamKey::make(app, name, &r.why);
     r.invalid_name = true;
     return r;
   }
-  r.kind = kind;
-  r.key.app.assign(app);
-  r.key.name.assign(name);
-  r.segment = segment;
-  return r;
+  return StreamPath{kind,    media::StreamKey{std::string(app), std::string(name)},
+                    segment, protocol::HlsSegmentForm::Ts,
+                    false,   {}};
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "rill/media/hls_store.h"
 #include "rill/net/flush_scheduler.h"
@@ -308,10 +309,15 @@ void WorkerMonitor::hls_requested(const std::string& key, std::string_view addr,
   const int64_t window = std::max<int64_t>(kMinHlsWindowMs, 2 * target_duration.count());
   // The viewer's name is built in a buffer kept between requests (no allocation per request), and
   // looked up once.
+  // Sized once, then each piece copied in: a player's reloads give the same length, so resize()
+  // changes nothing and no append runs.
   std::string& viewer = hls_viewer_scratch_;
-  viewer.assign(addr);
-  viewer += ' ';
-  viewer += user_agent.substr(0, 256);
+  const std::string_view agent = user_agent.substr(0, 256);
+  viewer.resize(addr.size() + 1 + agent.size());
+  char* out = viewer.data();
+  std::memcpy(out, addr.data(), addr.size());
+  out[addr.size()] = ' ';
+  std::memcpy(out + addr.size() + 1, agent.data(), agent.size());
   auto& viewers = hls_seen_[key];
   const int64_t expiry = ctx_.timers->now_ms() + window;
   if (auto it = viewers.find(viewer); it != viewers.end()) {
