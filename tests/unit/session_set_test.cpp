@@ -26,9 +26,9 @@ class CountedSession final : public Session {
 TEST(SessionSet, IdsAreUniqueAndNameTheProcess) {
   event_base* base = event_base_new();
   {
+    int destroyed = 0;  // before the set: its destructor destroys the sessions that count here
     EventTimerQueue timers(base);
     SessionSet set(timers);
-    int destroyed = 0;
     std::set<uint64_t> ids;
     for (int i = 0; i < 100; ++i) {
       Session* s = set.add(std::make_unique<CountedSession>(SessionProtocol::Rtmp, &destroyed));
