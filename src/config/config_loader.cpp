@@ -13,6 +13,7 @@
 #include "rill/config/config.h"
 #include "rill/config/default_config.h"
 #include "rill/config/merge_writes_config.h"
+#include "rill/config/record_config.h"
 #include "rill/config/security_config.h"
 #include "rill/config/units.h"
 #include "rill/config/yaml_reader.h"
@@ -63,6 +64,7 @@ const std::vector<std::string_view> kAppKeys = {"gop_cache",
                                                 "publisher_idle_timeout",
                                                 "queue",
                                                 "hls",
+                                                "record",
                                                 "auth",
                                                 "access",
                                                 "callbacks",
@@ -272,6 +274,7 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   map.read_duration("publisher_idle_timeout", app.publisher_idle_timeout, milliseconds(0), hours(24));
   if (auto queue = map.get("queue")) read_queue(reader, *queue, app);
   if (auto hls = map.get("hls")) app.hls = read_hls(reader, *hls);
+  read_record(reader, map, app);
   read_app_security(reader, map, app);
   read_cluster_keys(reader, map, app);
   return app;

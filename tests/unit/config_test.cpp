@@ -260,7 +260,8 @@ TEST(Config, EmbeddedDefaultDocumentsEveryKey) {
     worker_link idle_grace
     apps gop_cache gop_cache_max_bytes gop_cache_max_frames play_wait publisher_idle_timeout
          queue soft_bytes hard_bytes soft_duration hard_duration
-         hls enabled fragment window max_fragment max_segment_size container low_latency part)");
+         hls enabled fragment window max_fragment max_segment_size container low_latency part
+         record mode format path segment max_size flush retention)");
   for (std::string key; keys >> key;) EXPECT_CONTAINS(text, key + ":");
 }
 

@@ -126,6 +126,27 @@ struct CallbacksConfig {
   bool operator==(const CallbacksConfig&) const = default;
 };
 
+// Recording of an app's streams to files (docs/recording.md; parsed by record_config.cpp).
+enum class RecordMode : uint8_t { Off, All, Video, Audio };
+enum class RecordFormat : uint8_t { Fmp4, Flv };
+struct RecordRetention {
+  Duration max_age{0};     // 0: no age limit
+  uint64_t max_bytes = 0;  // 0: no size limit
+  bool operator==(const RecordRetention&) const = default;
+};
+struct RecordConfig {
+  RecordMode mode = RecordMode::Off;
+  RecordFormat format = RecordFormat::Fmp4;
+  // {app}, {name}, {start} / {start:STRFTIME}; the extension (.mp4, .flv) is added.
+  std::string path = "/var/lib/rill/recordings/{app}/{name}/{start:%Y-%m-%d_%H-%M-%S}";
+  Duration segment{0};    // rotate at the first keyframe after this long; 0: one file per publish
+  uint64_t max_size = 0;  // rotate also at the first keyframe past this size; 0: no limit
+  Duration flush{1000};   // data reaches the file at least this often (stream time)
+  RecordRetention retention;
+  bool enabled() const { return mode != RecordMode::Off; }
+  bool operator==(const RecordConfig&) const = default;
+};
+
 // Per-application options: apps.NAME in the YAML.
 // Cluster keys of an app (docs/cluster.md; parsed in cluster_config.cpp).
 // An RTMP URL of the cluster keys: rtmp://host[:port]/app[/name].
@@ -173,6 +194,7 @@ struct AppConfig {
   Duration queue_soft_duration{2000};
   Duration queue_hard_duration{8000};
   HlsConfig hls;
+  RecordConfig record;
   AuthConfig auth;
   std::vector<core::AccessRule> access;  // first match wins; none matching: allowed
   CallbacksConfig callbacks;
