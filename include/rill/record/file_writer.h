@@ -1,0 +1,130 @@
+#pragma once
+// FileWriter: the one thread of a worker that touches recording files, so that the worker's event
+// loop never waits on a disk. The loop queues commands — open a file, append bytes, write bytes
+// at an offset (a header rewritten at close), close — and the thread carries them out in order.
+// The queue is bounded in bytes: an append that would pass the bound is refused at once (nothing
+// queued), which is how a recorder learns that the disk is slower than its input.
+//
+// What happened to a file is published on its RecordFile (atomics, read from the loop): the
+// bytes the file holds, and the first error. After an error the file is cut back to the end of
+// the last append that was written whole (ftruncate), so it ends at a boundary its format can
+// read (an FLV tag, an fMP4 fragment); later appends and writes to it are dropped. A file that
+// never got a byte is removed.
+//
+// Bytes cross threads as BufferRefs whose count is not atomic: a buffer handed over must have no
+// other reference (one that does is copied first), and the thread releases it.
+//
+// record/: core only. No libevent: the loop learns of errors by reading the RecordFile.
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "rill/core/buffer.h"
+
+namespace rill::record {
+
+class FileWriter;
+
+// One file, shared by the loop (which reads it) and the writer thread (which updates it).
+class RecordFile {
+ public:
+  explicit RecordFile(std::string path) : requested_(std::move(path)) {}
+  // The name asked for; path() is the name used once opened (a "-1", "-2"... before the extension
+  // when a file of that name already existed).
+  const std::string& requested_path() const { return requested_; }
+  std::string path() const;
+  // errno of the first failure (open, write, sync), 0 while there is none.
+  int error() const { return error_.load(std::memory_order_acquire); }
+  // What failed, e.g. "write", with error(): for the log line.
+  std::string failed_call() const;
+  uint64_t written() const { return written_.load(std::memory_order_acquire); }  // bytes in the file
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+ private:
+  friend class FileWriter;
+  void fail(const char* call, int err);
+
+  const std::string requested_;
+  mutable std::mutex mu_;
+  std::string path_;       // guarded by mu_
+  const char* call_ = "";  // guarded by mu_
+  int fd_ = -1;            // the writer thread's
+  std::atomic<int> error_{0};
+  std::atomic<uint64_t> written_{0};
+  std::atomic<bool> closed_{false};
+};
+using RecordFilePtr = std::shared_ptr<RecordFile>;
+
+struct FileWriterOptions {
+  size_t max_queue_bytes = 64u << 20;  // appends waiting or being written
+  // The wall clock the recorders name files with (media/ has none).
+  std::function<std::time_t()> clock = [] { return std::time(nullptr); };
+  // Test-only: called on the writer thread before each command (a test holds it to play a slow disk).
+  std::function<void()> before_command;
+};
+
+class FileWriter {
+ public:
+  explicit FileWriter(FileWriterOptions options = {});
+  // Carries out what is queued (closing every file), then joins the thread.
+  ~FileWriter();
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+
+  // Queues the creation of `path` and of its missing directories. Never refused.
+  RecordFilePtr open(std::string path);
+  // Queues `bytes` at the end of the file. False, with nothing queued, when the queue would pass
+  // max_queue_bytes.
+  bool append(const RecordFilePtr& file, BufferRef bytes);
+  // Queues `bytes` at `offset` (inside what the file holds). Not bounded: for small rewrites.
+  void write_at(const RecordFilePtr& file, uint64_t offset, BufferRef bytes);
+  // Queues fdatasync + close. Never refused.
+  void close(const RecordFilePtr& file);
+
+  // Blocks until every command queued so far is carried out. For tests: the event loop never
+  // calls it.
+  void wait_idle();
+
+  size_t queued_bytes() const { return queued_.load(std::memory_order_relaxed); }
+  size_t max_queue_bytes() const { return opt_.max_queue_bytes; }
+  std::time_t now() const { return opt_.clock(); }
+
+ private:
+  enum class Op : uint8_t { Open, Append, WriteAt, Close };
+  struct Command {
+    Op op;
+    RecordFilePtr file;
+    BufferRef bytes;
+    uint64_t offset = 0;
+  };
+  void push(Command c);
+  void run();
+  void execute(Command& c);
+  void do_open(RecordFile& f);
+  void do_append(RecordFile& f, const BufferRef& bytes);
+  void do_write_at(RecordFile& f, uint64_t offset, const BufferRef& bytes);
+  void do_close(RecordFile& f);
+
+  FileWriterOptions opt_;
+  std::atomic<size_t> queued_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Command> queue_;  // guarded by mu_
+  bool stopping_ = false;      // guarded by mu_
+  bool busy_ = false;          // guarded by mu_: a command is being carried out
+  std::condition_variable idle_cv_;
+  std::thread thread_;
+};
+
+// Creates the missing directories of `dir` (mode 0755). 0 or the errno of the first failure.
+int make_directories(const std::string& dir);
+
+}  // namespace rill::record

@@ -1,0 +1,234 @@
+#include "rill/record/file_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string_view>
+
+namespace rill::record {
+
+namespace {
+
+// write() until all of `n` bytes are in or it fails: 0, or the errno.
+int write_all(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (w == 0) return EIO;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+int pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t offset) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (w == 0) return EIO;
+    p += w;
+    n -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+  return 0;
+}
+
+// "dir/name-N.ext" for "dir/name.ext" (the extension: after the last '.' of the last component).
+std::string numbered(const std::string& path, int n) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  const size_t at =
+      (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? path.size() : dot;
+  return path.substr(0, at) + "-" + std::to_string(n) + path.substr(at);
+}
+
+}  // namespace
+
+int make_directories(const std::string& dir) {
+  if (dir.empty()) return 0;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+  const size_t slash = dir.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    if (const int err = make_directories(dir.substr(0, slash))) return err;
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return errno;
+  return 0;
+}
+
+std::string RecordFile::path() const {
+  std::lock_guard lock(mu_);
+  return path_.empty() ? requested_ : path_;
+}
+
+std::string RecordFile::failed_call() const {
+  std::lock_guard lock(mu_);
+  return call_;
+}
+
+void RecordFile::fail(const char* call, int err) {
+  if (error_.load(std::memory_order_relaxed) != 0) return;
+  {
+    std::lock_guard lock(mu_);
+    call_ = call;
+  }
+  error_.store(err, std::memory_order_release);
+}
+
+FileWriter::FileWriter(FileWriterOptions options) : opt_(std::move(options)) {
+  // The thread takes no signal: the worker's loop handles them.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+FileWriter::~FileWriter() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+}
+
+void FileWriter::push(Command c) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
+RecordFilePtr FileWriter::open(std::string path) {
+  auto file = std::make_shared<RecordFile>(std::move(path));
+  push(Command{Op::Open, file, {}, 0});
+  return file;
+}
+
+bool FileWriter::append(const RecordFilePtr& file, BufferRef bytes) {
+  const size_t n = bytes.size();
+  size_t queued = queued_.load(std::memory_order_relaxed);
+  do {
+    if (queued + n > opt_.max_queue_bytes) return false;
+  } while (!queued_.compare_exchange_weak(queued, queued + n, std::memory_order_relaxed));
+  if (bytes && bytes->use_count() != 1) bytes = SharedBuffer::copy_of(bytes.span());  // see the header
+  push(Command{Op::Append, file, std::move(bytes), 0});
+  return true;
+}
+
+void FileWriter::write_at(const RecordFilePtr& file, uint64_t offset, BufferRef bytes) {
+  if (bytes && bytes->use_count() != 1) bytes = SharedBuffer::copy_of(bytes.span());
+  push(Command{Op::WriteAt, file, std::move(bytes), offset});
+}
+
+void FileWriter::close(const RecordFilePtr& file) { push(Command{Op::Close, file, {}, 0}); }
+
+void FileWriter::run() {
+  for (;;) {
+    Command c;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything is done
+      c = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
+    if (opt_.before_command) opt_.before_command();
+    execute(c);
+    if (c.op == Op::Append) queued_.fetch_sub(c.bytes.size(), std::memory_order_relaxed);
+    c.bytes.reset();  // released here, on this thread: the only reference
+    c.file.reset();
+    {
+      std::lock_guard lock(mu_);
+      busy_ = false;
+    }
+    idle_cv_.notify_all();
+  }
+}
+
+void FileWriter::wait_idle() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+void FileWriter::execute(Command& c) {
+  RecordFile& f = *c.file;
+  switch (c.op) {
+    case Op::Open:
+      do_open(f);
+      break;
+    case Op::Append:
+      do_append(f, c.bytes);
+      break;
+    case Op::WriteAt:
+      do_write_at(f, c.offset, c.bytes);
+      break;
+    case Op::Close:
+      do_close(f);
+      break;
+  }
+}
+
+void FileWriter::do_open(RecordFile& f) {
+  const std::string& want = f.requested_;
+  const size_t slash = want.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    if (const int err = make_directories(want.substr(0, slash))) return f.fail("mkdir", err);
+  }
+  // An existing file is never overwritten: "-1", "-2"... are tried instead.
+  for (int n = 0; n < 1000; ++n) {
+    std::string path = n == 0 ? want : numbered(want, n);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      f.fd_ = fd;
+      std::lock_guard lock(f.mu_);
+      f.path_ = std::move(path);
+      return;
+    }
+    if (errno != EEXIST) return f.fail("open", errno);
+  }
+  f.fail("open", EEXIST);
+}
+
+void FileWriter::do_append(RecordFile& f, const BufferRef& bytes) {
+  if (f.fd_ < 0 || f.error() != 0) return;
+  const uint64_t before = f.written();
+  if (const int err = write_all(f.fd_, bytes.data(), bytes.size())) {
+    // Back to the end of the last whole append: the file ends where its format can be read.
+    if (::ftruncate(f.fd_, static_cast<off_t>(before)) == 0)
+      ::lseek(f.fd_, static_cast<off_t>(before), SEEK_SET);
+    return f.fail("write", err);
+  }
+  f.written_.store(before + bytes.size(), std::memory_order_release);
+}
+
+void FileWriter::do_write_at(RecordFile& f, uint64_t offset, const BufferRef& bytes) {
+  if (f.fd_ < 0 || f.error() != 0) return;
+  if (offset + bytes.size() > f.written()) return;  // only over what the file holds
+  if (const int err = pwrite_all(f.fd_, bytes.data(), bytes.size(), offset)) f.fail("pwrite", err);
+}
+
+void FileWriter::do_close(RecordFile& f) {
+  if (f.fd_ >= 0) {
+    if (f.error() == 0 && ::fdatasync(f.fd_) != 0 && errno != EINVAL) f.fail("fdatasync", errno);
+    ::close(f.fd_);
+    f.fd_ = -1;
+    if (f.written() == 0) ::unlink(f.path().c_str());  // nothing in it: leave nothing behind
+  }
+  f.closed_.store(true, std::memory_order_release);
+}
+
+}  // namespace rill::record

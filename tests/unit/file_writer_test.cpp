@@ -1,0 +1,146 @@
+// record::FileWriter: the recording thread's commands, its bound and its errors, on real files
+// under a temporary directory.
+#include "rill/record/file_writer.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace rill::record {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char t[] = "/tmp/rill-fw-XXXXXX";
+    path = ::mkdtemp(t);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+BufferRef text(std::string_view s) { return SharedBuffer::copy_of(s); }
+
+TEST(FileWriter, OpenAppendRewriteClose) {
+  TempDir d;
+  FileWriter w;
+  const std::string path = d.path + "/a/b/c.flv";  // directories made on the way
+  auto f = w.open(path);
+  EXPECT_TRUE(w.append(f, text("hello ")));
+  EXPECT_TRUE(w.append(f, text("world")));
+  w.write_at(f, 0, text("J"));
+  w.write_at(f, 9, text("xyz"));  // past what the file holds: not written
+  w.close(f);
+  w.wait_idle();
+  EXPECT_EQ(f->error(), 0);
+  EXPECT_TRUE(f->closed());
+  EXPECT_EQ(f->written(), 11u);
+  EXPECT_EQ(f->path(), path);
+  EXPECT_EQ(slurp(path), "Jello world");
+  EXPECT_EQ(w.queued_bytes(), 0u);
+}
+
+TEST(FileWriter, NeverOverwrites) {
+  TempDir d;
+  FileWriter w;
+  const std::string path = d.path + "/x.mp4";
+  std::ofstream(path) << "old";
+  auto f = w.open(path);
+  w.append(f, text("new"));
+  w.close(f);
+  w.wait_idle();
+  EXPECT_EQ(f->path(), d.path + "/x-1.mp4");
+  EXPECT_EQ(slurp(path), "old");
+  EXPECT_EQ(slurp(d.path + "/x-1.mp4"), "new");
+}
+
+TEST(FileWriter, EmptyFileIsRemoved) {
+  TempDir d;
+  FileWriter w;
+  auto f = w.open(d.path + "/empty.mp4");
+  w.close(f);
+  w.wait_idle();
+  EXPECT_FALSE(fs::exists(d.path + "/empty.mp4"));
+}
+
+TEST(FileWriter, OpenErrorIsPublished) {
+  TempDir d;
+  std::ofstream(d.path + "/file") << "x";
+  FileWriter w;
+  auto f = w.open(d.path + "/file/rec.flv");  // a file where a directory is expected
+  EXPECT_TRUE(w.append(f, text("data")));     // queued; dropped by the thread
+  w.close(f);
+  w.wait_idle();
+  EXPECT_EQ(f->error(), ENOTDIR);
+  EXPECT_EQ(f->failed_call(), "mkdir");
+  EXPECT_EQ(f->written(), 0u);
+  EXPECT_EQ(w.queued_bytes(), 0u);
+}
+
+TEST(FileWriter, QueueIsBoundedInBytes) {
+  TempDir d;
+  std::atomic<bool> hold{true};
+  FileWriterOptions o;
+  o.max_queue_bytes = 100;
+  o.before_command = [&] {
+    while (hold.load()) ::usleep(1000);  // a disk that does not answer
+  };
+  FileWriter w(o);
+  auto f = w.open(d.path + "/slow.flv");
+  EXPECT_TRUE(w.append(f, text(std::string(60, 'a'))));
+  EXPECT_TRUE(w.append(f, text(std::string(40, 'b'))));
+  EXPECT_EQ(w.queued_bytes(), 100u);
+  EXPECT_FALSE(w.append(f, text("c")));  // refused at once, nothing queued
+  EXPECT_EQ(w.queued_bytes(), 100u);
+  hold = false;
+  w.close(f);
+  w.wait_idle();
+  EXPECT_EQ(w.queued_bytes(), 0u);
+  EXPECT_EQ(slurp(f->path()), std::string(60, 'a') + std::string(40, 'b'));
+  auto g = w.open(d.path + "/again.flv");
+  EXPECT_TRUE(w.append(g, text("c")));  // room again
+  w.close(g);
+  w.wait_idle();
+}
+
+TEST(FileWriter, WriteErrorCutsBackToTheLastWholeAppend) {
+  TempDir d;
+  FileWriter w;
+  auto f = w.open(d.path + "/big.flv");
+  w.append(f, text(std::string(600, 'a')));
+  w.wait_idle();
+  // The process may not grow a file past 1000 bytes: the next write fails with EFBIG half way.
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit limit = old;
+  limit.rlim_cur = 1000;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  w.append(f, text(std::string(600, 'b')));
+  w.append(f, text("after"));  // dropped: the file failed
+  w.wait_idle();
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  w.close(f);
+  w.wait_idle();
+  EXPECT_EQ(f->error(), EFBIG);
+  EXPECT_EQ(f->failed_call(), "write");
+  EXPECT_EQ(f->written(), 600u);
+  EXPECT_EQ(slurp(f->path()), std::string(600, 'a'));  // whole appends only
+}
+
+}  // namespace
+}  // namespace rill::record
