@@ -1,6 +1,7 @@
 #include "rill/media/stream_output.h"
 
 #include "rill/media/hls_segmenter.h"
+#include "rill/media/recorder.h"
 #include "rill/media/stream.h"
 
 namespace rill::media {
@@ -21,6 +22,9 @@ StreamOutputs default_outputs(Stream& stream, const config::AppConfig& app, Publ
   if (origin == PublishOrigin::WorkerLink) return out;
   StreamRegistry& r = stream.registry();
   if (app.hls.enabled) out.push_back(std::make_unique<HlsSegmenter>(r.hls(), stream.key(), app.hls, r.log()));
+  if (app.record.enabled() && r.record_writer()) {
+    out.push_back(std::make_unique<Recorder>(*r.record_writer(), stream.key(), app.record, r.log()));
+  }
   return out;
 }
 

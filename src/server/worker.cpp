@@ -24,6 +24,7 @@
 #include "rill/net/resolver.h"
 #include "rill/net/send_buffer.h"
 #include "rill/net/worker_core.h"
+#include "rill/record/file_writer.h"
 #include "rill/server/admission_checks.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/hls_remote.h"
@@ -44,6 +45,14 @@
 
 namespace rill::server {
 
+namespace {
+
+bool records(const config::Config& c) {
+  return std::any_of(c.apps.begin(), c.apps.end(), [](const auto& a) { return a.second.record.enabled(); });
+}
+
+}  // namespace
+
 struct Worker::Impl {
   event_base* base;
   WorkerContext wctx;
@@ -52,6 +61,9 @@ struct Worker::Impl {
   net::Resolver resolver;
   EventTimerQueue timers;
   net::FlushScheduler flusher;
+  // apps.NAME.record: the thread that writes recording files, when an app records. Before the
+  // streams: their recorders close their files through it.
+  std::unique_ptr<record::FileWriter> record_writer;
   media::StreamRegistry streams;
   net::SessionSet sessions;
   SessionAddressLimit rtmp_per_address{sessions};  // rtmp.max_connections_per_ip
@@ -81,11 +93,13 @@ struct Worker::Impl {
         resolver(b),
         timers(b),
         flusher(b, net::merge_writes_of(*wctx.config)),
+        record_writer(records(*wctx.config) ? std::make_unique<record::FileWriter>() : nullptr),
         streams(timers, wctx.log,
                 [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) {
                   return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o);
                 }),
         sessions(timers) {
+    streams.set_record_writer(record_writer.get());
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;

@@ -26,6 +26,10 @@
 #include "rill/media/stream_output.h"
 #include "rill/media/subscriber.h"
 
+namespace rill::record {
+class FileWriter;
+}  // namespace rill::record
+
 namespace rill::media {
 
 class StreamRegistry;
@@ -166,6 +170,10 @@ class StreamRegistry {
   TimerQueue& timers() { return timers_; }
   spdlog::logger& log() { return *log_; }
   HlsStore& hls() { return *hls_; }  // this worker's HLS playlists and segments
+  // The worker's recording writer thread (apps.NAME.record); null: nothing is recorded. It must
+  // outlive the registry (recorders close their files through it when their streams go).
+  void set_record_writer(record::FileWriter* writer) { record_writer_ = writer; }
+  record::FileWriter* record_writer() const { return record_writer_; }
 
  private:
   friend class Stream;
@@ -177,6 +185,7 @@ class StreamRegistry {
   std::shared_ptr<spdlog::logger> log_;
   OutputFactory make_outputs_;
   std::unique_ptr<HlsStore> hls_;  // outlives the streams (declared before them)
+  record::FileWriter* record_writer_ = nullptr;
   std::map<StreamKey, std::unique_ptr<Stream>> streams_;
 };
 

@@ -66,7 +66,8 @@ using OutputFactory =
     std::function<StreamOutputs(Stream& stream, const config::AppConfig& app, PublishOrigin origin)>;
 
 // The outputs media/ itself provides: HLS (HlsSegmenter into the registry's HlsStore) when
-// app.hls.enabled, for every origin but WorkerLink (HLS is produced once, by the owning worker).
+// app.hls.enabled, and the Recorder (into the registry's record writer) when app.record is on,
+// for every origin but WorkerLink (both are produced once, by the owning worker).
 StreamOutputs default_outputs(Stream& stream, const config::AppConfig& app, PublishOrigin origin);
 
 }  // namespace rill::media

@@ -1,0 +1,109 @@
+#pragma once
+// Recorder: the stream output that writes a stream to files (apps.NAME.record, docs/recording.md).
+// It keeps the plan and hands bytes on; the container is a RecordingFile (FLV or fMP4), the disk
+// is the worker's record::FileWriter thread, so nothing here waits on a file.
+//
+//   start   a file starts at a video keyframe (the sequence headers first) with the audio that
+//           came since the last video frame (an encoder's first audio frame often precedes its
+//           first keyframe by a few ms), or at the first audio frame of a stream without video
+//           (after kAudioOnlyProbeMs of audio with no video header, as the HLS segmenter does;
+//           the audio held meanwhile goes into the file);
+//   flush   what came since the last flush is handed to the writer once `flush` of stream time
+//           has passed (fMP4: one moof + mdat, cut before a video frame when there is video);
+//   rotate  at the first keyframe (audio frame, without video) after `segment`, or past
+//           `max_size`, or after a new codec configuration (fMP4): the old file ends with the frame
+//           before it, the new one starts with the sequence headers and that keyframe — each frame
+//           is in exactly one file;
+//   fail    a write error or a full writer queue ends the file (FLV: its onMetaData still
+//           describes what it holds), logs one line naming the stream, the path and the reason,
+//           and the recorder waits; it tries a new file at a keyframe after a back-off in stream
+//           time (1 s doubling to 30 s), and is Recording again (with a log line) only once the
+//           writer has written to that file.
+//
+// mode video / audio records one track; the other is skipped. media/: no file, no clock.
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rill/config/config.h"
+#include "rill/media/recording_file.h"
+#include "rill/media/stream_key.h"
+#include "rill/media/stream_output.h"
+#include "rill/record/file_writer.h"
+
+namespace rill::media {
+
+class Recorder final : public StreamOutput {
+ public:
+  enum class State : uint8_t { Waiting, Recording, Failed };
+  static constexpr int64_t kAudioOnlyProbeMs = 1000;
+  static constexpr size_t kMaxHeldAudio = 256;       // audio frames held while waiting for video
+  static constexpr int32_t kHeldAudioSpanMs = 1000;  // held audio this much older than the start goes in
+  static constexpr size_t kChunkBytes = 4u << 20;    // handed on before `flush` when this much waits
+  static constexpr int64_t kFirstRetryMs = 1000, kMaxRetryMs = 30000;
+
+  Recorder(record::FileWriter& writer, StreamKey key, const config::RecordConfig& cfg, spdlog::logger& log);
+  ~Recorder() override;  // stop()
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  std::string_view name() const override { return "record"; }
+  void on_frame(const FramePtr& f) override;
+  void on_stop(const PublishSession&) override { stop(); }
+  // Closes the open file (its last fragment, the FLV rewrite). Idempotent.
+  void stop();
+
+  State state() const { return state_; }
+  const std::string& failure() const { return failure_; }  // why it failed ("" unless Failed)
+  uint64_t files_started() const { return files_; }
+  uint64_t frames_written() const { return frames_written_; }
+  uint64_t frames_skipped() const { return frames_skipped_; }  // the container did not take them
+
+ private:
+  void tick(uint32_t ts);
+  void on_header(const FramePtr& f, bool video);
+  void write_frame(const MediaFrame& f, bool video);
+  void start_when_due(const FramePtr& f, bool video);
+  bool rotation_due(const MediaFrame& f, bool video) const;
+  void open_file(const FramePtr& first, bool with_video);
+  uint32_t file_ts(uint32_t ts) const;
+  bool hand_off();  // buf_ to the writer; false: refused (the queue is full)
+  void check_file();
+  void close_file(uint32_t end_ts, bool finish);
+  void fail(const std::string& reason, bool disk_ok);
+
+  record::FileWriter& writer_;
+  const StreamKey key_;
+  const std::string label_;  // "record live/cam"
+  const config::RecordConfig& cfg_;
+  spdlog::logger& log_;
+  FramePtr video_header_, audio_header_, metadata_;
+  std::deque<FramePtr> held_audio_;  // waiting for the first video keyframe (or the probe's end)
+  // Stream time: milliseconds of the publisher's timeline since the first frame (never backwards).
+  bool clock_started_ = false;
+  uint32_t last_ts_ = 0;
+  int64_t now_ = 0;
+  // The open file.
+  record::RecordFilePtr file_;
+  std::unique_ptr<RecordingFile> rf_;
+  std::vector<uint8_t> buf_;  // bytes not yet handed to the writer
+  bool file_video_ = false, file_audio_ = false;
+  bool rotate_pending_ =
+      false;           // a configuration the open file cannot carry: a new one at the next start point
+  uint32_t base_ = 0;  // stream timestamp of the file's first frame
+  int64_t file_start_ = 0, last_flush_ = 0;
+  uint64_t handed_ = 0;  // bytes the writer took for this file
+  // State.
+  State state_ = State::Waiting;
+  std::string failure_;
+  bool stopped_ = false;
+  bool resuming_ = false;  // a file opened after a failure, not yet known to be written
+  int64_t retry_at_ = 0, retry_ms_ = kFirstRetryMs;
+  uint64_t files_ = 0, frames_written_ = 0, frames_skipped_ = 0;
+};
+
+}  // namespace rill::media
