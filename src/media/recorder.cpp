@@ -237,7 +237,7 @@ void Recorder::close_file(uint32_t end_ts, bool finish) {
   }
   writer_.close(file_);
   if (finish && !refused) {
-    log_.info("{}: closed {}: {:.1f} s, {}", label_, file_->requested_path(), rf_->duration_ms() / 1000.0,
+    log_.info("{}: closed {}: {:.1f} s, {}", label_, file_->path(), rf_->duration_ms() / 1000.0,
               mib(handed_));
   }
   file_.reset();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/logger.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -262,6 +263,28 @@ TEST_P(RecorderFormats, RotationAtKeyframesLosesAndDoublesNothing) {
   EXPECT_EQ(rig.rec->files_started(), 4u);
 }
 
+TEST_P(RecorderFormats, MaxSizeRotatesAtTheNextKeyframe) {
+  Rig rig(GetParam());
+  rig.cfg.max_size = 100 * 1000;
+  const Feed f = stream(8000, true, true, /*video_size=*/4000);  // ~55 KB a second
+  rig.feed(f.frames);
+  const auto files = rig.finish();
+  ASSERT_GE(files.size(), 3u);
+  Contents sum;
+  for (const auto& path : files) {
+    const Contents c = rig.read(path);
+    EXPECT_TRUE(c.starts_with_keyframe) << path;
+    if (path != files.back()) {
+      EXPECT_GE(fs::file_size(path), 100u * 1000) << path;
+      EXPECT_LT(fs::file_size(path), 100u * 1000 + 60 * 1000) << path;  // cut within a second past it
+    }
+    sum.video += c.video;
+    sum.audio += c.audio;
+  }
+  EXPECT_EQ(sum.video, f.video);
+  EXPECT_EQ(sum.audio, f.audio);
+}
+
 TEST_P(RecorderFormats, ModeVideoRecordsOneTrack) {
   Rig rig(GetParam());
   rig.cfg.mode = config::RecordMode::Video;
@@ -338,6 +361,41 @@ TEST_P(RecorderFormats, FullQueueStopsTheFileAndRecordingResumesAtAKeyframe) {
   }
   EXPECT_EQ(video, 25u * 2 + 25u * 5);  // [0, 2 s) and, from the retry, [4 s, 9 s)
   EXPECT_LT(video, f.video);            // what the full queue refused is missing
+}
+
+TEST_P(RecorderFormats, DiskErrorMidFileLeavesAFileThatReadsToItsEnd) {
+  Rig rig(GetParam());
+  const Feed f = stream(8000, true, true, /*video_size=*/4000);  // ~60 KB a second
+  const auto at = [&](uint32_t ms) {
+    size_t i = 3;
+    while (i < f.frames.size() && f.frames[i]->timestamp < ms) ++i;
+    return i;
+  };
+  rig.feed(f.frames, 0, at(1500), true);
+  // The file may not grow by more than 30 KB any more: the chunk handed at 2 s (~60 KB) fails
+  // with EFBIG half way through.
+  const auto first = files_in(rig.dir.path);
+  ASSERT_EQ(first.size(), 1u);
+  const auto size_limit = fs::file_size(first[0]) + 30 * 1000;
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit limit = old;
+  limit.rlim_cur = size_limit;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  rig.feed(f.frames, at(1500), at(2500), true);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_EQ(rig.rec->state(), Recorder::State::Failed);
+  EXPECT_NE(rig.rec->failure().find(": write: File too large"), std::string::npos) << rig.rec->failure();
+  rig.feed(f.frames, at(2500), SIZE_MAX, true);  // room again: a new file at the keyframe at 3 s
+  EXPECT_EQ(rig.rec->state(), Recorder::State::Recording);
+  const auto files = rig.finish();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_LT(fs::file_size(files[0]), size_limit);  // cut back to its last whole chunk
+  for (const auto& path : files) {
+    const Contents c = rig.read(path);  // whole tags / fragments up to the end
+    EXPECT_TRUE(c.starts_with_keyframe) << path;
+    EXPECT_GT(c.video, 0u) << path;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(, RecorderFormats,
