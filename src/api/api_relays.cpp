@@ -43,9 +43,9 @@ std::optional<protocol::LinkRelayAddRequest> relay_request(ApiServer& api, HttpE
   if (why.empty()) {
     if (auto e = core::name_error(r.name)) why = "invalid name '" + r.name + "': " + *e;
   }
-  if (why.empty() && (r.url.rfind("rtmp://", 0) != 0 || r.url.find_first_of(" \t\r\n") != std::string::npos ||
-                      r.url.size() > 400)) {
-    why = "url must be rtmp://HOST[:PORT]/APP[/NAME] (at most 400 bytes)";
+  if (why.empty() && ((r.url.rfind("rtmp://", 0) != 0 && r.url.rfind("rtmps://", 0) != 0) ||
+                      r.url.find_first_of(" \t\r\n") != std::string::npos || r.url.size() > 400)) {
+    why = "url must be rtmp[s]://HOST[:PORT]/APP[/NAME] (at most 400 bytes)";
   }
   r.id = "r" + std::to_string(api.context().sessions->next_id());
   // Every worker must be able to read it: one worker-link request line.

@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "rill/net/tls_connection.h"
 #include "rill/protocol/rtmp_message.h"
 
 namespace rill::cluster {
@@ -15,10 +16,14 @@ UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name,
   UpstreamTarget t;
   t.host = url.host;
   t.port = url.port;
+  t.tls = url.tls;
+  t.tls_verify = url.tls_verify;
+  t.tls_ca_file = url.tls_ca_file;
   const bool v6 = url.host.find(':') != std::string::npos;
   t.client.role = role;
   t.client.app = url.app;
-  t.client.tc_url = "rtmp://" + (v6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port) + "/" + url.app;
+  t.client.tc_url = (url.tls ? "rtmps://" : "rtmp://") + (v6 ? "[" + url.host + "]" : url.host) + ":" +
+                    std::to_string(url.port) + "/" + url.app;
   t.client.stream = url.name.empty() ? name : url.name;
   if (role == protocol::RtmpClientRole::Publish) t.client.flash_ver = "FMLE/3.0 (compatible; rill relay)";
   t.client.connect_timeout_ms = connect_timeout_ms;
@@ -53,7 +58,19 @@ void RtmpUpstream::connected(net::TcpConnector::Result r) {
   if (!r.skipped.empty()) {
     ctx_.log->info("connect to {}: connected to {} after {}", peer, r.address, r.skipped);
   }
-  conn_ = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(r.fd), peer);
+  if (target_.tls) {
+    std::shared_ptr<net::TlsContext> tls;
+    try {
+      // Per connection: a CA file replaced on disk is read again at the next attempt.
+      tls = net::TlsContext::client(target_.tls_ca_file.value_or(std::string()), target_.tls_verify);
+    } catch (const net::TlsError& e) {
+      return down(e.what());
+    }
+    conn_ = std::make_unique<net::TlsConnection>(ctx_.base, *ctx_.flusher, std::move(r.fd), peer,
+                                                 std::move(tls), target_.host);
+  } else {
+    conn_ = std::make_unique<net::PlainConnection>(ctx_.base, *ctx_.flusher, std::move(r.fd), peer);
+  }
   // Handshake + connect + play must fit in connect_timeout, counted from the TCP connect.
   session_.start(ctx_.timers->now_ms());
   conn_->start(*this);
@@ -73,6 +90,11 @@ void RtmpUpstream::on_data(std::span<const uint8_t> bytes) {
 }
 
 void RtmpUpstream::on_close(const std::string& reason) {
+  // A TLS connection that ended in its handshake (a refused certificate): its reason, not the
+  // session's "peer closed while waiting for S0S1S2".
+  if (const auto* tls = dynamic_cast<const net::TlsConnection*>(conn_.get()); tls && !tls->handshake_done()) {
+    down(reason);
+  }
   session_.transport_closed();
   down(reason);
 }

@@ -1,7 +1,11 @@
 // apps.X.edge / push / pull: the cluster keys of an app (docs/cluster.md).
 #include "rill/config/cluster_config.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <fstream>
 
 #include "rill/core/name_rule.h"
 
@@ -13,12 +17,13 @@ using std::chrono::milliseconds;
 
 namespace {
 
-const std::vector<std::string_view> kEdgeKeys = {"origins", "connect_timeout", "idle_close", "publish"};
-const std::vector<std::string_view> kPushKeys = {"url", "reconnect"};
-const std::vector<std::string_view> kPullKeys = {"url", "name"};
+const std::vector<std::string_view> kEdgeKeys = {"origins", "connect_timeout", "idle_close",
+                                                 "publish", "tls_verify",      "tls_ca_file"};
+const std::vector<std::string_view> kPushKeys = {"url", "reconnect", "tls_verify", "tls_ca_file"};
+const std::vector<std::string_view> kPullKeys = {"url", "name", "tls_verify", "tls_ca_file"};
 
 std::optional<RtmpUrl> url_error(std::string* error, std::string_view text, const std::string& why) {
-  if (error) *error = "expected rtmp://HOST[:PORT]/APP[/NAME], got '" + std::string(text) + "': " + why;
+  if (error) *error = "expected rtmp[s]://HOST[:PORT]/APP[/NAME], got '" + std::string(text) + "': " + why;
   return std::nullopt;
 }
 
@@ -61,17 +66,46 @@ RtmpUrl read_url(const YamlReader& reader, const YamlField& f) {
   return *url;
 }
 
+// The relay's tls_verify / tls_ca_file, given to each of its URLs: a CA file must be readable
+// now (`rill -t`), and only rtmps:// URLs use them.
+void read_relay_tls(const YamlReader& reader, const YamlMap& map, std::vector<RtmpUrl*> urls) {
+  bool verify = true;
+  std::optional<std::string> ca_file;
+  map.read_bool("tls_verify", verify);
+  map.read_optional_string("tls_ca_file", ca_file);
+  const bool any_tls = std::any_of(urls.begin(), urls.end(), [](const RtmpUrl* u) { return u->tls; });
+  for (const char* key : {"tls_verify", "tls_ca_file"}) {
+    if (auto f = map.get(key); f && !any_tls)
+      reader.fail(*f, std::string(key) + " is for rtmps:// URLs only");
+  }
+  if (ca_file) {
+    const YamlField at = *map.get("tls_ca_file");
+    if (!verify) reader.fail(at, "tls_ca_file with tls_verify: false (nothing is verified)");
+    if (!std::ifstream(*ca_file))
+      reader.fail(at, "cannot read tls_ca_file " + *ca_file + ": " + std::strerror(errno));
+  }
+  for (RtmpUrl* u : urls) {
+    if (!u->tls) continue;
+    u->tls_verify = verify;
+    u->tls_ca_file = ca_file;
+  }
+}
+
 EdgeConfig read_edge(const YamlReader& reader, const YamlField& f) {
   EdgeConfig edge;
   const YamlMap map(reader, f, kEdgeKeys);
   auto origins = map.get("origins");
-  if (!origins) reader.fail(f, "missing: origins (a list of rtmp:// URLs)");
+  if (!origins) reader.fail(f, "missing: origins (a list of rtmp:// or rtmps:// URLs)");
   for (const YamlField& item : reader.string_list(*origins)) {
     RtmpUrl url = read_url(reader, item);
-    if (!url.name.empty()) reader.fail(item, "an origin is an app URL (rtmp://HOST[:PORT]/APP), not a stream");
+    if (!url.name.empty())
+      reader.fail(item, "an origin is an app URL (rtmp[s]://HOST[:PORT]/APP), not a stream");
     edge.origins.push_back(std::move(url));
   }
   if (edge.origins.empty()) reader.fail(*origins, "at least one origin is required");
+  std::vector<RtmpUrl*> urls;
+  for (RtmpUrl& u : edge.origins) urls.push_back(&u);
+  read_relay_tls(reader, map, urls);
   map.read_duration("connect_timeout", edge.connect_timeout, milliseconds(100), hours(1));
   map.read_duration("idle_close", edge.idle_close, milliseconds(0), hours(24));
   if (auto p = map.get("publish")) {
@@ -104,6 +138,7 @@ PushTarget read_push(const YamlReader& reader, const YamlField& f) {
   const YamlMap map(reader, f, kPushKeys);
   t.url = required_url(reader, map);
   map.read_duration("reconnect", t.reconnect, milliseconds(100), hours(1));
+  read_relay_tls(reader, map, {&t.url});
   return t;
 }
 
@@ -112,10 +147,12 @@ PullSource read_pull(const YamlReader& reader, const YamlField& f) {
   const YamlMap map(reader, f, kPullKeys);
   s.url = required_url(reader, map);
   s.name = s.url.name;
+  read_relay_tls(reader, map, {&s.url});
   map.read_string("name", s.name, false);
   if (s.name.empty()) reader.fail(f, "missing: name (the URL names no stream)");
   if (auto why = core::name_error(s.name)) reader.fail(f, "invalid name '" + s.name + "': " + *why);
-  if (s.url.name.empty()) reader.fail(*map.get("url"), "a pull URL names its stream: rtmp://HOST[:PORT]/APP/NAME");
+  if (s.url.name.empty())
+    reader.fail(*map.get("url"), "a pull URL names its stream: rtmp[s]://HOST[:PORT]/APP/NAME");
   return s;
 }
 
@@ -123,10 +160,15 @@ PullSource read_pull(const YamlReader& reader, const YamlField& f) {
 
 std::optional<RtmpUrl> parse_rtmp_url(std::string_view text, std::string* error) {
   constexpr std::string_view kScheme = "rtmp://";
-  if (text.substr(0, kScheme.size()) != kScheme) return url_error(error, text, "scheme must be rtmp://");
+  constexpr std::string_view kTlsScheme = "rtmps://";
   RtmpUrl url;
+  url.tls = text.substr(0, kTlsScheme.size()) == kTlsScheme;
+  if (!url.tls && text.substr(0, kScheme.size()) != kScheme) {
+    return url_error(error, text, "scheme must be rtmp:// or rtmps://");
+  }
+  if (url.tls) url.port = 443;
   url.text = std::string(text);
-  std::string_view rest = text.substr(kScheme.size());
+  std::string_view rest = text.substr(url.tls ? kTlsScheme.size() : kScheme.size());
   const size_t slash = rest.find('/');
   if (slash == std::string_view::npos) return url_error(error, text, "no /APP");
   std::string why;
@@ -146,7 +188,8 @@ std::optional<RtmpUrl> parse_rtmp_url(std::string_view text, std::string* error)
 std::string stream_url(const RtmpUrl& url, const std::string& name) {
   const bool v6 = url.host.find(':') != std::string::npos;
   std::string host = v6 ? "[" + url.host + "]" : url.host;
-  return "rtmp://" + host + ":" + std::to_string(url.port) + "/" + url.app + "/" + (url.name.empty() ? name : url.name);
+  return (url.tls ? "rtmps://" : "rtmp://") + host + ":" + std::to_string(url.port) + "/" + url.app + "/" +
+         (url.name.empty() ? name : url.name);
 }
 
 void read_cluster_keys(const YamlReader& reader, const YamlMap& map, AppConfig& app) {

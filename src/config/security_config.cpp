@@ -14,9 +14,9 @@ using std::chrono::milliseconds;
 
 const std::vector<std::string_view> kAuthKeys = {"secret", "secret_file", "publish", "play"};
 const std::vector<std::string_view> kAuthModes = {"open", "token", "callback", "token+callback"};
-const std::vector<std::string_view> kCallbackKeys = {"on_publish", "on_play",         "on_publish_done",
-                                                     "on_play_done", "on_update", "update_interval",
-                                                     "timeout"};
+const std::vector<std::string_view> kCallbackKeys = {"on_publish",   "on_play",    "on_publish_done",
+                                                     "on_play_done", "on_update",  "update_interval",
+                                                     "timeout",      "tls_ca_file"};
 constexpr size_t kMaxSecretFile = 64 * 1024;
 
 AuthMode mode_of(const std::string& word) {
@@ -75,13 +75,16 @@ std::vector<core::AccessRule> read_access(const YamlReader& reader, const YamlFi
   return rules;
 }
 
-// "http://HOST[:PORT]/PATH": the callback client speaks plain HTTP/1.1.
-void check_callback_url(const YamlReader& reader, const YamlField& at, const std::string& url) {
-  const std::string_view scheme = "http://";
-  if (url.compare(0, scheme.size(), scheme) != 0 || url.size() == scheme.size() ||
-      url[scheme.size()] == '/') {
-    reader.fail(at, "expected an http:// URL (http://HOST[:PORT]/PATH), got '" + url + "'");
+// "http://HOST[:PORT]/PATH" or "https://…": the callback client speaks HTTP/1.1, over TLS for
+// https (the server verified against callbacks.tls_ca_file or the system's trust store).
+bool check_callback_url(const YamlReader& reader, const YamlField& at, const std::string& url) {
+  for (const std::string_view scheme : {"http://", "https://"}) {
+    if (url.compare(0, scheme.size(), scheme) == 0 && url.size() > scheme.size() &&
+        url[scheme.size()] != '/') {
+      return scheme == "https://";
+    }
   }
+  reader.fail(at, "expected an http:// or https:// URL (http[s]://HOST[:PORT]/PATH), got '" + url + "'");
 }
 
 CallbacksConfig read_callbacks(const YamlReader& reader, const YamlField& f) {
@@ -90,12 +93,21 @@ CallbacksConfig read_callbacks(const YamlReader& reader, const YamlField& f) {
   const std::pair<const char*, std::optional<std::string>*> urls[] = {
       {"on_publish", &cb.on_publish}, {"on_play", &cb.on_play}, {"on_publish_done", &cb.on_publish_done},
       {"on_play_done", &cb.on_play_done}, {"on_update", &cb.on_update}};
+  bool any_https = false;
   for (const auto& [key, out] : urls) {
     map.read_optional_string(key, *out);
-    if (*out) check_callback_url(reader, *map.get(key), **out);
+    if (*out && check_callback_url(reader, *map.get(key), **out)) any_https = true;
   }
   map.read_duration("update_interval", cb.update_interval, milliseconds(1000), hours(24));
   map.read_duration("timeout", cb.timeout, milliseconds(10), milliseconds(60000));
+  map.read_optional_string("tls_ca_file", cb.tls_ca_file);
+  if (cb.tls_ca_file) {
+    const YamlField at = *map.get("tls_ca_file");
+    if (!any_https) reader.fail(at, "tls_ca_file is for https:// callback URLs only");
+    if (!std::ifstream(*cb.tls_ca_file)) {
+      reader.fail(at, "cannot read tls_ca_file " + *cb.tls_ca_file + ": " + std::strerror(errno));
+    }
+  }
   return cb;
 }
 

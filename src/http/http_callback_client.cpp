@@ -1,10 +1,16 @@
 #include "rill/http/http_callback_client.h"
 
+#include <arpa/inet.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -26,12 +32,25 @@ struct HttpCallbackClient::Call {
   std::optional<net::Resolver::LookupId> lookup;
   std::string host;  // as in the URL, for the Host header and errors
   uint16_t port = 80;
+  std::shared_ptr<net::TlsContext> tls;  // https://
+  std::string tls_error;                 // why the certificate was refused (the verify callback)
+  bool tls_handshaken = false;           // the TLS handshake of this attempt completed
   std::string target;  // path and query
   std::string form;
   std::vector<net::ResolvedAddress> addresses;
   size_t next = 0;              // the next address to try
   std::string failed;           // "127.0.0.2: connection failed; ...": the addresses given up
   bool request_failed = false;  // evhttp reported an error of a sent request (it reached a server)
+  // Why the TLS connection failed: the refused certificate, else OpenSSL's reason.
+  std::string tls_failure() const {
+    if (!tls_error.empty()) return tls_error;
+    bufferevent* bev = conn ? evhttp_connection_get_bufferevent(conn) : nullptr;
+    if (const unsigned long e = bev ? bufferevent_get_openssl_error(bev) : 0) {
+      const char* reason = ERR_reason_error_string(e);
+      return std::string("tls: ") + (reason ? reason : "error " + std::to_string(e));
+    }
+    return "connection failed before the TLS handshake completed";
+  }
   // Frees the connection. Inside one of the connection's own callbacks the connection goes on
   // the next loop iteration (libevent still uses it); anywhere else at once, so that no callback
   // can reach this call afterwards.
@@ -39,6 +58,10 @@ struct HttpCallbackClient::Call {
     if (attempt_timer) event_free(std::exchange(attempt_timer, nullptr));
     evhttp_connection* c = std::exchange(conn, nullptr);
     if (!c) return;
+    // The TLS session outlives this call when freed later: it must not reach it any more.
+    if (SSL* ssl = tls ? bufferevent_openssl_get_ssl(evhttp_connection_get_bufferevent(c)) : nullptr) {
+      SSL_set_app_data(ssl, nullptr);
+    }
     if (!inside_connection_callback) return evhttp_connection_free(c);
     const timeval now{0, 0};
     event_base_once(
@@ -59,6 +82,7 @@ namespace {
 struct ParsedUrl {
   std::string host;
   uint16_t port = 80;
+  bool tls = false;    // https://
   std::string target;  // path and query
 };
 
@@ -68,10 +92,13 @@ bool parse_url(const std::string& url, ParsedUrl& out) {
   const char* host = evhttp_uri_get_host(uri);
   const char* path = evhttp_uri_get_path(uri);
   const char* query = evhttp_uri_get_query(uri);
-  const bool ok = host && *host;
+  const char* scheme = evhttp_uri_get_scheme(uri);
+  out.tls = scheme && std::string_view(scheme) == "https";
+  const bool ok = host && *host && scheme && (out.tls || std::string_view(scheme) == "http");
   if (ok) {
     out.host = host;
-    out.port = static_cast<uint16_t>(evhttp_uri_get_port(uri) > 0 ? evhttp_uri_get_port(uri) : 80);
+    const uint16_t default_port = out.tls ? 443 : 80;
+    out.port = static_cast<uint16_t>(evhttp_uri_get_port(uri) > 0 ? evhttp_uri_get_port(uri) : default_port);
     out.target = path && *path ? path : "/";
     if (query) out.target += std::string("?") + query;
   }
@@ -80,10 +107,33 @@ bool parse_url(const std::string& url, ParsedUrl& out) {
 }
 
 // RFC 9110 7.2: the port is part of Host unless it is the scheme's default.
-std::string host_header(const std::string& host, uint16_t port) {
+std::string host_header(const std::string& host, uint16_t port, bool tls) {
   const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
   std::string h = v6 ? "[" + host + "]" : host;
-  return port == 80 ? h : h + ":" + std::to_string(port);
+  return port == (tls ? 443 : 80) ? h : h + ":" + std::to_string(port);
+}
+
+bool ip_literal(const std::string& host) {
+  in6_addr a;
+  return inet_pton(AF_INET, host.c_str(), &a) == 1 || inet_pton(AF_INET6, host.c_str(), &a) == 1;
+}
+
+// Keeps the reason a certificate was refused ("hostname mismatch") for the call's error.
+int verify_callback(int ok, X509_STORE_CTX* store) {
+  if (ok) return ok;
+  SSL* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* call = ssl ? static_cast<HttpCallbackClient::Call*>(SSL_get_app_data(ssl)) : nullptr;
+  if (call && call->tls_error.empty()) {
+    call->tls_error = std::string("tls: certificate verify failed: ") +
+                      X509_verify_cert_error_string(X509_STORE_CTX_get_error(store));
+  }
+  return ok;
+}
+
+// Notes the end of the handshake: a connection that fails before it failed as TLS.
+void info_callback(const SSL* ssl, int where, int) {
+  auto* call = static_cast<HttpCallbackClient::Call*>(SSL_get_app_data(ssl));
+  if (call && (where & SSL_CB_HANDSHAKE_DONE)) call->tls_handshaken = true;
 }
 
 // Whether evhttp's connection to the server is established (evhttp does not say).
@@ -111,8 +161,15 @@ HttpCallbackClient::~HttpCallbackClient() {
   calls_.clear();
 }
 
+std::shared_ptr<net::TlsContext> HttpCallbackClient::tls_context(const std::string& ca_file) {
+  auto& ctx = tls_[ca_file];
+  if (!ctx) ctx = net::TlsContext::client(ca_file, true);
+  return ctx;
+}
+
 HttpCallbackClient::CallId HttpCallbackClient::post(const std::string& url, const std::string& form,
-                                                    std::chrono::milliseconds timeout, Done done) {
+                                                    std::chrono::milliseconds timeout, Done done,
+                                                    const std::string& tls_ca_file) {
   const CallId id = next_id_++;
   auto call = std::make_unique<Call>();
   Call* c = call.get();
@@ -129,10 +186,19 @@ HttpCallbackClient::CallId HttpCallbackClient::post(const std::string& url, cons
   if (!parse_url(url, u)) {
     failure = "bad URL " + url;
   } else {
+    if (u.tls) {
+      try {
+        c->tls = tls_context(tls_ca_file);
+      } catch (const net::TlsError& e) {
+        failure = e.what();
+      }
+    }
     c->host = u.host;
     c->port = u.port;
     c->target = u.target;
-    if (resolver_) {
+    if (!failure.empty()) {
+      // no CA: answered from the loop below
+    } else if (resolver_) {
       c->lookup =
           resolver_->resolve(u.host, u.port, [this, id](net::Resolution r) { resolved(id, std::move(r)); });
     } else if (auto a = net::Resolver::numeric(u.host, u.port)) {
@@ -165,7 +231,28 @@ void HttpCallbackClient::resolved(CallId id, net::Resolution r) {
 std::string HttpCallbackClient::attempt(Call& c) {
   const net::ResolvedAddress& a = c.addresses[c.next++];
   const std::string address = a.text();
-  c.conn = evhttp_connection_base_new(base_, nullptr, address.c_str(), c.port);
+  c.tls_error.clear();
+  c.tls_handshaken = false;
+  if (c.tls) {
+    SSL* ssl = SSL_new(c.tls->native());
+    if (!ssl) return "cannot create a TLS session for " + address;
+    if (!ip_literal(c.host)) SSL_set_tlsext_host_name(ssl, c.host.c_str());  // SNI: names only
+    SSL_set1_host(ssl, c.host.c_str());  // the certificate must name the URL's host (or IP)
+    SSL_set_verify(ssl, SSL_VERIFY_PEER, &verify_callback);
+    SSL_set_info_callback(ssl, &info_callback);
+    SSL_set_app_data(ssl, &c);
+    // The bufferevent owns the session (freed with it); the socket is evhttp's to connect.
+    bufferevent* bev = bufferevent_openssl_socket_new(base_, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                      BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+    if (!bev) {
+      SSL_free(ssl);
+      return "cannot create a TLS connection to " + address;
+    }
+    bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    c.conn = evhttp_connection_base_bufferevent_new(base_, nullptr, bev, address.c_str(), c.port);
+  } else {
+    c.conn = evhttp_connection_base_new(base_, nullptr, address.c_str(), c.port);
+  }
   evhttp_request* req = c.conn ? evhttp_request_new(&HttpCallbackClient::on_response, &c) : nullptr;
   if (!req) return "cannot create a connection to " + address;
   // Called for a request already sent (an error after the connection was made), never for a
@@ -175,7 +262,7 @@ std::string HttpCallbackClient::attempt(Call& c) {
   evhttp_connection_set_max_body_size(c.conn, kMaxAnswerBody);
   evhttp_connection_set_max_headers_size(c.conn, 16 * 1024);
   evkeyvalq* h = evhttp_request_get_output_headers(req);
-  evhttp_add_header(h, "Host", host_header(c.host, c.port).c_str());
+  evhttp_add_header(h, "Host", host_header(c.host, c.port, c.tls != nullptr).c_str());
   evhttp_add_header(h, "Content-Type", "application/x-www-form-urlencoded");
   evhttp_add_header(h, "Connection", "close");
   evbuffer_add(evhttp_request_get_output_buffer(req), c.form.data(), c.form.size());
@@ -195,7 +282,8 @@ std::string HttpCallbackClient::attempt(Call& c) {
 void HttpCallbackClient::next_address(Call& c, const std::string& why, bool inside_connection_callback) {
   c.failed += (c.failed.empty() ? "" : "; ") + c.addresses[c.next - 1].text() + ": " + why;
   c.release_connection(base_, inside_connection_callback);
-  std::string failure = "cannot connect to " + host_header(c.host, c.port) + ": " + c.failed;
+  std::string failure =
+      "cannot connect to " + host_header(c.host, c.port, c.tls != nullptr) + ": " + c.failed;
   if (c.next < c.addresses.size()) failure = attempt(c);
   if (!failure.empty()) finish(c.id, 0, {}, failure, inside_connection_callback);
 }
@@ -222,10 +310,12 @@ void HttpCallbackClient::on_attempt_timeout(int, short, void* arg) {
 
 void HttpCallbackClient::on_response(evhttp_request* req, void* arg) {
   auto* c = static_cast<Call*>(arg);
-  if (req && evhttp_request_get_response_code(req) == 0 && !c->request_failed) {
-    return c->client->next_address(*c, "connection failed", true);  // nothing was sent
+  const bool answered = req && evhttp_request_get_response_code(req) != 0;
+  if (!answered && c->tls && !c->tls_handshaken) return c->client->next_address(*c, c->tls_failure(), true);
+  if (req && !answered && !c->request_failed) {  // nothing was sent
+    return c->client->next_address(*c, c->tls ? c->tls_failure() : "connection failed", true);
   }
-  if (!req || evhttp_request_get_response_code(req) == 0) {
+  if (!answered) {
     return c->client->finish(c->id, 0, {}, "connection failed or answer larger than 64 KiB", true);
   }
   const char* location = evhttp_find_header(evhttp_request_get_input_headers(req), "Location");

@@ -1,7 +1,9 @@
 // TlsConnection: OpenSSL over a non-blocking socket, through a BIO of our own.
 #include "rill/net/tls_connection.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -77,7 +79,11 @@ TlsConnection::TlsConnection(event_base* base, FlushScheduler& flusher, UniqueFd
   }
   SSL_set_connect_state(ssl_);
   if (!server_name.empty()) {
-    SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+    // SNI carries host names only (RFC 6066); SSL_set1_host checks an IP address as one.
+    in6_addr ip;
+    const bool literal = inet_pton(AF_INET, server_name.c_str(), &ip) == 1 ||
+                         inet_pton(AF_INET6, server_name.c_str(), &ip) == 1;
+    if (!literal) SSL_set_tlsext_host_name(ssl_, server_name.c_str());
     if (SSL_get_verify_mode(ssl_) & SSL_VERIFY_PEER) SSL_set1_host(ssl_, server_name.c_str());
   }
 }

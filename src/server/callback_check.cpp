@@ -60,12 +60,14 @@ class CallbackCheck final : public AdmissionCheck {
     const auto& url = action == GateAction::Publish ? app->callbacks.on_publish : app->callbacks.on_play;
     if (!url) return done(std::nullopt);
     const std::string body = protocol::notify_form_body(fields_of(req, to_string(action)));
-    client_.post(*url, body, app->callbacks.timeout,
-                 [done = std::move(done)](int status, std::string location, std::string failure) {
-                   protocol::NotifyAnswer a = protocol::interpret_notify_answer(status, location, failure);
-                   if (!a.allowed) return done(std::move(a.refusal));
-                   done(a.rename ? CheckAnswer::renamed(std::move(*a.rename)) : CheckAnswer{});
-                 });
+    client_.post(
+        *url, body, app->callbacks.timeout,
+        [done = std::move(done)](int status, std::string location, std::string failure) {
+          protocol::NotifyAnswer a = protocol::interpret_notify_answer(status, location, failure);
+          if (!a.allowed) return done(std::move(a.refusal));
+          done(a.rename ? CheckAnswer::renamed(std::move(*a.rename)) : CheckAnswer{});
+        },
+        app->callbacks.tls_ca_file.value_or(std::string()));
   }
 
   void decided(const AdmissionRequest& req, GateAction action, const GateDecision& d) override {
@@ -101,7 +103,8 @@ class CallbackCheck final : public AdmissionCheck {
           if (!followed_.count(id)) return;  // ended meanwhile
           if (status >= 200 && status < 300) return schedule_update(id, interval);
           end_session(id, status == 0 ? failure : "answered " + std::to_string(status));
-        });
+        },
+        app->callbacks.tls_ca_file.value_or(std::string()));
   }
 
   void end_session(uint64_t id, const std::string& why) {
@@ -123,8 +126,10 @@ class CallbackCheck final : public AdmissionCheck {
     const auto& url = publish ? app->callbacks.on_publish_done : app->callbacks.on_play_done;
     if (!url) return;
     // Informational: the answer is ignored.
-    client_.post(*url, protocol::notify_form_body(fields_of(f.req, publish ? "publish_done" : "play_done")),
-                 app->callbacks.timeout, [](int, std::string, std::string) {});
+    client_.post(
+        *url, protocol::notify_form_body(fields_of(f.req, publish ? "publish_done" : "play_done")),
+        app->callbacks.timeout, [](int, std::string, std::string) {},
+        app->callbacks.tls_ca_file.value_or(std::string()));
   }
 
   net::WorkerCore& ctx_;

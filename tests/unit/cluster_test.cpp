@@ -1,16 +1,18 @@
 // The cluster (cluster/, config/cluster_config.h): its YAML keys and RTMP URLs, the timestamp
 // rebase of a failover, the worker's relay registry and the gate's edge path. Bytes and values
 // only: the integration tests (test_cluster.py) run real servers.
-#include <gtest/gtest.h>
+#include "rill/cluster/cluster.h"
 
 #include <event2/event.h>
+#include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "rill/cluster/cluster.h"
 #include "rill/cluster/timestamp_rebase.h"
 #include "rill/config/cluster_config.h"
 #include "rill/config/config.h"
@@ -66,8 +68,55 @@ TEST(RtmpUrl, RefusesWhatIsNotAnRtmpAppUrl) {
                           "rtmp://h:x/live", "rtmp://h/../x", "rtmp://h/live/a/b", "rtmp://h/", "rtmp://[::1/live",
                           "rtmp://h h/live", "rtmp://h:/live"}) {
     EXPECT_FALSE(parse_rtmp_url(bad, &error)) << bad;
-    EXPECT_CONTAINS(error, "expected rtmp://HOST[:PORT]/APP[/NAME]");
+    EXPECT_CONTAINS(error, "expected rtmp[s]://HOST[:PORT]/APP[/NAME]");
   }
+}
+
+TEST(RtmpUrl, RtmpsDefaultsToPort443) {
+  auto u = parse_rtmp_url("rtmps://origin.example.com/live");
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->tls);
+  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->host, "origin.example.com");
+  EXPECT_EQ(config::stream_url(*u, "cam"), "rtmps://origin.example.com:443/live/cam");
+  u = parse_rtmp_url("rtmps://localhost:8443/live/x");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->port, 8443);
+  EXPECT_FALSE(parse_rtmp_url("rtmpss://h/live"));
+  EXPECT_FALSE(parse_rtmp_url("rtmp://h/live")->tls);
+}
+
+TEST(ClusterConfig, RtmpsRelayOptions) {
+  const std::string ca = testing::TempDir() + "/rill_relay_ca_test.pem";
+  { std::ofstream(ca) << "not parsed by the config\n"; }
+  const auto cfg = config::load_config_string(
+      "apps:\n  live:\n    edge:\n      origins: [\"rtmps://o1/live\", \"rtmp://o2/live\"]\n"
+      "      tls_ca_file: " +
+          ca +
+          "\n"
+          "    push:\n      - {url: \"rtmps://p/live\", tls_verify: false}\n"
+          "    pull:\n      - {url: \"rtmps://q:1936/live/a\"}\n",
+      "t");
+  const config::AppConfig& app = cfg.apps.at("live");
+  EXPECT_EQ(app.edge->origins[0].tls_ca_file, std::optional<std::string>(ca));
+  EXPECT_TRUE(app.edge->origins[0].tls_verify);
+  EXPECT_FALSE(app.edge->origins[1].tls);
+  EXPECT_FALSE(app.edge->origins[1].tls_ca_file);
+  EXPECT_FALSE(app.push[0].url.tls_verify);
+  EXPECT_TRUE(app.pull[0].url.tls && app.pull[0].url.tls_verify && !app.pull[0].url.tls_ca_file);
+  EXPECT_CONTAINS(
+      config_error("apps:\n  live:\n    push:\n      - {url: \"rtmp://p/live\", tls_verify: false}\n"),
+      "tls_verify is for rtmps:// URLs only");
+  EXPECT_CONTAINS(
+      config_error("apps:\n  live:\n    push:\n      - {url: \"rtmps://p/live\", tls_verify: false, "
+                   "tls_ca_file: " +
+                   ca + "}\n"),
+      "tls_ca_file with tls_verify: false");
+  std::remove(ca.c_str());
+  EXPECT_CONTAINS(
+      config_error("apps:\n  live:\n    pull:\n      - {url: \"rtmps://q/live/a\", tls_ca_file: " + ca +
+                   "}\n"),
+      "cannot read tls_ca_file " + ca);
 }
 
 TEST(ClusterConfig, ReadsEdgePushAndPull) {
@@ -210,7 +259,7 @@ TEST_F(ClusterTest, CreateListRemove) {
   EXPECT_FALSE(bad.id);
   EXPECT_CONTAINS(bad.error, "unknown app 'nope'");
   bad = cluster_->create({RelayKind::Pull, "live", "cam", "http://x/y", ""});
-  EXPECT_CONTAINS(bad.error, "expected rtmp://");
+  EXPECT_CONTAINS(bad.error, "expected rtmp[s]://");
   bad = cluster_->create({RelayKind::EdgePull, "live", "cam", "rtmp://127.0.0.1:1/live", ""});
   EXPECT_CONTAINS(bad.error, "kind must be push or pull");
 

@@ -71,12 +71,15 @@ class CallbackClientTest : public ::testing::Test {
         self, &later);
   }
 
-  Answer post(HttpCallbackClient& client, const std::string& url, int timeout_ms = 2000) {
+  Answer post(HttpCallbackClient& client, const std::string& url, int timeout_ms = 2000,
+              const std::string& tls_ca_file = {}) {
     std::optional<Answer> got;
-    client.post(url, "call=publish", std::chrono::milliseconds(timeout_ms),
-                [&](int status, std::string location, std::string failure) {
-                  got = Answer{status, std::move(location), std::move(failure)};
-                });
+    client.post(
+        url, "call=publish", std::chrono::milliseconds(timeout_ms),
+        [&](int status, std::string location, std::string failure) {
+          got = Answer{status, std::move(location), std::move(failure)};
+        },
+        tls_ca_file);
     EXPECT_FALSE(got) << "answered inside post()";
     for (int i = 0; i < 1000 && !got; ++i) {
       timeval tv{0, 5'000};
@@ -135,6 +138,21 @@ TEST_F(CallbackClientTest, WithoutAResolverAddressesOnly) {
   EXPECT_EQ(post(client, "http://127.0.0.1:" + std::to_string(port_) + "/auth").status, 302);
   EXPECT_EQ(post(client, "http://hooks.rill.test:" + std::to_string(port_) + "/auth").failure,
             "cannot resolve hooks.rill.test: no resolver here");
+}
+
+// https:// to a plain HTTP server: the TLS handshake fails, and says so; a CA file that cannot be
+// read fails the call with its name (tests/integration/test_relays_tls.py: certificates).
+TEST_F(CallbackClientTest, HttpsErrors) {
+  HttpCallbackClient client(base_, nullptr);
+  const std::string url = "https://127.0.0.1:" + std::to_string(port_) + "/auth";
+  const Answer plain = post(client, url);
+  EXPECT_EQ(plain.status, 0);
+  EXPECT_EQ(
+      plain.failure.rfind("cannot connect to 127.0.0.1:" + std::to_string(port_) + ": 127.0.0.1: tls: ", 0),
+      0u)
+      << plain.failure;
+  const Answer no_ca = post(client, url, 2000, "/nonexistent/ca.pem");
+  EXPECT_EQ(no_ca.failure, "tls: cannot load CA file '/nonexistent/ca.pem': No such file or directory");
 }
 
 TEST_F(CallbackClientTest, DestroyedWithCallsPendingNoCallback) {

@@ -58,6 +58,23 @@ TEST(SecurityConfig, SecretFileIsReadAtLoad) {
                   "cannot read secret_file " + path);
 }
 
+TEST(SecurityConfig, ApiTokenFile) {
+  const std::string path = testing::TempDir() + "/rill_api_token_test";
+  const std::string yaml = "api:\n  token_file: " + path + "\n" + kLive;
+  { std::ofstream(path) << "t0ken-from-file\n"; }
+  const Config c = load(yaml);
+  EXPECT_EQ(c.api.token, std::optional<std::string>("t0ken-from-file"));
+  EXPECT_EQ(c.api.token_file, std::optional<std::string>(path));
+  EXPECT_CONTAINS(error_of("api:\n  token: x\n  token_file: " + path + "\n" + kLive),
+                  "either api.token or api.token_file");
+  { std::ofstream(path) << "\n"; }
+  EXPECT_CONTAINS(error_of(yaml), "api.token_file " + path + " is empty");
+  { std::ofstream(path) << "two words\n"; }
+  EXPECT_CONTAINS(error_of(yaml), "printable ASCII");
+  std::remove(path.c_str());
+  EXPECT_CONTAINS(error_of(yaml), "cannot read api.token_file " + path + ": No such file");
+}
+
 TEST(SecurityConfig, Errors) {
   EXPECT_CONTAINS(error_of(kLive + "    auth: {publish: token}\n"), "a token mode needs a secret");
   EXPECT_CONTAINS(error_of(kLive + "    auth: {publish: tokens, secret: x}\n"), "apps.live.auth.publish");
@@ -67,9 +84,28 @@ TEST(SecurityConfig, Errors) {
   EXPECT_CONTAINS(error_of(kLive + "    access: ['allow publish 10.0.0.0/40']\n"), "t.yaml:3:");
   EXPECT_CONTAINS(error_of(kLive + "    access: ['allow publish 10.0.0.0/40']\n"), "0 to 32");
   EXPECT_CONTAINS(error_of(kLive + "    access: {a: 1}\n"), "expected a list of rules");
-  EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_publish: 'https://x/'}\n"), "expected an http:// URL");
+  EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_publish: 'ftp://x/'}\n"),
+                  "expected an http:// or https:// URL");
+  EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_publish: 'https:///x'}\n"),
+                  "expected an http:// or https:// URL");
   EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_pubish: 'http://x/'}\n"), "did you mean 'on_publish'");
   EXPECT_CONTAINS(error_of("rtmp: {max_connections_per_ip: -1}\n" + kLive), "max_connections_per_ip");
+}
+
+TEST(SecurityConfig, HttpsCallbacks) {
+  const std::string ca = testing::TempDir() + "/rill_callback_ca_test.pem";
+  { std::ofstream(ca) << "pem\n"; }
+  const Config c =
+      load(kLive + "    callbacks: {on_publish: 'https://hooks.example/auth', tls_ca_file: " + ca + "}\n");
+  EXPECT_EQ(*c.apps.at("live").callbacks.on_publish, "https://hooks.example/auth");
+  EXPECT_EQ(c.apps.at("live").callbacks.tls_ca_file, std::optional<std::string>(ca));
+  EXPECT_FALSE(
+      load(kLive + "    callbacks: {on_play: 'https://h/'}\n").apps.at("live").callbacks.tls_ca_file);
+  EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_publish: 'http://h/', tls_ca_file: " + ca + "}\n"),
+                  "tls_ca_file is for https:// callback URLs only");
+  std::remove(ca.c_str());
+  EXPECT_CONTAINS(error_of(kLive + "    callbacks: {on_publish: 'https://h/', tls_ca_file: " + ca + "}\n"),
+                  "cannot read tls_ca_file " + ca);
 }
 
 TEST(SecurityConfig, RtmpsKeys) {

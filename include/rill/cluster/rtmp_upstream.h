@@ -2,7 +2,8 @@
 // RtmpUpstream: one RTMP client connection of this server to another (an edge pull, a static
 // pull, a push) — the I/O adapter of protocol::RtmpClientSession: a net::TcpConnector (the host
 // resolved by the worker's resolver, again for every upstream, each address tried), a
-// net::Connection, and the worker's timers for the session's connect timeout.
+// net::Connection (a net::TlsConnection for rtmps://, its handshake inside the connect timeout),
+// and the worker's timers for the session's connect timeout.
 //
 // Its owner learns what happens through RtmpUpstreamEvents. on_upstream_down() is called once,
 // for every end the owner did not ask for with close(); the owner must not destroy the upstream
@@ -41,6 +42,11 @@ class RtmpUpstreamEvents {
 struct UpstreamTarget {
   std::string host;
   uint16_t port = 1935;
+  // rtmps://: TLS with SNI `host`, the certificate verified for `host` against tls_ca_file or the
+  // system's trust store (tls_verify = false: not verified).
+  bool tls = false;
+  bool tls_verify = true;
+  std::optional<std::string> tls_ca_file;
   protocol::RtmpClientOptions client;  // role, app, tcUrl, stream, connect_timeout_ms, rill-hops
 };
 

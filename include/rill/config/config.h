@@ -93,6 +93,7 @@ struct ApiConfig {
   std::vector<ListenAddress> listen{{"127.0.0.1", 8081}};  // [] disables the API
   std::vector<ListenAddress> tls_listen;                   // HTTPS, with http.tls_cert and http.tls_key
   std::optional<std::string> token;  // set: every request needs "Authorization: Bearer TOKEN"
+  std::optional<std::string> token_file;  // the token read from this file (at start and reload)
   bool metrics_public = false;       // /metrics answers without the token
   bool operator==(const ApiConfig&) const = default;
 };
@@ -123,6 +124,9 @@ struct CallbacksConfig {
   std::optional<std::string> on_update;
   Duration update_interval{30000};
   Duration timeout{3000};
+  // https:// callback URLs: the server is verified against this CA file (PEM), or the system's
+  // trust store when unset.
+  std::optional<std::string> tls_ca_file;
   bool operator==(const CallbacksConfig&) const = default;
 };
 
@@ -149,10 +153,15 @@ struct RecordConfig {
 
 // Per-application options: apps.NAME in the YAML.
 // Cluster keys of an app (docs/cluster.md; parsed in cluster_config.cpp).
-// An RTMP URL of the cluster keys: rtmp://host[:port]/app[/name].
+// An RTMP URL of the cluster keys: rtmp://host[:port]/app[/name] or rtmps:// (TLS, port 443).
 struct RtmpUrl {
   std::string host;
   uint16_t port = 1935;
+  bool tls = false;  // rtmps://
+  // rtmps://: the server's certificate is verified for `host` against tls_ca_file (PEM) or the
+  // system's trust store; tls_verify = false accepts any (the relay's `tls_verify: false`).
+  bool tls_verify = true;
+  std::optional<std::string> tls_ca_file;
   std::string app;
   std::string name;  // empty: the stream's own name is appended
   std::string text;  // as written

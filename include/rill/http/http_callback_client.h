@@ -5,6 +5,10 @@
 // has its own connection (Connection: close), so one slow backend delays only its own callers.
 // The URL's host is resolved for every call by the worker's net::Resolver; its addresses are
 // tried in order until one takes the connection, each with an equal share of the time left.
+// https:// URLs go over TLS (OpenSSL through libevent): SNI with the URL's host name, the
+// certificate verified for that host against a CA file or the system's trust store; a refused
+// certificate fails the call ("cannot connect to HOST:PORT: 127.0.0.1: tls: certificate verify
+// failed: hostname mismatch").
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -13,6 +17,7 @@
 #include <string>
 
 #include "rill/net/resolver.h"
+#include "rill/net/tls_connection.h"
 
 struct event_base;
 struct evhttp_request;
@@ -35,8 +40,10 @@ class HttpCallbackClient {
   HttpCallbackClient& operator=(const HttpCallbackClient&) = delete;
 
   // `done` runs exactly once, always from the event loop (never inside post()), unless the call
-  // is cancelled or the client destroyed first.
-  CallId post(const std::string& url, const std::string& form, std::chrono::milliseconds timeout, Done done);
+  // is cancelled or the client destroyed first. tls_ca_file (https://): the PEM file the server
+  // is verified against; empty: the system's trust store.
+  CallId post(const std::string& url, const std::string& form, std::chrono::milliseconds timeout, Done done,
+              const std::string& tls_ca_file = {});
   void cancel(CallId id);
   size_t pending() const { return calls_.size(); }
 
@@ -51,10 +58,13 @@ class HttpCallbackClient {
   static void on_response(evhttp_request* req, void* arg);
   static void on_timeout(int, short, void* arg);
   static void on_attempt_timeout(int, short, void* arg);
+  // The client context of a CA file ("": the system's trust store), loaded once. Throws TlsError.
+  std::shared_ptr<net::TlsContext> tls_context(const std::string& ca_file);
 
   event_base* base_;
   net::Resolver* resolver_;
   std::map<CallId, std::unique_ptr<Call>> calls_;
+  std::map<std::string, std::shared_ptr<net::TlsContext>> tls_;  // by CA file
   CallId next_id_ = 1;
 };
 
