@@ -33,7 +33,7 @@ int64_t hold_limit_ms(const HlsStreamState& st) {
 // (RFC 8216 §6.2.1 reload rules), so a proxy such as nginx proxy_cache absorbs the reloads of
 // many clients (docs/cluster.md). Under 2 s of target duration that rounds to no caching.
 HlsCachePolicy live_playlist_cache(const HlsStreamState& st) {
-  const uint32_t target = protocol::hls_target_duration(st.playlist().state());
+  const uint32_t target = st.target_duration();
   return target >= 2 ? HlsCachePolicy::max_age(target / 2) : HlsCachePolicy::no_cache();
 }
 

@@ -24,10 +24,22 @@ protocol::HlsProgress HlsStreamState::progress() const {
   return protocol::HlsProgress{playlist_.next_sequence(), playlist_.state().open_parts.size(), playlist_.ended()};
 }
 
+// The text and the target duration are rendered together and forgotten together (each change
+// resets playlist_cache_), so neither can outlive the playlist it was made from.
+void HlsStreamState::render_cache() const {
+  playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
+  target_cache_ = protocol::hls_target_duration(playlist_.state());
+}
+
 BufferRef HlsStreamState::playlist_text() const {
   ++playlist_reads_;
-  if (!playlist_cache_) playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
+  if (!playlist_cache_) render_cache();
   return playlist_cache_;
+}
+
+uint32_t HlsStreamState::target_duration() const {
+  if (!playlist_cache_) render_cache();
+  return target_cache_;
 }
 
 const HlsSegment* HlsStreamState::segment(uint64_t sequence) const {

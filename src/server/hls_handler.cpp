@@ -61,7 +61,7 @@ void HlsHandler::serve_locally(HttpExchange& ex, const HlsRequest& req) {
   reply(ex, req, std::get<media::HlsAnswer>(r));
 }
 
-void HlsHandler::serve_playlist(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app) {
+void HlsHandler::serve_playlist(HttpExchange& ex, StreamPath&& route, const config::AppConfig* app) {
   // LL-HLS delivery directives (RFC 8216bis §6.2.5) of a low-latency app; a malformed one is 400.
   protocol::HlsDeliveryDirectives d;
   if (app && app->hls.low_latency) {
@@ -72,21 +72,21 @@ void HlsHandler::serve_playlist(HttpExchange& ex, const StreamPath& route, const
       return;
     }
   }
-  HlsRequest req{route.key, app, {}};
+  HlsRequest req{std::move(route.key), app, {}};
   req.object.directives = protocol::format_hls_delivery_directives(d);
   if (remote_ && remote_->serve(*this, ex, req)) return;
   serve_locally(ex, req);
 }
 
-void HlsHandler::serve_segment(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app) {
-  const HlsRequest req{route.key, app, protocol::HlsObjectName{false, route.segment, route.form}};
+void HlsHandler::serve_segment(HttpExchange& ex, StreamPath&& route, const config::AppConfig* app) {
+  const HlsRequest req{std::move(route.key), app, protocol::HlsObjectName{false, route.segment, route.form}};
   if (remote_ && remote_->serve(*this, ex, req)) return;
   serve_locally(ex, req);
 }
 
 void HlsHandler::install(StreamRoutes& routes) {
   // Playlists and segments alike ask the gate first (a token in the query reaches both).
-  using Serve = void (HlsHandler::*)(HttpExchange&, const StreamPath&, const config::AppConfig*);
+  using Serve = void (HlsHandler::*)(HttpExchange&, StreamPath&&, const config::AppConfig*);
   auto admitted = [this](Serve serve) {
     return [this, serve](HttpExchange& ex, const StreamPath& route) {
       // The closure keeps the route but its key: the gate's decision brings the key (the asked
@@ -96,7 +96,7 @@ void HlsHandler::install(StreamRoutes& routes) {
                           HttpExchange& e, GateDecision d) {
                         StreamPath decided{kind, std::move(d.key), segment, form, false, {}};
                         note_viewer(e, decided.key, d.app);
-                        (this->*serve)(e, decided, d.app);
+                        (this->*serve)(e, std::move(decided), d.app);
                       });
     };
   };

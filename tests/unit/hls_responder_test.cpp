@@ -112,6 +112,27 @@ TEST_F(HlsResponderTest, LivePlaylistIsCacheableForHalfATargetDuration) {
   EXPECT_EQ(a.head.cache, HlsCachePolicy::max_age(2));
 }
 
+// The target duration a live playlist's Cache-Control comes from is kept with the playlist's
+// text: every change of the playlist (a segment added, the window sliding, the end) renews it.
+TEST_F(HlsResponderTest, KeptTargetDurationFollowsThePlaylist) {
+  const HlsStreamState* st = ts(3, 2.0, 2000ms);
+  const auto computed = [&] { return protocol::hls_target_duration(st->playlist().state()); };
+  EXPECT_EQ(st->target_duration(), 2u);
+  EXPECT_EQ(answer(st, playlist()).head.cache, HlsCachePolicy::max_age(1));
+  add_segment(6.0);
+  EXPECT_EQ(st->target_duration(), 6u);
+  EXPECT_EQ(st->target_duration(), computed());
+  EXPECT_EQ(answer(st, playlist()).head.cache, HlsCachePolicy::max_age(3));
+  for (int i = 0; i < 4; ++i) {  // the long segment leaves the window (3)
+    add_segment(2.0);
+    EXPECT_EQ(st->target_duration(), computed()) << i;
+    EXPECT_EQ(answer(st, playlist()).head.cache, HlsCachePolicy::max_age(computed() / 2)) << i;
+  }
+  store_->close(key_);
+  st = store_->find(key_);
+  EXPECT_EQ(st->target_duration(), computed());
+}
+
 TEST_F(HlsResponderTest, ShortTargetDurationIsNotCached) {
   EXPECT_EQ(answer(ts(2, 1.0), playlist()).head.cache, HlsCachePolicy::no_cache());
 }

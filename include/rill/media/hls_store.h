@@ -82,6 +82,9 @@ class HlsStreamState {
   const std::string& name() const { return key_.name; }
   // The playlist text (rendered once per change and shared).
   BufferRef playlist_text() const;
+  // protocol::hls_target_duration() of the playlist, kept with its text (a live playlist's
+  // Cache-Control is computed from it for every reload; it only changes with the playlist).
+  uint32_t target_duration() const;
   // How many times playlist_text() was read (HTTP and worker-link readers): an edge pull counts
   // HLS viewers as activity by it, whichever worker they reach.
   uint64_t playlist_reads() const { return playlist_reads_; }
@@ -112,6 +115,7 @@ class HlsStreamState {
 
  private:
   friend class HlsStore;
+  void render_cache() const;  // playlist_cache_ and target_cache_ from the playlist as it is
   StreamKey key_;
   std::string key_text_;  // "app/name", for logs
   config::HlsConfig cfg_;
@@ -124,7 +128,8 @@ class HlsStreamState {
   uint64_t produced_ = 0, expired_ = 0;
   std::optional<TimerId> expiry_timer_;  // fires when segments_.front() (retired) expires
   std::optional<TimerId> grace_timer_;   // drops the state (no producer)
-  mutable BufferRef playlist_cache_;
+  mutable BufferRef playlist_cache_;     // null: the playlist changed since it was last rendered
+  mutable uint32_t target_cache_ = 0;    // valid while playlist_cache_ is set
   std::deque<HlsPart> parts_;            // LL-HLS parts of the held segments and the open one
   uint64_t next_part_ = 0;
   std::map<uint64_t, BufferRef> inits_;  // fMP4 init sections by id (init-ID.mp4)

@@ -55,9 +55,10 @@ class HlsHandler {
   void install(StreamRoutes& routes);
 
   // The handlers themselves (also usable directly), once admitted: `app` is the gate's (resolved
-  // once per request, null for an unknown app).
-  void serve_playlist(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app);
-  void serve_segment(HttpExchange& ex, const StreamPath& route, const config::AppConfig* app);
+  // once per request, null for an unknown app). The route is taken: its key moves on into the
+  // request (not copied once more per request).
+  void serve_playlist(HttpExchange& ex, StreamPath&& route, const config::AppConfig* app);
+  void serve_segment(HttpExchange& ex, StreamPath&& route, const config::AppConfig* app);
 
   // Answers the request from this worker's own store: the responder's answer, or a hold.
   void serve_locally(HttpExchange& ex, const HlsRequest& req);
