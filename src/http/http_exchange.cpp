@@ -1,5 +1,6 @@
 #include "rill/http/http_exchange.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -141,12 +142,13 @@ void ResponseHeaders::add(std::string_view name, std::string_view value) {
   std::memcpy(out, name.data(), name.size());
   out += name.size();
   std::memcpy(out, ": ", 2);
-  std::memcpy(out + 2, value.data(), value.size());
-  std::memcpy(out + 2 + value.size(), "\r\n", 2);
+  // std::copy: an empty view may have a null data() (memcpy from null is UB even for 0 bytes).
+  out = std::copy(value.begin(), value.end(), out + 2);
+  std::memcpy(out, "\r\n", 2);
 }
 
 void ResponseHeaders::add_lines(std::string_view lines) {
-  std::memcpy(room_for(lines.size()), lines.data(), lines.size());
+  std::copy(lines.begin(), lines.end(), room_for(lines.size()));
 }
 
 BufferRef render_response_head(const ResponseHeadParts& p) {

@@ -314,10 +314,10 @@ void WorkerMonitor::hls_requested(const std::string& key, std::string_view addr,
   std::string& viewer = hls_viewer_scratch_;
   const std::string_view agent = user_agent.substr(0, 256);
   viewer.resize(addr.size() + 1 + agent.size());
-  char* out = viewer.data();
-  std::memcpy(out, addr.data(), addr.size());
-  out[addr.size()] = ' ';
-  std::memcpy(out + addr.size() + 1, agent.data(), agent.size());
+  // std::copy, not memcpy: an absent User-Agent is a null, empty view (memcpy from null is UB).
+  char* out = std::copy(addr.begin(), addr.end(), viewer.data());
+  *out++ = ' ';
+  std::copy(agent.begin(), agent.end(), out);
   auto& viewers = hls_seen_[key];
   const int64_t expiry = ctx_.timers->now_ms() + window;
   if (auto it = viewers.find(viewer); it != viewers.end()) {
