@@ -13,24 +13,13 @@ namespace rill::record {
 
 namespace {
 
-// write() until all of `n` bytes are in or it fails: 0, or the errno.
-int write_all(int fd, const uint8_t* p, size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (w == 0) return EIO;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return 0;
-}
+constexpr int64_t kAtEnd = -1;
 
-int pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t offset) {
+// All of `n` bytes written, at the file position (offset kAtEnd: write()) or at `offset`
+// (pwrite(), the position untouched): 0, or the errno. One loop for both, short writes resumed.
+int write_all(int fd, const uint8_t* p, size_t n, int64_t offset = kAtEnd) {
   while (n > 0) {
-    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+    const ssize_t w = offset == kAtEnd ? ::write(fd, p, n) : ::pwrite(fd, p, n, static_cast<off_t>(offset));
     if (w < 0) {
       if (errno == EINTR) continue;
       return errno;
@@ -38,7 +27,7 @@ int pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t offset) {
     if (w == 0) return EIO;
     p += w;
     n -= static_cast<size_t>(w);
-    offset += static_cast<uint64_t>(w);
+    if (offset != kAtEnd) offset += w;
   }
   return 0;
 }
@@ -218,7 +207,8 @@ void FileWriter::do_append(RecordFile& f, const BufferRef& bytes) {
 void FileWriter::do_write_at(RecordFile& f, uint64_t offset, const BufferRef& bytes) {
   if (f.fd_ < 0 || f.error() != 0) return;
   if (offset + bytes.size() > f.written()) return;  // only over what the file holds
-  if (const int err = pwrite_all(f.fd_, bytes.data(), bytes.size(), offset)) f.fail("pwrite", err);
+  if (const int err = write_all(f.fd_, bytes.data(), bytes.size(), static_cast<int64_t>(offset)))
+    f.fail("pwrite", err);
 }
 
 void FileWriter::do_close(RecordFile& f) {
