@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -178,10 +179,25 @@ void FileWriter::do_open(RecordFile& f) {
     if (const int err = make_directories(want.substr(0, slash))) return f.fail("mkdir", err);
   }
   // An existing file is never overwritten: "-1", "-2"... are tried instead.
+  int lost_races = 0;
   for (int n = 0; n < 1000; ++n) {
     std::string path = n == 0 ? want : numbered(want, n);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
+      // Locked while written, so that any process tells a file in progress from a leftover (the
+      // kernel drops the lock of a process that died). A close-out may have locked the new, empty
+      // file first and removed it as a leftover: then the same name is free again.
+      struct stat st {};
+      if (::flock(fd, LOCK_EX) != 0 || ::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        return f.fail("flock", err);
+      }
+      if (st.st_nlink == 0 && ++lost_races < 3) {
+        ::close(fd);
+        --n;
+        continue;
+      }
       f.fd_ = fd;
       std::lock_guard lock(f.mu_);
       f.path_ = std::move(path);

@@ -2,8 +2,10 @@
 // under a temporary directory.
 #include "rill/record/file_writer.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,6 +142,27 @@ TEST(FileWriter, WriteErrorCutsBackToTheLastWholeAppend) {
   EXPECT_EQ(f->failed_call(), "write");
   EXPECT_EQ(f->written(), 600u);
   EXPECT_EQ(slurp(f->path()), std::string(600, 'a'));  // whole appends only
+}
+
+// Another open file description of `path` can take the lock: no writer holds it.
+bool lockable(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return ok;
+}
+
+TEST(FileWriter, HoldsALockWhileTheFileIsOpen) {
+  TempDir d;
+  FileWriter w;
+  auto f = w.open(d.path + "/locked.mp4");
+  EXPECT_TRUE(w.append(f, text("data")));
+  w.wait_idle();
+  EXPECT_FALSE(lockable(f->path()));  // in progress
+  w.close(f);
+  w.wait_idle();
+  EXPECT_TRUE(lockable(f->path()));  // complete (or a dead writer's leftover)
 }
 
 }  // namespace

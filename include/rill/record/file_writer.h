@@ -11,6 +11,10 @@
 // read (an FLV tag, an fMP4 fragment); later appends and writes to it are dropped. A file that
 // never got a byte is removed.
 //
+// Each file is held with flock(LOCK_EX) from its open to its close: a file of a recording
+// directory that is not locked is a leftover (its writer closed it, or died), which is what
+// record's close-out and catalog go by.
+//
 // Bytes cross threads as BufferRefs whose count is not atomic: a buffer handed over must have no
 // other reference (one that does is copied first), and the thread releases it.
 //
