@@ -1,6 +1,6 @@
 // Duration and size syntax of the configuration file.
 //
-//   duration := DIGITS ("ms" | "s" | "m" | "h")  |  "0"
+//   duration := DIGITS ("ms" | "s" | "m" | "h" | "d")  |  "0"
 //   size     := DIGITS [ "B" | "K" | "k" | "KiB" | "M" | "m" | "MiB" | "G" | "g" | "GiB" ]
 //
 // The unit of a duration is mandatory (a bare "2" could mean seconds or milliseconds); only a bare
@@ -24,7 +24,8 @@ struct Unit {
   uint64_t factor;
 };
 
-constexpr Unit kDurationUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
+constexpr Unit kDurationUnits[] = {
+    {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
 
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
@@ -73,7 +74,7 @@ Duration parse_duration(const std::string& text) {
   if (!split_number(text, number, unit, too_large)) throw ConfigError(expected);
   if (unit.empty()) {
     if (!too_large && number == 0) return Duration{0};
-    throw ConfigError(expected + " (the unit is required: ms, s, m or h)");
+    throw ConfigError(expected + " (the unit is required: ms, s, m, h or d)");
   }
   for (const Unit& u : kDurationUnits) {
     if (u.suffix != unit) continue;
@@ -83,7 +84,7 @@ Duration parse_duration(const std::string& text) {
     }
     return Duration{static_cast<Duration::rep>(number * u.factor)};
   }
-  throw ConfigError(expected + " (units: ms, s, m, h)");
+  throw ConfigError(expected + " (units: ms, s, m, h, d)");
 }
 
 size_t parse_size(const std::string& text) {
@@ -114,6 +115,7 @@ std::string format_duration(Duration d) {
   const auto ms = d.count();
   if (ms == 0) return "0s";
   for (auto it = std::rbegin(kDurationUnits); it != std::rend(kDurationUnits); ++it) {
+    if (it->suffix == "d") continue;  // limits read in hours (24h), as the documentation writes them
     const auto factor = static_cast<Duration::rep>(it->factor);
     if (ms % factor == 0) return std::to_string(ms / factor) + std::string(it->suffix);
   }

@@ -194,7 +194,7 @@ apps:
 TEST(Config, SendBuffer) {
   Config c = load("apps:\n  live:\nrtmp:\n  send_buffer: 16KiB\nhttp:\n  send_buffer: 0B\n");
   EXPECT_EQ(c.rtmp.send_buffer, 16 * kKiB);
-  EXPECT_EQ(c.http.send_buffer, 0u);  // kernel autotuning
+  EXPECT_EQ(c.http.send_buffer, 0u);    // kernel autotuning
   EXPECT_EQ(c.rtmp.notsent_lowat, 0u);  // not set by default
   Config lowat = load("apps:\n  live:\nrtmp:\n  notsent_lowat: 16KiB\nhttp:\n  notsent_lowat: 1MiB\n");
   EXPECT_EQ(lowat.rtmp.notsent_lowat, 16 * kKiB);
@@ -348,6 +348,7 @@ TEST(Units, Durations) {
   EXPECT_EQ(parse_duration("2s"), seconds(2));
   EXPECT_EQ(parse_duration("1m"), minutes(1));
   EXPECT_EQ(parse_duration("3h"), hours(3));
+  EXPECT_EQ(parse_duration("7d"), hours(7 * 24));
   EXPECT_EQ(parse_duration("0s"), milliseconds(0));
   EXPECT_EQ(parse_duration("0"), milliseconds(0));
   EXPECT_EQ(parse_duration("007s"), seconds(7));
