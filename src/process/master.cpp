@@ -108,6 +108,7 @@
 #include "rill/workers/ownership_table.h"
 #include "rill/workers/server_counters.h"
 #include "rill/core/log.h"
+#include "rill/process/close_out_process.h"
 #include "rill/process/listeners.h"
 #include "rill/process/notify.h"
 #include "rill/process/pid_file.h"
@@ -116,6 +117,7 @@
 #include "rill/process/signals.h"
 #include "rill/server/rtmps_context.h"
 #include "rill/process/worker_process.h"
+#include "rill/record/close_out.h"
 
 namespace rill::process {
 
@@ -276,6 +278,9 @@ struct Master::Impl {
     } catch (const std::exception& e) {
       return fatal(e.what());
     }
+
+    // Leftover recordings of an earlier run, closed out before any worker writes (docs/recording.md).
+    record::close_out_recordings(record::recording_roots(*cfg), 0, *log);
 
     slots.assign(n, Slot{});
     for (uint32_t i = 0; i < n; ++i) spawn(i);
@@ -467,6 +472,8 @@ struct Master::Impl {
                                   : "respawning in " + std::to_string(delay.count()) + " ms (back-off: " +
                                         std::to_string(s.quick_deaths) + " quick deaths in a row)");
     counters->add(p.slot, workers::Counter::Respawns, 1);  // rill_worker_restarts_total
+    if (pid_t c = fork_close_out(*cfg, now - p.started, *log, pid_file.get()); c < 0)
+      log->warn("cannot fork the close-out of leftover recordings: {}", std::strerror(errno));
     if (delay.count() == 0)
       spawn(p.slot);
     else
@@ -546,6 +553,9 @@ struct Master::Impl {
     std::vector<pid_t> old;
     for (auto& [pid, p] : procs)
       if (!p.retiring) old.push_back(pid);
+    // Leftover recordings of an earlier run, closed out before any worker writes (docs/recording.md).
+    record::close_out_recordings(record::recording_roots(*cfg), 0, *log);
+
     slots.assign(n, Slot{});
     for (uint32_t i = 0; i < n; ++i) spawn(i);
     // Old workers retire: no new clients, but their publishers and players stay as long as they

@@ -93,15 +93,20 @@ void RecordingIndex::feed(std::span<const uint8_t> in) {
   while (!in.empty()) {
     if (state_ == State::Skip) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(skip_, in.size()));
-      skip_ -= n;
-      pos_ += n;
       in = in.subspan(n);
-      if (skip_ == 0) skip_done();
+      advance(n);
       continue;
     }
     if (!take(in)) return;
     step();
   }
+}
+
+void RecordingIndex::advance(uint64_t n) {
+  if (state_ != State::Skip || n > skip_) throw ProtocolError("recording index: advance past what it skips");
+  skip_ -= n;
+  pos_ += n;
+  if (skip_ == 0) skip_done();
 }
 
 void RecordingIndex::step() {
@@ -129,7 +134,11 @@ void RecordingIndex::step() {
 void RecordingIndex::skip_done() {
   switch (after_skip_) {
     case AfterSkip::BoxEnd:
-      if (box_type_ == fourcc("mdat") && open_fragment_) fragment_done();
+      if (box_type_ == fourcc("mdat") && open_fragment_) {
+        fragment_done();
+      } else if (init_size_ > 0 && !stray_mdat_) {
+        complete_end_ = pos_;  // a whole box after the moov (free, sidx, mfra...) stays in the file
+      }
       return expect(State::BoxHeader, 8);
     case AfterSkip::FlvTagHeader:
       complete_end_ = pos_;
@@ -233,6 +242,7 @@ void RecordingIndex::step_box_header() {
   } else if (type == fourcc("moof")) {
     if (init_size_ == 0) fail(at, "a moov before the first moof");
   }
+  if (type == fourcc("mdat") && !open_fragment_) stray_mdat_ = true;
   if (!parsed) return skip(body, AfterSkip::BoxEnd);
   if (body > lim_.max_box_bytes)
     fail(at,

@@ -216,3 +216,24 @@ TEST(RecordingIndex, FlvClosedAndCutShort) {
   EXPECT_THROW(bad.feed(file), ProtocolError);
   EXPECT_EQ(bad.complete_end(), closed.tags().back().offset);
 }
+
+TEST(RecordingIndex, ACallerMaySeekPastWhatIsSkipped) {
+  const Fmp4File f = make_fmp4();
+  RecordingIndex ix;
+  uint64_t read = 0;
+  size_t at = 0;
+  while (at < f.bytes.size()) {
+    if (const uint64_t n = ix.skippable()) {
+      ix.advance(n);
+      at += n;
+      continue;
+    }
+    ix.feed(std::span<const uint8_t>(f.bytes).subspan(at, 8));
+    at += 8;
+    read += 8;
+  }
+  EXPECT_EQ(ix.fragments().size(), 3u);
+  EXPECT_EQ(ix.complete_end(), f.bytes.size());
+  EXPECT_FALSE(ix.stray_mdat());
+  EXPECT_LT(read, f.bytes.size());
+}

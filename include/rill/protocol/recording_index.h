@@ -86,6 +86,15 @@ class RecordingIndex {
   // malformed input; every later feed() throws the same.
   void feed(std::span<const uint8_t> bytes);
 
+  // Bytes the index is about to pass over unread (the rest of an mdat or of an unknown box, the
+  // rest of a frame's body): a caller reading a file may seek past up to that many and say so
+  // with advance() instead of feeding them. 0 when the next bytes are read.
+  uint64_t skippable() const { return state_ == State::Skip ? skip_ : 0; }
+  void advance(uint64_t n);  // n <= skippable()
+
+  // An mdat outside a moof + mdat pair: a plain (unfragmented) MP4, not a recording.
+  bool stray_mdat() const { return stray_mdat_; }
+
   RecordingFormat format() const { return format_; }
   uint64_t fed() const { return pos_; }  // bytes fed so far
   // The end of the last whole fragment or tag (for fMP4, at least the end of the moov once it is
@@ -180,6 +189,7 @@ class RecordingIndex {
   // fMP4
   uint64_t init_offset_ = 0, init_size_ = 0;
   bool ftyp_seen_ = false;
+  bool stray_mdat_ = false;
   std::vector<Fmp4Track> tracks_;
   std::optional<Fmp4Fragment> open_fragment_;  // a moof waiting for its mdat
   std::vector<Fmp4Fragment> fragments_;
