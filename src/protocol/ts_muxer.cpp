@@ -73,14 +73,15 @@ void TsMuxer::set_aac_config(std::span<const uint8_t> asc) {
   have_aac_ = true;
 }
 
+uint8_t& TsMuxer::cc_of(uint16_t pid) {
+  return pid == kPatPid ? cc_pat_ : pid == kPmtPid ? cc_pmt_ : pid == kVideoPid ? cc_video_ : cc_audio_;
+}
+
 uint8_t TsMuxer::next_cc(uint16_t pid) {
   // 2.4.3.3: continuity_counter increments per packet with payload of a PID, modulo 16.
-  uint8_t* cc = pid == kPatPid     ? &cc_pat_
-                : pid == kPmtPid   ? &cc_pmt_
-                : pid == kVideoPid ? &cc_video_
-                                   : &cc_audio_;
-  uint8_t v = *cc;
-  *cc = static_cast<uint8_t>((v + 1) & 0x0F);
+  uint8_t& cc = cc_of(pid);
+  const uint8_t v = cc;
+  cc = static_cast<uint8_t>((v + 1) & 0x0F);
   return v;
 }
 
@@ -234,6 +235,10 @@ void TsMuxer::start_pes(bool video, const TsSample& s) {
   if (with_dts) put_timestamp(t, 0x1, dts);
 }
 
+// The PES in 188-byte packets: the first with its adaptation field (when anything is flagged), the
+// full ones between as a header and 184 payload bytes, the last short one padded by stuffing in an
+// adaptation field. Kept in locals (the continuity counter too): the packets' bytes are written
+// through uint8_t pointers, which may alias any member, so members would be reloaded per byte.
 void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out) {
   const size_t total = pes_.size();
   // Adaptation field of the first packet: length(1) + flags(1) + PCR(6) when anything is flagged.
@@ -242,18 +247,19 @@ void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr
   const size_t packets = total <= first_room ? 1 : 1 + (total - first_room + kTsPayload - 1) / kTsPayload;
   uint8_t* p = out.append(packets * kPacketSize);
   const uint8_t* src = pes_.data();
-  size_t off = 0;
-  for (size_t i = 0; i < packets; ++i, p += kPacketSize) {
-    const bool first = i == 0;
-    const size_t min_af = first ? first_af : 0;
-    const size_t left = total - off;
-    const size_t payload = left < kTsPayload - min_af ? left : kTsPayload - min_af;
+  size_t left = total;
+  uint8_t& cc_slot = cc_of(pid);
+  uint8_t cc = cc_slot;
+  const auto pid_hi = static_cast<uint8_t>(pid >> 8);
+  const auto pid_lo = static_cast<uint8_t>(pid);
+  // One packet whose payload is `payload` bytes and whose adaptation field fills the rest.
+  auto put_packet = [&](bool first, size_t payload) {
     const size_t af = kTsPayload - payload;  // adaptation field bytes incl. its length byte
     p[0] = 0x47;
-    p[1] = static_cast<uint8_t>((first ? 0x40 : 0x00) | (pid >> 8));
-    p[2] = static_cast<uint8_t>(pid);
+    p[1] = static_cast<uint8_t>((first ? 0x40 : 0x00) | pid_hi);
+    p[2] = pid_lo;
     // adaptation_field_control '11' (AF + payload) or '01' (payload only); every packet has payload.
-    p[3] = static_cast<uint8_t>((af ? 0x30 : 0x10) | next_cc(pid));
+    p[3] = static_cast<uint8_t>((af ? 0x30 : 0x10) | cc);
     uint8_t* q = p + kTsHeader;
     if (af) {
       // 2.4.3.4: adaptation_field_length counts the bytes after it; 0 is a single stuffing byte.
@@ -269,9 +275,26 @@ void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr
         q = end;
       }
     }
-    std::memcpy(q, src + off, payload);
-    off += payload;
+    std::memcpy(q, src, payload);
+    src += payload;
+    left -= payload;
+    cc = static_cast<uint8_t>((cc + 1) & 0x0F);
+    p += kPacketSize;
+  };
+  put_packet(true, left < first_room ? left : first_room);
+  while (left >= kTsPayload) {  // full packets: no adaptation field
+    p[0] = 0x47;
+    p[1] = pid_hi;
+    p[2] = pid_lo;
+    p[3] = static_cast<uint8_t>(0x10 | cc);
+    std::memcpy(p + kTsHeader, src, kTsPayload);
+    src += kTsPayload;
+    left -= kTsPayload;
+    cc = static_cast<uint8_t>((cc + 1) & 0x0F);
+    p += kPacketSize;
   }
+  if (left) put_packet(false, left);
+  cc_slot = cc;
   stats_.packets += packets;
 }
 

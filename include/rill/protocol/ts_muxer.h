@@ -130,6 +130,7 @@ class TsMuxer {
   void packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out);
   void start_pes(bool video, const TsSample& first);  // the PES header into pes_
   uint8_t next_cc(uint16_t pid);
+  uint8_t& cc_of(uint16_t pid);  // the PID's continuity_counter
 
   TsStreams streams_;
   AvcConfig avc_;
