@@ -16,8 +16,7 @@ void throw_avcc_error(size_t offset, size_t need, size_t have) {
 void check_avcc_length_size(uint8_t length_size) {
   // ISO/IEC 14496-15 5.3.3.1.2: lengthSizeMinusOne is 0, 1 or 3.
   if (length_size != 1 && length_size != 2 && length_size != 4)
-    throw ProtocolError("AVCC: NAL unit length size must be 1, 2 or 4, got " +
-                        std::to_string(length_size));
+    throw ProtocolError("AVCC: NAL unit length size must be 1, 2 or 4, got " + std::to_string(length_size));
 }
 
 }  // namespace detail
@@ -39,7 +38,10 @@ class Reader {
                           std::to_string(off_) + ", need " + std::to_string(n) + " bytes, have " +
                           std::to_string(b_.size() - off_) + ")");
   }
-  uint8_t u8(const char* field) { need(1, field); return b_[off_++]; }
+  uint8_t u8(const char* field) {
+    need(1, field);
+    return b_[off_++];
+  }
   uint16_t u16(const char* field) {
     need(2, field);
     uint16_t v = static_cast<uint16_t>((b_[off_] << 8) | b_[off_ + 1]);
@@ -133,8 +135,8 @@ class BitReader {
 uint32_t ue_max(BitReader& br, uint32_t max, const char* field) {
   uint32_t v = br.ue();
   if (v > max)
-    throw ProtocolError(std::string("AVC SPS: ") + field + " " + std::to_string(v) +
-                        " exceeds " + std::to_string(max));
+    throw ProtocolError(std::string("AVC SPS: ") + field + " " + std::to_string(v) + " exceeds " +
+                        std::to_string(max));
   return v;
 }
 
@@ -158,7 +160,10 @@ AvcSpsInfo parse_avc_sps(std::span<const uint8_t> nal) {
   std::vector<uint8_t> rbsp;
   rbsp.reserve(nal.size());
   for (size_t i = 1, zeros = 0; i < nal.size(); ++i) {
-    if (zeros >= 2 && nal[i] == 0x03) { zeros = 0; continue; }  // emulation_prevention_three_byte
+    if (zeros >= 2 && nal[i] == 0x03) {
+      zeros = 0;
+      continue;
+    }  // emulation_prevention_three_byte
     zeros = nal[i] == 0 ? zeros + 1 : 0;
     rbsp.push_back(nal[i]);
   }
@@ -171,13 +176,24 @@ AvcSpsInfo parse_avc_sps(std::span<const uint8_t> nal) {
   uint32_t chroma_format_idc = 1;
   bool separate_colour_plane = false;
   switch (info.profile_idc) {
-    case 100: case 110: case 122: case 244: case 44: case 83: case 86: case 118: case 128:
-    case 138: case 139: case 134: case 135: {
+    case 100:
+    case 110:
+    case 122:
+    case 244:
+    case 44:
+    case 83:
+    case 86:
+    case 118:
+    case 128:
+    case 138:
+    case 139:
+    case 134:
+    case 135: {
       chroma_format_idc = ue_max(br, 3, "chroma_format_idc");
       if (chroma_format_idc == 3) separate_colour_plane = br.bit();
       ue_max(br, 6, "bit_depth_luma_minus8");
       ue_max(br, 6, "bit_depth_chroma_minus8");
-      br.bit();  // qpprime_y_zero_transform_bypass_flag
+      br.bit();        // qpprime_y_zero_transform_bypass_flag
       if (br.bit()) {  // seq_scaling_matrix_present_flag
         int lists = chroma_format_idc != 3 ? 8 : 12;
         for (int i = 0; i < lists; ++i)
@@ -185,7 +201,8 @@ AvcSpsInfo parse_avc_sps(std::span<const uint8_t> nal) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   ue_max(br, 12, "log2_max_frame_num_minus4");
   uint32_t poc_type = ue_max(br, 2, "pic_order_cnt_type");
@@ -247,16 +264,25 @@ void avcc_to_annexb(std::span<const uint8_t> sample, uint8_t length_size, std::v
                      [&](std::span<const uint8_t> nal) { append_nal(out, nal.data(), nal.size()); });
 }
 
-void avcc_to_annexb_access_unit(std::span<const uint8_t> sample, const AvcConfig& config,
-                                bool keyframe, std::vector<uint8_t>& out) {
+void avcc_to_annexb_access_unit(std::span<const uint8_t> sample, const AvcConfig& config, bool keyframe,
+                                std::vector<uint8_t>& out) {
   bool has_aud = false, has_sps = false, has_pps = false, has_idr = false;
   for_each_avcc_nalu(sample, config.nalu_length_size, [&](std::span<const uint8_t> nal) {
     switch (nal[0] & 0x1F) {
-      case avc_nal::kAud: has_aud = true; break;
-      case avc_nal::kSps: has_sps = true; break;
-      case avc_nal::kPps: has_pps = true; break;
-      case avc_nal::kIdr: has_idr = true; break;
-      default: break;
+      case avc_nal::kAud:
+        has_aud = true;
+        break;
+      case avc_nal::kSps:
+        has_sps = true;
+        break;
+      case avc_nal::kPps:
+        has_pps = true;
+        break;
+      case avc_nal::kIdr:
+        has_idr = true;
+        break;
+      default:
+        break;
     }
   });  // validated: nothing below throws on the sample
   const bool insert_params = keyframe || has_idr;
@@ -281,6 +307,55 @@ void avcc_to_annexb_access_unit(std::span<const uint8_t> sample, const AvcConfig
     append_nal(out, nal.data(), nal.size());
   });
   if (!params_done) insert_param_sets();
+}
+
+bool avcc_annexb_prefix(std::span<const uint8_t> sample, const AvcConfig& config, bool keyframe,
+                        std::vector<uint8_t>& out) {
+  if (config.nalu_length_size != 4) return false;
+  bool has_aud = false, has_sps = false, has_pps = false, has_idr = false, has_empty = false;
+  const uint8_t* p = sample.data();
+  const size_t n = sample.size();
+  for (size_t off = 0; off < n;) {
+    if (n - off < 4) detail::throw_avcc_error(off, 4, n - off);
+    const size_t len =
+        (size_t{p[off]} << 24) | (size_t{p[off + 1]} << 16) | (size_t{p[off + 2]} << 8) | p[off + 3];
+    off += 4;
+    if (len > n - off) detail::throw_avcc_error(off, len, n - off);
+    if (len == 0) {
+      has_empty = true;  // left out by the copying form
+    } else {
+      switch (p[off] & 0x1F) {
+        case avc_nal::kAud:
+          has_aud = true;
+          break;
+        case avc_nal::kSps:
+          has_sps = true;
+          break;
+        case avc_nal::kPps:
+          has_pps = true;
+          break;
+        case avc_nal::kIdr:
+          has_idr = true;
+          break;
+        default:
+          break;
+      }
+    }
+    off += len;
+  }
+  const bool insert_params = keyframe || has_idr;
+  const bool inserts =
+      insert_params && ((!has_sps && !config.sps.empty()) || (!has_pps && !config.pps.empty()));
+  if (has_empty || (has_aud && inserts)) return false;
+  if (has_aud) return true;  // the sample as it is
+  append_nal(out, kAud, sizeof kAud);
+  if (insert_params) {
+    if (!has_sps)
+      for (const auto& s : config.sps) append_nal(out, s.data(), s.size());
+    if (!has_pps)
+      for (const auto& pps : config.pps) append_nal(out, pps.data(), pps.size());
+  }
+  return true;
 }
 
 }  // namespace rill::protocol

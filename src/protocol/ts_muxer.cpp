@@ -167,14 +167,19 @@ void TsMuxer::write(const TsSample& s, TsSink& out) {
     return;
   }
   start_pes(true, s);
+  // H.264 with 4-byte lengths: the sample goes from its own bytes into the packets (the length
+  // fields turned into start codes there), after the PES header and what Annex B adds before it.
+  std::span<const uint8_t> avcc_tail;
   if (streams_.video == VideoCodec::HEVC)
     hevc_to_annexb_access_unit(s.data, hevc_, s.keyframe, pes_);
+  else if (avcc_annexb_prefix(s.data, avc_, s.keyframe, pes_))
+    avcc_tail = s.data;
   else
     avcc_to_annexb_access_unit(s.data, avc_, s.keyframe, pes_);
   uint64_t pcr_base = 0;  // the PCR PID carries a PCR on every PES start
   if (!(s.dts_ms >= 0 && s.dts_ms < kPcrLeadMs))
     pcr_base = ms_to_90k(static_cast<uint64_t>(s.dts_ms) - static_cast<uint64_t>(kPcrLeadMs));
-  packetize(kVideoPid, true, s.keyframe, pcr_base, out);  // random_access_indicator: keyframes
+  packetize(kVideoPid, true, s.keyframe, pcr_base, out, avcc_tail);  // random_access_indicator: keyframes
   ++stats_.video_written;
 }
 
@@ -237,16 +242,46 @@ void TsMuxer::start_pes(bool video, const TsSample& s) {
 
 // The PES in 188-byte packets: the first with its adaptation field (when anything is flagged), the
 // full ones between as a header and 184 payload bytes, the last short one padded by stuffing in an
-// adaptation field. Kept in locals (the continuity counter too): the packets' bytes are written
-// through uint8_t pointers, which may alias any member, so members would be reloaded per byte.
-void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out) {
-  const size_t total = pes_.size();
+// adaptation field. The PES is pes_ and then `avcc_tail`, an AVCC sample with 4-byte lengths
+// whose length fields go out as start codes (avcc_annexb_prefix). Kept in locals (the continuity counter
+// too): the packets' bytes are written through uint8_t pointers, which may alias any member, so members would
+// be reloaded per byte.
+void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out,
+                        std::span<const uint8_t> avcc_tail) {
+  const size_t total = pes_.size() + avcc_tail.size();
   // Adaptation field of the first packet: length(1) + flags(1) + PCR(6) when anything is flagged.
   const size_t first_af = (pcr || random_access) ? 2 + (pcr ? 6 : 0) : 0;
   const size_t first_room = kTsPayload - first_af;
   const size_t packets = total <= first_room ? 1 : 1 + (total - first_room + kTsPayload - 1) / kTsPayload;
   uint8_t* p = out.append(packets * kPacketSize);
-  const uint8_t* src = pes_.data();
+  const uint8_t* head = pes_.data();
+  size_t head_left = pes_.size();
+  size_t tail_at = 0;      // the offset in avcc_tail of its next byte out
+  size_t next_length = 0;  // the offset in avcc_tail of the next (or current) length field
+  // Copies the next n bytes of the PES to dst.
+  auto copy_out = [&](uint8_t* dst, size_t n) {
+    if (head_left) {
+      const size_t k = n < head_left ? n : head_left;
+      std::memcpy(dst, head, k);
+      head += k;
+      head_left -= k;
+      dst += k;
+      n -= k;
+      if (!n) return;
+    }
+    std::memcpy(dst, avcc_tail.data() + tail_at, n);
+    const size_t end = tail_at + n;
+    while (next_length < end) {  // 00 00 00 01 over the length fields (or their part) copied
+      for (size_t k = 0; k < 4; ++k) {
+        const size_t at = next_length + k;
+        if (at >= tail_at && at < end) dst[at - tail_at] = k == 3 ? 1 : 0;
+      }
+      if (next_length + 4 > end) break;  // the field's rest goes with the next packet
+      const uint8_t* f = avcc_tail.data() + next_length;
+      next_length += 4 + ((size_t{f[0]} << 24) | (size_t{f[1]} << 16) | (size_t{f[2]} << 8) | f[3]);
+    }
+    tail_at = end;
+  };
   size_t left = total;
   uint8_t& cc_slot = cc_of(pid);
   uint8_t cc = cc_slot;
@@ -275,8 +310,7 @@ void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr
         q = end;
       }
     }
-    std::memcpy(q, src, payload);
-    src += payload;
+    copy_out(q, payload);
     left -= payload;
     cc = static_cast<uint8_t>((cc + 1) & 0x0F);
     p += kPacketSize;
@@ -287,8 +321,7 @@ void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr
     p[1] = pid_hi;
     p[2] = pid_lo;
     p[3] = static_cast<uint8_t>(0x10 | cc);
-    std::memcpy(p + kTsHeader, src, kTsPayload);
-    src += kTsPayload;
+    copy_out(p + kTsHeader, kTsPayload);
     left -= kTsPayload;
     cc = static_cast<uint8_t>((cc + 1) & 0x0F);
     p += kPacketSize;

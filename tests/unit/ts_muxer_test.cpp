@@ -350,6 +350,37 @@ TEST(TsMuxer, SingleStuffingByteCase) {
   EXPECT_EQ(out[188 + 5], 0x22);
 }
 
+TEST(TsMuxer, SampleFromItsOwnBytesEqualsTheCopiedAnnexB) {
+  // The copy-free path (avcc_annexb_prefix: the sample's length fields become start codes in the
+  // packets) against the copying one, forced by an empty NAL unit at the end (which both leave
+  // out): the same packets, for NAL units whose length fields fall across packet boundaries.
+  const std::vector<size_t> sizes = {1,   2,   3,   5,   150, 160, 170, 175, 176,
+                                     177, 178, 179, 180, 183, 184, 185, 400, 1000};
+  for (bool key : {false, true}) {
+    for (size_t a : sizes) {
+      for (size_t b : {size_t{1}, size_t{3}, size_t{184}, size_t{360}}) {
+        for (uint8_t first_type : {uint8_t{0x09}, uint8_t{0x41}, uint8_t{0x65}}) {  // AUD, slice, IDR
+          Bytes n1(a, 0x11), n2(b, 0x22), n3(7, 0x33);
+          n1[0] = first_type;
+          n2[0] = 0x41;
+          n3[0] = 0x06;
+          const Bytes whole = avcc({n1, n2, n3});
+          Bytes with_empty = whole;
+          with_empty.insert(with_empty.end(), {0, 0, 0, 0});
+          TsMuxer direct({true, false, AudioCodec::AAC}), copied({true, false, AudioCodec::AAC});
+          direct.set_avc_config(kAvcRecord);
+          copied.set_avc_config(kAvcRecord);
+          Bytes out_direct, out_copied;
+          direct.write(video(40, 0, key, whole), out_direct);
+          copied.write(video(40, 0, key, with_empty), out_copied);
+          ASSERT_EQ(out_direct, out_copied)
+              << "key " << key << " sizes " << a << "/" << b << " type " << int(first_type);
+        }
+      }
+    }
+  }
+}
+
 // ---- continuity counters ----
 
 TEST(TsMuxer, ContinuityCountersPerPidWrapAndSurviveSegments) {

@@ -21,10 +21,10 @@ inline constexpr uint8_t kAud = 9;
 }  // namespace avc_nal
 
 struct AvcConfig {
-  uint8_t profile = 0;                // AVCProfileIndication
+  uint8_t profile = 0;  // AVCProfileIndication
   uint8_t profile_compatibility = 0;
-  uint8_t level = 0;                  // AVCLevelIndication
-  uint8_t nalu_length_size = 4;       // lengthSizeMinusOne + 1: 1, 2 or 4
+  uint8_t level = 0;                      // AVCLevelIndication
+  uint8_t nalu_length_size = 4;           // lengthSizeMinusOne + 1: 1, 2 or 4
   std::vector<std::vector<uint8_t>> sps;  // NAL units, header byte included, no prefix
   std::vector<std::vector<uint8_t>> pps;
 };
@@ -37,7 +37,7 @@ AvcConfig parse_avc_config(std::span<const uint8_t> record);
 struct AvcSpsInfo {
   uint8_t profile_idc = 0;
   uint8_t level_idc = 0;
-  uint32_t width = 0;   // luma samples after frame cropping
+  uint32_t width = 0;  // luma samples after frame cropping
   uint32_t height = 0;
 };
 
@@ -60,8 +60,17 @@ void avcc_to_annexb(std::span<const uint8_t> sample, uint8_t length_size, std::v
 // (H.264 7.4.1.2.3: the AUD, when present, is the first NAL unit of the access unit), then,
 // when `keyframe` is set or the sample holds an IDR slice, the config's SPS/PPS unless the
 // sample carries its own, then the sample's NAL units. Throws as above; `out` is unchanged on throw.
-void avcc_to_annexb_access_unit(std::span<const uint8_t> sample, const AvcConfig& config,
-                                bool keyframe, std::vector<uint8_t>& out);
+void avcc_to_annexb_access_unit(std::span<const uint8_t> sample, const AvcConfig& config, bool keyframe,
+                                std::vector<uint8_t>& out);
+
+// The same access unit without copying the sample, where that is possible: when the sample's NAL
+// lengths are 4 bytes, none is zero, and no parameter set goes in after an AUD of the sample's
+// own, the Annex B form is a prefix (the AUD and parameter sets the function above would add)
+// followed by the sample itself with each length field read as a start code 00 00 00 01. Then
+// appends that prefix to `out` and returns true; otherwise returns false and leaves `out` as is
+// (the caller uses avcc_to_annexb_access_unit). Throws as above.
+bool avcc_annexb_prefix(std::span<const uint8_t> sample, const AvcConfig& config, bool keyframe,
+                        std::vector<uint8_t>& out);
 
 // ---- implementation of the template ----
 namespace detail {

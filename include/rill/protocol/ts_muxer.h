@@ -127,7 +127,8 @@ class TsMuxer {
 
  private:
   void write_psi(uint16_t pid, std::span<const uint8_t> section, TsSink& out);
-  void packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out);
+  void packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr_base, TsSink& out,
+                 std::span<const uint8_t> avcc_tail = {});
   void start_pes(bool video, const TsSample& first);  // the PES header into pes_
   uint8_t next_cc(uint16_t pid);
   uint8_t& cc_of(uint16_t pid);  // the PID's continuity_counter
