@@ -257,6 +257,38 @@ inline void append_nal(std::vector<uint8_t>& out, const uint8_t* p, size_t n) {
   out.insert(out.end(), p, p + n);
 }
 
+// The NAL unit types of a sample that decide what its Annex B form adds.
+struct AccessUnitNals {
+  bool aud = false, sps = false, pps = false, idr = false;
+
+  void note(uint8_t nal_header) {
+    switch (nal_header & 0x1F) {
+      case avc_nal::kAud:
+        aud = true;
+        break;
+      case avc_nal::kSps:
+        sps = true;
+        break;
+      case avc_nal::kPps:
+        pps = true;
+        break;
+      case avc_nal::kIdr:
+        idr = true;
+        break;
+      default:
+        break;
+    }
+  }
+};
+
+// The config's parameter sets the sample does not carry itself.
+void append_param_sets(const AvcConfig& config, const AccessUnitNals& has, std::vector<uint8_t>& out) {
+  if (!has.sps)
+    for (const auto& s : config.sps) append_nal(out, s.data(), s.size());
+  if (!has.pps)
+    for (const auto& p : config.pps) append_nal(out, p.data(), p.size());
+}
+
 }  // namespace
 
 void avcc_to_annexb(std::span<const uint8_t> sample, uint8_t length_size, std::vector<uint8_t>& out) {
@@ -266,38 +298,19 @@ void avcc_to_annexb(std::span<const uint8_t> sample, uint8_t length_size, std::v
 
 void avcc_to_annexb_access_unit(std::span<const uint8_t> sample, const AvcConfig& config, bool keyframe,
                                 std::vector<uint8_t>& out) {
-  bool has_aud = false, has_sps = false, has_pps = false, has_idr = false;
-  for_each_avcc_nalu(sample, config.nalu_length_size, [&](std::span<const uint8_t> nal) {
-    switch (nal[0] & 0x1F) {
-      case avc_nal::kAud:
-        has_aud = true;
-        break;
-      case avc_nal::kSps:
-        has_sps = true;
-        break;
-      case avc_nal::kPps:
-        has_pps = true;
-        break;
-      case avc_nal::kIdr:
-        has_idr = true;
-        break;
-      default:
-        break;
-    }
-  });  // validated: nothing below throws on the sample
-  const bool insert_params = keyframe || has_idr;
+  AccessUnitNals has;
+  for_each_avcc_nalu(sample, config.nalu_length_size,
+                     [&](std::span<const uint8_t> nal) { has.note(nal[0]); });
+  // validated: nothing below throws on the sample
+  const bool insert_params = keyframe || has.idr;
   auto insert_param_sets = [&] {
-    if (!insert_params) return;
-    if (!has_sps)
-      for (const auto& s : config.sps) append_nal(out, s.data(), s.size());
-    if (!has_pps)
-      for (const auto& p : config.pps) append_nal(out, p.data(), p.size());
+    if (insert_params) append_param_sets(config, has, out);
   };
-  if (!has_aud) {
+  if (!has.aud) {
     append_nal(out, kAud, sizeof kAud);
     insert_param_sets();
   }
-  bool params_done = !has_aud;
+  bool params_done = !has.aud;
   for_each_avcc_nalu(sample, config.nalu_length_size, [&](std::span<const uint8_t> nal) {
     // The sample's own AUD stays first; parameter sets follow it, before SEI and slices.
     if (!params_done && (nal[0] & 0x1F) != avc_nal::kAud) {
@@ -312,7 +325,8 @@ void avcc_to_annexb_access_unit(std::span<const uint8_t> sample, const AvcConfig
 bool avcc_annexb_prefix(std::span<const uint8_t> sample, const AvcConfig& config, bool keyframe,
                         std::vector<uint8_t>& out) {
   if (config.nalu_length_size != 4) return false;
-  bool has_aud = false, has_sps = false, has_pps = false, has_idr = false, has_empty = false;
+  AccessUnitNals has;
+  bool has_empty = false;  // a zero-length NAL unit, which the copying form leaves out
   const uint8_t* p = sample.data();
   const size_t n = sample.size();
   for (size_t off = 0; off < n;) {
@@ -321,40 +335,19 @@ bool avcc_annexb_prefix(std::span<const uint8_t> sample, const AvcConfig& config
         (size_t{p[off]} << 24) | (size_t{p[off + 1]} << 16) | (size_t{p[off + 2]} << 8) | p[off + 3];
     off += 4;
     if (len > n - off) detail::throw_avcc_error(off, len, n - off);
-    if (len == 0) {
-      has_empty = true;  // left out by the copying form
-    } else {
-      switch (p[off] & 0x1F) {
-        case avc_nal::kAud:
-          has_aud = true;
-          break;
-        case avc_nal::kSps:
-          has_sps = true;
-          break;
-        case avc_nal::kPps:
-          has_pps = true;
-          break;
-        case avc_nal::kIdr:
-          has_idr = true;
-          break;
-        default:
-          break;
-      }
-    }
+    if (len == 0)
+      has_empty = true;
+    else
+      has.note(p[off]);
     off += len;
   }
-  const bool insert_params = keyframe || has_idr;
+  const bool insert_params = keyframe || has.idr;
   const bool inserts =
-      insert_params && ((!has_sps && !config.sps.empty()) || (!has_pps && !config.pps.empty()));
-  if (has_empty || (has_aud && inserts)) return false;
-  if (has_aud) return true;  // the sample as it is
+      insert_params && ((!has.sps && !config.sps.empty()) || (!has.pps && !config.pps.empty()));
+  if (has_empty || (has.aud && inserts)) return false;
+  if (has.aud) return true;  // the sample as it is
   append_nal(out, kAud, sizeof kAud);
-  if (insert_params) {
-    if (!has_sps)
-      for (const auto& s : config.sps) append_nal(out, s.data(), s.size());
-    if (!has_pps)
-      for (const auto& pps : config.pps) append_nal(out, pps.data(), pps.size());
-  }
+  if (insert_params) append_param_sets(config, has, out);
   return true;
 }
 
