@@ -91,12 +91,6 @@ RecordRetention read_retention(const YamlReader& reader, const YamlField& f) {
   size_t max_bytes = 0;
   map.read_size("max_bytes", max_bytes, 0, SIZE_MAX);
   r.max_bytes = max_bytes;
-  // Deleting old recordings is not built yet (docs/recording.md): a limit that nothing enforces
-  // would read as a promise.
-  if (r.max_age != Duration{0} || r.max_bytes != 0) {
-    reader.fail(f,
-                "retention limits are not built yet (docs/recording.md): leave max_age and max_bytes at 0");
-  }
   return r;
 }
 

@@ -26,6 +26,7 @@
 #include "rill/net/worker_core.h"
 #include "rill/record/file_writer.h"
 #include "rill/server/admission_checks.h"
+#include "rill/server/recording_files_service.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
@@ -80,6 +81,7 @@ struct Worker::Impl {
   std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
   std::unique_ptr<workers::WorkerDetails> details;  // what this worker tells the control plane
   std::unique_ptr<api::ApiServer> api;              // api.listen (docs/api.md)
+  std::unique_ptr<RecordingFilesService> recording_files;  // after api: its routes are on it
   std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
   std::vector<std::unique_ptr<net::Acceptor>> rtmp_acceptors;
   std::shared_ptr<net::TlsContext> rtmps;  // rtmp.tls_listen's certificate, read at start
@@ -163,6 +165,7 @@ struct Worker::Impl {
     hls->install(*stream_routes);
     api = std::make_unique<api::ApiServer>(ctx, *details, monitor.get(), locator.get());
     api::mount_api_routes(*api);
+    recording_files = std::make_unique<RecordingFilesService>(ctx, *api, wctx.id == 0);
     // /healthz on either port counts the worker's streams: the HTTP stack itself knows none.
     auto streams_field = [this] { return " streams=" + std::to_string(streams.size()); };
     http->set_health_fields(streams_field);

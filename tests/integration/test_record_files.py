@@ -2,7 +2,9 @@
 real time (lavfi testsrc2 + sine) to an fMP4 app and an FLV app; kill -9 of the owning worker
 mid-recording; the master closes the leftovers out (the FLV's onMetaData gets its duration) and
 they play to within `flush` of the kill. A leftover cut mid-fragment, found at the next start, is
-cut back to its last whole fragment.
+cut back to its last whole fragment. The API lists the recordings (GET /api/v1/recordings) and
+deletes them (DELETE /api/v1/recordings/{id}: 409 while one is written, 404 for what is not an id
+of the catalog); retention by max_bytes deletes the oldest files at start.
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_DIR=... \
           python3 -m unittest -v test_record_files
@@ -16,6 +18,8 @@ import signal
 import tempfile
 import time
 import unittest
+import urllib.error
+import urllib.request
 
 import rilltest
 from rilltest import Rill, require_tool, run, wait_until
@@ -39,6 +43,23 @@ def flv_metadata_duration(path):
     return json.loads(p.stdout).get('format', {})
 
 
+def api(rill, method, path):
+    """(status, parsed JSON or None) of an API request."""
+    req = urllib.request.Request(rill.api_url(path), method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+            return resp.status, json.loads(body) if body else None
+    except urllib.error.HTTPError as e:
+        return e.code, None
+
+
+def make_fragmented_mp4(media, path, seconds):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    run(['ffmpeg', '-v', 'error', '-i', media, '-c', 'copy', '-t', str(seconds), '-movflags',
+         'frag_keyframe+empty_moov', '-f', 'mp4', path], timeout=60, check=True)
+
+
 class RecordFilesTest(unittest.TestCase):
 
     @classmethod
@@ -54,6 +75,7 @@ class RecordFilesTest(unittest.TestCase):
         def app(fmt):
             return {'record': {'mode': 'all', 'format': fmt, 'flush': '1s',
                                'path': os.path.join(self.dir, '{app}', '{name}-{start:%H-%M-%S}')}}
+        self.app = app
         self.rill = Rill({'apps': {'live': {}, 'mp4': app('fmp4'), 'flv': app('flv')}})
         self.addCleanup(self.rill.close)
 
@@ -107,6 +129,51 @@ class RecordFilesTest(unittest.TestCase):
         self.assertFalse(os.path.exists(empty))
         frames, _ = probe(path)
         self.assertGreaterEqual(frames, 99)
+
+    def test_api_lists_and_deletes(self):
+        pub = self.publish('mp4')
+        self.assertTrue(self.rill.wait_for_log('record mp4/cam: recording to', timeout=15), self.rill.log_tail())
+        time.sleep(2.5)
+        status, body = api(self.rill, 'GET', '/api/v1/recordings?app=mp4')
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body['total'], 1, body)
+        item = body['items'][0]
+        self.assertEqual((item['app'], item['name'], item['format'], item['state']), ('mp4', 'cam', 'fmp4', 'recording'))
+        self.assertGreaterEqual(item['duration'], 1.0)
+        self.assertEqual(api(self.rill, 'DELETE', '/api/v1/recordings/' + item['id'])[0], 409)
+        # Ids come from the catalog only: a path is not one.
+        for bad in ('..%2F..%2Fetc%2Fpasswd', '../../etc/passwd', '0123456789abcdef', item['id'] + 'x'):
+            # (400: the HTTP layer refuses an encoded slash before any route sees it)
+            self.assertIn(api(self.rill, 'DELETE', '/api/v1/recordings/' + bad)[0], (400, 404), bad)
+        self.assertEqual(api(self.rill, 'GET', '/api/v1/recordings?from=yesterday')[0], 400)
+        self.assertTrue(os.path.exists(item['path']))
+
+        rilltest.stop_process(pub)
+        self.assertTrue(self.rill.wait_for_log('record mp4/cam: closed ', timeout=15), self.rill.log_tail())
+        status, body = api(self.rill, 'GET', '/api/v1/recordings?app=mp4&name=cam&from=2000-01-01T00:00:00Z')
+        self.assertEqual((status, body['total']), (200, 1), body)
+        self.assertEqual(body['items'][0]['state'], 'complete')
+        self.assertEqual(api(self.rill, 'GET', '/api/v1/recordings?from=2999-01-01T00:00:00Z')[1]['total'], 0)
+        self.assertEqual(api(self.rill, 'GET', '/api/v1/recordings?name=other')[1]['total'], 0)
+        self.assertEqual(api(self.rill, 'GET', '/api/v1/recordings?limit=1&offset=1')[1]['items'], [])
+        self.assertEqual(api(self.rill, 'DELETE', '/api/v1/recordings/' + item['id'])[0], 204)
+        self.assertFalse(os.path.exists(item['path']))
+        self.assertEqual(api(self.rill, 'DELETE', '/api/v1/recordings/' + item['id'])[0], 404)
+
+    def test_retention_by_max_bytes_deletes_the_oldest(self):
+        self.rill.stop()
+        files = [os.path.join(self.dir, 'mp4', 'cam-%d.mp4' % i) for i in range(3)]
+        for i, path in enumerate(files):
+            make_fragmented_mp4(self.media, path, 2)
+            os.utime(path, (time.time() - 300 + i * 60,) * 2)  # cam-0 the oldest
+        size = os.path.getsize(files[0])
+        cfg = self.app('fmp4')
+        cfg['record']['retention'] = {'max_age': '7d', 'max_bytes': 2 * size + size // 2}
+        self.rill.write_config({'apps': {'live': {}, 'mp4': cfg}})
+        self.rill.start()
+        self.assertTrue(self.rill.wait_for_log(r'record mp4: retention deleted .*cam-0\.mp4', timeout=10),
+                        self.rill.log_tail())
+        self.assertEqual([os.path.exists(p) for p in files], [False, True, True])
 
 
 if __name__ == '__main__':

@@ -36,8 +36,10 @@ TEST(RecordConfig, AllKeys) {
                         "      segment: 10m\n"
                         "      max_size: 512MiB\n"
                         "      flush: 500ms\n"
-                        "      retention: {max_age: 0s, max_bytes: 0}\n");
+                        "      retention: {max_age: 7d, max_bytes: 10GiB}\n");
   const RecordConfig& r = c.apps.at("live").record;
+  EXPECT_EQ(r.retention.max_age, std::chrono::hours(7 * 24));
+  EXPECT_EQ(r.retention.max_bytes, 10ull << 30);
   EXPECT_EQ(r.mode, RecordMode::Video);
   EXPECT_EQ(r.format, RecordFormat::Flv);
   EXPECT_EQ(r.path, "/srv/rec/{app}/{name}-{start:%H%M}");
@@ -63,8 +65,8 @@ TEST(RecordConfig, Errors) {
                   "expected a duration like 2s or 500ms, got '2x'");
   EXPECT_CONTAINS(error_of(kLive + "    record: {max_size: 4k}\n"), "must be 0 (no limit) or at least 1MiB");
   EXPECT_CONTAINS(error_of(kLive + "    record: {flush: 10ms}\n"), "apps.live.record.flush: must be between");
-  EXPECT_CONTAINS(error_of(kLive + "    record: {retention: {max_age: 1h}}\n"),
-                  "apps.live.record.retention: retention limits are not built yet");
+  EXPECT_CONTAINS(error_of(kLive + "    record: {retention: {max_age: 3651d}}\n"),
+                  "apps.live.record.retention.max_age");
   EXPECT_CONTAINS(error_of(kLive + "    record: {retention: {max_bites: 0}}\n"), "did you mean 'max_bytes'?");
   EXPECT_CONTAINS(error_of(kLive + "    record: {path: '/r/{nmae}'}\n"),
                   "t.yaml:3:20: apps.live.record.path: unknown placeholder {nmae}: expected {app}, {name}, "

@@ -1,0 +1,43 @@
+#pragma once
+// The recording files of a worker's apps, off its event loop: the worker's BlockingWorkThread
+// (made only when an app records), the catalog the API lists and deletes through
+// (api/api_recordings.h), and, on worker 0 only, retention.
+//
+// Retention (apps.NAME.record.retention, record/retention_policy.h) runs 2 s after the worker
+// starts and then every minute, on the work thread; one log line per file deleted. Worker 0, and
+// not every worker, so that one process deletes (worker 0 exists in every generation and is
+// respawned when it dies); not the master, which has no event loop and whose one thread must stay
+// free for signals and respawns. During a reload the old and new worker 0 may both run it for a
+// while: a file already gone is skipped.
+#include <memory>
+
+#include "rill/api/api_recordings.h"
+#include "rill/core/timer_queue.h"
+
+namespace rill::net {
+struct WorkerCore;
+class BlockingWorkThread;
+}  // namespace rill::net
+
+namespace rill::server {
+
+class RecordingFilesService {
+ public:
+  // Mounts the API's recording routes on `api` (which outlives this service).
+  RecordingFilesService(net::WorkerCore& ctx, api::ApiServer& api, bool runs_retention);
+  ~RecordingFilesService();
+  RecordingFilesService(const RecordingFilesService&) = delete;
+  RecordingFilesService& operator=(const RecordingFilesService&) = delete;
+
+ private:
+  void schedule_retention(std::chrono::milliseconds after);
+  void run_retention();
+
+  net::WorkerCore& ctx_;
+  std::unique_ptr<net::BlockingWorkThread> work_;
+  api::RecordingStore store_;
+  TimerId timer_ = 0;
+  bool retention_ = false;
+};
+
+}  // namespace rill::server
