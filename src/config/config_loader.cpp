@@ -35,7 +35,10 @@ constexpr size_t kMaxRuntimeDirLength = 80;
 const std::vector<std::string_view> kRootKeys = {
     "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "merge_writes_max",
     "send_method", "log",     "rtmp", "http",     "api",         "worker_link",      "relay",        "apps"};
-const std::vector<std::string_view> kLogKeys = {"level", "file", "access_log"};
+const std::vector<std::string_view> kLogKeys = {"level",      "file",          "format",
+                                                "access_log", "access_format", "redact_params"};
+const std::vector<std::string_view> kLogFormats = {"text", "json"};
+const std::vector<std::string_view> kAccessFormats = {"combined", "json"};
 const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
 const std::vector<std::string_view> kRtmpKeys = {"listen",
@@ -151,7 +154,20 @@ LogConfig read_log(const YamlReader& reader, const YamlField& f) {
   const YamlMap map(reader, f, kLogKeys);
   if (auto level = map.get("level")) log.level = reader.one_of(*level, kLogLevels);
   map.read_optional_string("file", log.file);
+  if (auto format = map.get("format")) log.json = reader.one_of(*format, kLogFormats) == "json";
   map.read_optional_string("access_log", log.access_log);
+  if (auto format = map.get("access_format")) {
+    log.access_format = reader.one_of(*format, kAccessFormats) == "json" ? core::AccessFormat::Json
+                                                                         : core::AccessFormat::Combined;
+  }
+  if (auto params = map.get("redact_params")) {
+    // The list replaces the default, but the signed token's `sign` is always redacted.
+    log.redact_params = {"sign"};
+    for (const YamlField& p : reader.string_list(*params)) {
+      std::string name = reader.string(p, false);
+      if (name != "sign") log.redact_params.push_back(std::move(name));
+    }
+  }
   return log;
 }
 

@@ -1,14 +1,18 @@
 #include "rill/core/log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
 
+#include <fmt/format.h>
+#include <spdlog/formatter.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -75,14 +79,62 @@ class AppendFileSink final : public spdlog::sinks::base_sink<std::mutex> {
   int fd_ = -1;
 };
 
-std::string prefix_pattern(int worker_id, bool with_level) {
-  std::string p = "[%Y-%m-%d %H:%M:%S.%e] ";
-  if (with_level) p += "[%l] ";
+// with_time false: under journald, which stamps every line itself.
+std::string prefix_pattern(int worker_id, bool with_time) {
+  std::string p = with_time ? "[%Y-%m-%d %H:%M:%S.%e] [%l] " : "[%l] ";
   // Appended piecewise: `"[" + std::string&&` trips GCC 12's -Wrestrict false positive (PR105329).
   p += '[';
   p += log_role(worker_id);
   p += "] %v";
   return p;
+}
+
+// log.format: json. One object per line:
+//   {"time":"2026-11-30T12:00:00.123Z","level":"info","worker":1,"message":"..."}
+// ("worker":null for the master), the message escaped, so a line is always valid JSON.
+class JsonLineFormatter final : public spdlog::formatter {
+ public:
+  explicit JsonLineFormatter(int worker_id) : worker_id_(worker_id) {}
+
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const auto since_epoch = msg.time.time_since_epoch();
+    const std::time_t seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count();
+    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count() % 1000;
+    std::tm tm{};
+    gmtime_r(&seconds, &tm);
+    char time[32];
+    const size_t n = std::strftime(time, sizeof time, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::string line = "{\"time\":\"";
+    line.append(time, n);
+    line += fmt::format(".{:03}Z\",\"level\":\"", millis);
+    const auto level = spdlog::level::to_string_view(msg.level);
+    line.append(level.data(), level.size());
+    line += "\",\"worker\":";
+    line += worker_id_ < 0 ? std::string("null") : std::to_string(worker_id_);
+    line += ",\"message\":\"";
+    append_json_escaped(line, std::string_view(msg.payload.data(), msg.payload.size()));
+    line += "\"}\n";
+    dest.append(line.data(), line.data() + line.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<JsonLineFormatter>(worker_id_);
+  }
+
+ private:
+  int worker_id_;
+};
+
+// systemd sets JOURNAL_STREAM to "DEV:INODE" of the stream it connects to stderr: when stderr
+// is still that stream, the journal stamps every line, so ours would be doubled.
+bool stderr_is_journal() {
+  const char* env = std::getenv("JOURNAL_STREAM");
+  if (!env) return false;
+  struct stat st {};
+  if (::fstat(STDERR_FILENO, &st) != 0) return false;
+  unsigned long long dev = 0, ino = 0;
+  if (std::sscanf(env, "%llu:%llu", &dev, &ino) != 2) return false;
+  return dev == static_cast<unsigned long long>(st.st_dev) &&
+         ino == static_cast<unsigned long long>(st.st_ino);
 }
 
 }  // namespace
@@ -111,18 +163,23 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const LogCo
     sink = std::make_shared<AppendFileSink>(*cfg.file);
   else
     sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  const bool to_journal = !(cfg.file && !cfg.file->empty()) && stderr_is_journal();
   auto logger = std::make_shared<spdlog::logger>(name, std::move(sink));
-  logger->set_pattern(prefix_pattern(worker_id, true));
+  if (cfg.json) {
+    logger->set_formatter(std::make_unique<JsonLineFormatter>(worker_id));
+  } else {
+    logger->set_pattern(prefix_pattern(worker_id, !to_journal));
+  }
   logger->set_level(parse_log_level(cfg.level));
   logger->flush_on(spdlog::level::trace);
   return logger;
 }
 
-std::shared_ptr<spdlog::logger> make_access_logger(const LogConfig& cfg, int worker_id) {
+std::shared_ptr<spdlog::logger> make_access_logger(const LogConfig& cfg) {
   if (!cfg.access_log || cfg.access_log->empty()) return nullptr;
   auto logger = std::make_shared<spdlog::logger>("access",
                                                  std::make_shared<AppendFileSink>(*cfg.access_log));
-  logger->set_pattern(prefix_pattern(worker_id, false));
+  logger->set_pattern("%v");  // the lines are whole (core/access_line.h): nginx-rtmp's or JSON
   logger->set_level(spdlog::level::info);
   return logger;
 }

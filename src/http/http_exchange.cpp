@@ -239,7 +239,7 @@ size_t HttpExchange::reply(int status, const BufferRef& body) {
   const bool with_body = length && info_.method != HttpMethod::Head && body.size() > 0;
   const size_t bytes = with_body ? body.size() : 0;
   // Logged before the response is queued: respond() may end a held exchange (this object).
-  server_.log_access(info_, status, bytes);
+  server_.log_access(*this, status, bytes);
   conn_->respond(*this, render_response_head(p), with_body ? body : BufferRef(), p.close);
   return bytes;
 }
@@ -265,7 +265,7 @@ HttpStreamHandover HttpExchange::take_stream(int status) {
   ResponseHeadParts p = answer(status);
   if (info_.method == HttpMethod::Head) {
     // The head alone, without a length: a live body has none.
-    server_.log_access(info_, status, 0);
+    server_.log_access(*this, status, 0);
     conn_->respond(*this, render_response_head(p), BufferRef(), p.close);
     return h;
   }

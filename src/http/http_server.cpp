@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "rill/core/access_line.h"
 #include "rill/http/http_connection.h"
 #include "rill/net/connection.h"
 #include "rill/net/socket.h"
@@ -168,11 +169,24 @@ const std::string& HttpServer::cors_lines() const {
   return cors_lines_;
 }
 
-void HttpServer::log_access(const HttpRequestInfo& info, int status, uint64_t bytes) const {
+void HttpServer::log_access(const HttpExchange& ex, int status, uint64_t bytes) const {
   if (!ctx_.access_log) return;
-  ctx_.access_log->info("{} \"{} {}\" {} {} {}ms", info.peer, method_name(info.method),
-                        info.target.empty() ? "-" : info.target, status, bytes,
-                        ctx_.timers->now_ms() - info.started_ms);
+  const HttpRequestInfo& info = ex.info_;
+  const std::string target = core::redact_target(info.target, ctx_.config->log.redact_params);
+  const std::string_view* referer = ex.header("Referer");
+  const std::string_view* agent = ex.header("User-Agent");
+  core::RequestAccess a;
+  a.peer = info.peer;
+  a.protocol = ex.log_protocol_;
+  a.method = method_name(info.method);
+  a.target = target;
+  a.version = ex.http10() ? "HTTP/1.0" : "HTTP/1.1";
+  a.status = status;
+  a.bytes_out = bytes;
+  a.duration_ms = ctx_.timers->now_ms() - info.started_ms;
+  a.referer = referer ? *referer : std::string_view();
+  a.agent = agent ? *agent : std::string_view();
+  ctx_.access_log->info(core::format_request_access(a, ctx_.config->log.access_format, std::time(nullptr)));
 }
 
 // ---- dispatch -----------------------------------------------------------------------------------
@@ -185,7 +199,8 @@ void HttpServer::handle(HttpExchange& ex) {
   }
   RequestTarget target = parse_request_target(info.target);
   if (!target.ok()) {
-    ctx_.log->info("http: {} bad request '{:.200}': {}", info.peer, info.target, target.why);
+    ctx_.log->info("http: {} bad request '{:.200}': {}", info.peer,
+                   core::redact_target(info.target, ctx_.config->log.redact_params), target.why);
     return ex.reply_error(target_error_status(target.error), target.why);
   }
   info.path = std::move(target.path);

@@ -137,7 +137,7 @@ constexpr milliseconds kForkRetry{1000};
 long long ms(Clock::duration d) { return std::chrono::duration_cast<milliseconds>(d).count(); }
 
 bool same_log_config(const config::LogConfig& a, const config::LogConfig& b) {
-  return a.level == b.level && a.file == b.file && a.access_log == b.access_log;
+  return a.level == b.level && a.file == b.file && a.json == b.json && a.access_log == b.access_log;
 }
 
 }  // namespace

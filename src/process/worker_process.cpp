@@ -143,7 +143,7 @@ void run_worker_process(WorkerProcessParams p) {
   WorkerState st;
   try {
     st.log = core::make_logger("rill", p.config->log, p.slot);
-    st.access_log = core::make_access_logger(p.config->log, p.slot);
+    st.access_log = core::make_access_logger(p.config->log);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rill: worker %d: %s\n", p.slot, e.what());
     _exit(kWorkerExitError);

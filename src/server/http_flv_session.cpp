@@ -2,20 +2,23 @@
 
 #include <utility>
 
-#include "rill/http/http_server.h"
 #include "rill/net/send_buffer.h"
 #include "rill/protocol/flv_file.h"
+#include "rill/server/session_access.h"
 
 namespace rill::server {
 
 HttpFlvSession::HttpFlvSession(net::WorkerCore& ctx, HttpExchange& ex, const StreamPath& route)
     : net::Session(net::SessionProtocol::HttpFlv),
       ctx_(ctx),
-      http_(ex.server()),
       ex_(&ex),
       info_(ex.info()),
       key_(route.key) {
   set_id(info_.id);
+  if (ctx_.access_log) {
+    if (const std::string_view* agent = ex.header("User-Agent")) agent_ = *agent;
+    if (const std::string_view* referer = ex.header("Referer")) referer_ = *referer;
+  }
 }
 
 net::SessionInfo HttpFlvSession::describe() const {
@@ -98,7 +101,7 @@ void HttpFlvSession::on_stream_end(media::Stream&) {
 void HttpFlvSession::close(const char* reason) {
   if (retired_) return;
   if (body_) {
-    if (started_) log_access_once();
+    if (started_) log_access_once(reason);
     body_->close(reason);  // an ending body too: the worker stops
   }
   if (closed_) return retire_once();
@@ -111,7 +114,7 @@ void HttpFlvSession::finish(const char* reason) {
   if (body_ && body_->open() && started_) {
     // Graceful end (stream ended): what is queued goes out, then the chunked terminator (or the
     // connection's end, HTTP/1.0); the session lives until then (on_body_closed).
-    log_access_once();
+    log_access_once(reason);
     body_->end(std::chrono::milliseconds(ctx_.config->http.timeout.count()));
   }
   if (reason) {
@@ -127,13 +130,27 @@ void HttpFlvSession::finish(const char* reason) {
 
 void HttpFlvSession::on_body_closed(const std::string& why) {
   if (closed_) return retire_once();  // the graceful end is done (or gave up)
-  log_access_once();
+  log_access_once(why.c_str());
   finish(why == "peer closed" ? "client closed" : why.c_str());
 }
 
-void HttpFlvSession::log_access_once() {
+void HttpFlvSession::log_access_once(const char* reason) {
   if (std::exchange(logged_, true)) return;
-  http_.log_access(info_, 200, bytes_out());
+  core::SessionAccess a;
+  a.peer = info_.peer;
+  a.protocol = "http-flv";
+  a.command = "play";
+  a.app = key_.app;
+  a.name = key_.name;
+  const std::string args = core::redact_query(info_.query, ctx_.config->log.redact_params);
+  a.args = args;
+  a.bytes_in = body_ ? body_->connection().bytes_in() : 0;
+  a.bytes_out = bytes_out();
+  a.duration_ms = ctx_.timers->now_ms() - info_.started_ms;
+  a.close_reason = reason ? reason : "";
+  a.agent = agent_;
+  a.referer = referer_;
+  log_session_end(ctx_, a);
 }
 
 void HttpFlvSession::retire_once() {

@@ -8,6 +8,7 @@
 
 #include "rill/protocol/chunk_writer.h"
 #include "rill/protocol/error.h"
+#include "rill/server/session_access.h"
 #include "rill/server/stream_gate.h"
 
 namespace rill::server {
@@ -50,6 +51,7 @@ void RtmpSession::close(const char* reason) {
   } else {
     ctx_.log->debug("rtmp: {} closed ({})", peer_, reason);
   }
+  if (!handshake_ && reader_) log_access_end(reason);  // past the handshake (a scan is not logged)
   if (gate_ticket_) gate_.cancel(std::exchange(gate_ticket_, 0));
   stop_publishing();
   stop_playing();
@@ -69,6 +71,29 @@ void RtmpSession::kick(const char* reason) {
   // which is the one encoders publish on.
   send_status(media::kRtmpPlayStreamId, "status", "NetStream.Unpublish.Success", std::string("closed: ") + reason);
   close_after_flush(reason);
+}
+
+void RtmpSession::refuse(const char* close_reason, std::string_view why) {
+  refusal_ = "refused: ";
+  refusal_ += why;
+  close_after_flush(close_reason);
+}
+
+void RtmpSession::log_access_end(const char* reason) const {
+  core::SessionAccess a;
+  a.peer = peer_;
+  a.protocol = conn_->secure() ? "rtmps" : "rtmp";
+  a.command = access_command_;
+  a.app = app_;
+  a.name = stream_name_;
+  a.args = access_args_;
+  a.bytes_in = conn_->bytes_in();
+  a.bytes_out = conn_->bytes_out();
+  a.duration_ms = ctx_.timers->now_ms() - started_ms_;
+  a.close_reason = refusal_.empty() ? std::string_view(reason) : std::string_view(refusal_);
+  a.agent = flash_ver_;
+  a.referer = page_url_;
+  log_session_end(ctx_, a);
 }
 
 void RtmpSession::close_after_flush(const char* reason) {

@@ -2,6 +2,7 @@
 // subscriber side (frames and publisher events from the hub).
 #include <algorithm>
 
+#include "rill/core/access_line.h"
 #include "rill/protocol/chunk_writer.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/stream_gate.h"
@@ -76,7 +77,7 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
     Amf0Value args[] = {
         protocol::status_info("error", "NetConnection.Connect.Rejected", "unknown application " + app_)};
     send_command(3, 0, "_error", c.transaction_id, Amf0Value::null(), args);
-    close_after_flush("unknown app");
+    refuse("unknown app", "unknown app");
     return;
   }
   conn_->set_queue_limits(net::queue_limits_for(app_cfg_));  // keeps what is queued
@@ -127,12 +128,14 @@ std::optional<media::StreamKey> RtmpSession::stream_key_of(const protocol::RtmpC
   media::NameAndQuery nq = media::split_query(c.arg_string(0));
   stream_name_ = std::move(nq.name);
   query = std::move(nq.query);
+  access_command_ = c.name == "publish" ? "publish" : "play";
+  access_args_ = core::redact_query(query.empty() ? connect_query_ : query, ctx_.config->log.redact_params);
   std::string why;
   auto key = media::StreamKey::make(app_, stream_name_, &why);
   if (!key) {
     ctx_.log->warn("rtmp: {} {} '{:.200}' refused: {}", peer_, c.name, stream_name_, why);
     send_status(msid, "error", refusal, why);
-    close_after_flush("invalid stream name");
+    refuse("invalid stream name", why);
   }
   return key;
 }
@@ -162,7 +165,9 @@ void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
                 d.unauthorized ? "NetStream.Publish.Unauthorized" : "NetStream.Publish.BadName",
                 d.verdict == Verdict::Busy ? "stream " + stream_name_ + " is already publishing"
                                            : "cannot publish " + stream_name_ + ": " + d.reason);
-    close_after_flush(d.verdict == Verdict::Busy ? "stream already publishing" : "publish refused");
+    refuse(d.verdict == Verdict::Busy ? "stream already publishing" : "publish refused",
+           d.verdict == Verdict::Busy ? std::string_view("stream already publishing")
+                                      : std::string_view(d.reason));
     return;
   }
   if (!d.key.name.empty()) stream_name_ = d.key.name;  // a callback may rename the stream
@@ -200,7 +205,9 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
     } else {
       send_status(msid, "error", "NetStream.Play.Failed", "cannot play " + stream_name_ + ": " + d.reason);
     }
-    close_after_flush(d.verdict == Verdict::NotFound ? "stream not found" : "play refused");
+    refuse(
+        d.verdict == Verdict::NotFound ? "stream not found" : "play refused",
+        d.verdict == Verdict::NotFound ? std::string_view("stream not found") : std::string_view(d.reason));
     return;
   }
   if (!d.key.name.empty()) stream_name_ = d.key.name;  // a callback may redirect the player

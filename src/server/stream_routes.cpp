@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "rill/core/access_line.h"
+
 namespace rill::server {
 
 namespace {
@@ -74,9 +76,13 @@ void StreamRoutes::serve(HttpExchange& ex) {
   const HttpRequestInfo& info = ex.info();
   const StreamPath sp = parse_stream_path(info.path);
   if (sp.invalid_name) {
-    http_.context().log->info("http: {} bad request '{:.200}': {}", info.peer, info.target, sp.why);
+    http_.context().log->info("http: {} bad request '{:.200}': {}", info.peer,
+                              core::redact_target(info.target, http_.context().config->log.redact_params),
+                              sp.why);
     return ex.reply_error(400, sp.why);
   }
+  if (sp.kind == StreamRoute::HlsPlaylist || sp.kind == StreamRoute::HlsSegment) ex.set_log_protocol("hls");
+  if (sp.kind == StreamRoute::Flv) ex.set_log_protocol("http-flv");  // a refusal or a HEAD
   for (auto& [kind, handler] : handlers_) {
     if (sp.kind != StreamRoute::None && kind == sp.kind) return handler(ex, sp);
   }

@@ -483,6 +483,20 @@ TEST(ConfigErrors, LogLevel) {
                   "critical, off; got 'warning'; did you mean 'warn'?");
 }
 
+TEST(ConfigErrors, LogFormats) {
+  const config::Config c = load("log: {format: json, access_format: json, redact_params: [apikey]}\n" + kApps);
+  EXPECT_TRUE(c.log.json);
+  EXPECT_EQ(c.log.access_format, core::AccessFormat::Json);
+  EXPECT_EQ(c.log.redact_params, (std::vector<std::string>{"sign", "apikey"}));  // sign always
+  EXPECT_FALSE(load(kApps).log.json);
+  EXPECT_EQ(load(kApps).log.access_format, core::AccessFormat::Combined);
+  EXPECT_CONTAINS(error_of("log:\n  access_format: nginx\n" + kApps),
+                  "t.yaml:2:18: log.access_format: expected one of combined, json; got 'nginx'");
+  EXPECT_CONTAINS(error_of("log:\n  format: xml\n" + kApps),
+                  "t.yaml:2:11: log.format: expected one of text, json; got 'xml'");
+  EXPECT_CONTAINS(error_of("log:\n  redact_params: [\"\"]\n" + kApps), "log.redact_params[0]");
+}
+
 TEST(ConfigErrors, Apps) {
   EXPECT_CONTAINS(error_of("workers: 2\n"), "t.yaml:1:1: apps: missing: at least one app is required");
   EXPECT_CONTAINS(error_of(""), "t.yaml:1:1: apps: missing: at least one app is required");

@@ -78,19 +78,28 @@ TEST(CoreLog, MasterRoleAccessLogAndLevels) {
   log->info("m");
   EXPECT_NE(read_file(*cfg.file).find("[info] [master] m"), std::string::npos);
 
-  EXPECT_EQ(core::make_access_logger(cfg, 0), nullptr);
+  EXPECT_EQ(core::make_access_logger(cfg), nullptr);
   cfg.access_log = dir.file("access.log");
-  auto access = core::make_access_logger(cfg, 1);
+  auto access = core::make_access_logger(cfg);
   ASSERT_NE(access, nullptr);
-  access->info("GET /live/a.flv 200");
+  access->info("127.0.0.1 - - [05/Dec/2026:02:03:29 +0000] \"GET /live/a.flv HTTP/1.1\" 200");
   std::string text = read_file(*cfg.access_log);
-  EXPECT_NE(text.find("] [worker 1] GET /live/a.flv 200\n"), std::string::npos) << text;
+  EXPECT_EQ(text,
+            "127.0.0.1 - - [05/Dec/2026:02:03:29 +0000] \"GET /live/a.flv HTTP/1.1\" 200\n");  // as given
 
   EXPECT_EQ(core::parse_log_level("warn"), spdlog::level::warn);
   EXPECT_EQ(core::parse_log_level("off"), spdlog::level::off);
   EXPECT_THROW(core::parse_log_level("loud"), std::invalid_argument);
   EXPECT_EQ(core::log_role(-1), "master");
   EXPECT_EQ(core::log_role(2), "worker 2");
+
+  cfg.json = true;  // log.format: json
+  auto json = core::make_logger("test", cfg, 2);
+  json->warn("say \"hi\"\n");
+  text = read_file(*cfg.file);
+  EXPECT_NE(text.find("\",\"level\":\"warning\",\"worker\":2,\"message\":\"say \\\"hi\\\"\\n\"}\n"),
+            std::string::npos)
+      << text;
 
   config::LogConfig bad;
   bad.file = "/proc/rill-cannot-create/x.log";

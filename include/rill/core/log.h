@@ -5,6 +5,8 @@
 //
 // Line format:  [2026-11-30 12:00:00.123] [info] [worker 1] message
 //               [2026-11-30 12:00:00.123] [info] [master] message
+// without the time when stderr is the journal (JOURNAL_STREAM), or with log.format: json
+//               {"time":"2026-11-30T12:00:00.123Z","level":"info","worker":1,"message":"..."}
 // Files are opened O_APPEND and every line is written with a single write(2), so the master
 // and all workers can share one file without interleaving inside a line.
 #include <memory>
@@ -29,9 +31,9 @@ spdlog::level::level_enum parse_log_level(const std::string& text);
 std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const LogConfig& cfg,
                                             int worker_id);
 
-// The access log (one line per finished session/request, written at info level):
-// null when cfg.access_log is unset. Same line prefix without the level.
-std::shared_ptr<spdlog::logger> make_access_logger(const LogConfig& cfg, int worker_id);
+// The access log (one line per finished session/request, written at info level, each line
+// rendered whole by core/access_line.h): null when cfg.access_log is unset.
+std::shared_ptr<spdlog::logger> make_access_logger(const LogConfig& cfg);
 
 // A logger that discards everything (tests, optional logging).
 std::shared_ptr<spdlog::logger> make_null_logger(const std::string& name = "null");

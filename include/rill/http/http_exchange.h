@@ -150,6 +150,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   const std::string& body() const { return body_; }  // Content-Length or chunked, at most http.max_body_size
   bool secure() const;                               // HTTPS
   bool http10() const { return head_.version == protocol::HttpVersion::Http10; }
+  // The protocol its access log line names: "http" unless the handler says ("hls").
+  void set_log_protocol(const char* protocol) { log_protocol_ = protocol; }
 
   // ---- the response -----------------------------------------------------------------------
   // Adds a response header (no check for duplicates: the caller adds each once). Server, Date,
@@ -176,7 +178,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // A live body (HTTP-FLV): writes the head — chunked for HTTP/1.1, close-delimited for HTTP/1.0,
   // "Connection: close" either way — and hands the connection over; the HttpConnection is done
   // with it, and the access log line is the new owner's to write when the body ends
-  // (server().log_access). For HEAD: the head alone is answered (and logged) and the result is
+  // (core/access_line.h). For HEAD: the head alone is answered (and logged) and the result is
   // empty.
   HttpStreamHandover take_stream(int status);
 
@@ -203,6 +205,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   std::string body_;
   ResponseHeaders out_headers_;
   std::unique_ptr<HttpHeldState> state_;  // while held
+  const char* log_protocol_ = "http";
   bool answered_ = false;
   bool close_after_ = false;
 };

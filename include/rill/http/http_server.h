@@ -61,8 +61,9 @@ class HttpServer {
   // ---- what exchanges use ---------------------------------------------------------------------
   // The CORS header lines of http.cors_origin, rendered once per origin (empty: none).
   const std::string& cors_lines() const;
-  // One access log line; an exchange writes its own (reply), a streamed body's owner when it ends.
-  void log_access(const HttpRequestInfo& info, int status, uint64_t bytes) const;
+  // The access log line of an answered exchange (reply, take_stream's HEAD); a streamed body's
+  // owner writes a session line of its own when it ends (core/access_line.h).
+  void log_access(const HttpExchange& ex, int status, uint64_t bytes) const;
   // A held exchange's state it gave up (answered, held again, abandoned): destroyed on the next
   // loop turn, never inside the callback that answered (HttpHeldState).
   void dispose(std::unique_ptr<HttpHeldState> state);

@@ -44,15 +44,16 @@ class HttpFlvSession final : public net::Session, public media::Subscriber {
  private:
   void finish(const char* reason);
   void on_body_closed(const std::string& reason);
-  void log_access_once();
+  void log_access_once(const char* reason);  // the session's access log line (session_access.h)
   void retire_once();
   uint64_t bytes_out() const { return body_ ? body_->body_bytes() : 0; }
   uint64_t frames_dropped() const { return body_ ? body_->connection().queue().frames_dropped() : 0; }
 
   net::WorkerCore& ctx_;
-  HttpServer& http_;  // the access log line, written when the body ends
   HttpExchange* ex_;      // until start()
   HttpRequestInfo info_;  // peer, query, start time (the access log)
+  std::string agent_;     // User-Agent and Referer, for the access log
+  std::string referer_;
   media::StreamKey key_;
   media::Stream* stream_ = nullptr;
   bool started_ = false;

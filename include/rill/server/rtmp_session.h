@@ -82,6 +82,9 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   void send_user_control(uint16_t event, uint32_t value);
   void queue_control(BufferRef bytes);
   void close_after_flush(const char* reason);
+  // Refuses with `close_reason` ("unknown app") after the flush; the access log says "refused: WHY".
+  void refuse(const char* close_reason, std::string_view why);
+  void log_access_end(const char* reason) const;  // the access log line (server/session_access.h)
 
   net::WorkerCore& ctx_;
   StreamGate& gate_;
@@ -132,6 +135,11 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   uint64_t gate_ticket_ = 0;     // its ticket, while it waits
   uint64_t frames_out_ = 0;
   bool closing_after_flush_ = false;
+  // The access log's: the last publish or play asked for, its query redacted, and why it was
+  // refused (empty: not refused).
+  const char* access_command_ = "";
+  std::string access_args_;
+  std::string refusal_;
 };
 
 }  // namespace rill::server
