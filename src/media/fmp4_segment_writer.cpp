@@ -17,10 +17,29 @@ BufferRef Fmp4SegmentWriter::start_run(const SegmentTracks& t) {
   protocol::Fmp4Tracks tracks;
   tracks.has_video = t.streams.has_video;
   if (tracks.has_video) tracks.video_record.assign(t.video_record.begin(), t.video_record.end());
-  tracks.video_codec = t.streams.video == protocol::VideoCodec::HEVC ? protocol::Fmp4VideoCodec::Hevc
-                                                                     : protocol::Fmp4VideoCodec::Avc;
+  switch (t.streams.video) {
+    case protocol::VideoCodec::H264:
+      tracks.video_codec = protocol::Fmp4VideoCodec::Avc;
+      break;
+    case protocol::VideoCodec::HEVC:
+      tracks.video_codec = protocol::Fmp4VideoCodec::Hevc;
+      break;
+    case protocol::VideoCodec::AV1:
+      tracks.video_codec = protocol::Fmp4VideoCodec::Av1;
+      break;
+    case protocol::VideoCodec::VP9:
+      tracks.video_codec = protocol::Fmp4VideoCodec::Vp9;
+      break;
+  }
+  tracks.width = t.width;
+  tracks.height = t.height;
   tracks.has_audio = t.streams.has_audio;
-  if (tracks.has_audio) tracks.audio_asc.assign(t.audio_asc.begin(), t.audio_asc.end());
+  if (tracks.has_audio && t.streams.audio == protocol::AudioCodec::Opus) {
+    tracks.audio_codec = protocol::Fmp4AudioCodec::Opus;
+    tracks.opus_head.assign(t.opus_head.begin(), t.opus_head.end());
+  } else if (tracks.has_audio) {
+    tracks.audio_asc.assign(t.audio_asc.begin(), t.audio_asc.end());
+  }
   try {
     mux_ = std::make_unique<protocol::Fmp4Muxer>(std::move(tracks));
   } catch (const protocol::ProtocolError& e) {

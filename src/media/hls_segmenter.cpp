@@ -6,9 +6,12 @@
 #include "rill/media/hls_store.h"
 #include "rill/media/ts_segment_writer.h"
 #include "rill/protocol/aac.h"
+#include "rill/protocol/av1.h"
 #include "rill/protocol/avc.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/hevc.h"
+#include "rill/protocol/opus.h"
+#include "rill/protocol/vp9.h"
 
 namespace rill::media {
 
@@ -89,10 +92,43 @@ void HlsSegmenter::on_frame(const MediaFrame& f) {
 // ---------------------------------------------------------------------------------------------
 // input
 
+namespace {
+
+std::optional<protocol::VideoCodec> video_codec_of(FrameCodec c) {
+  switch (c) {
+    case FrameCodec::H264:
+      return protocol::VideoCodec::H264;
+    case FrameCodec::HEVC:
+      return protocol::VideoCodec::HEVC;
+    case FrameCodec::AV1:
+      return protocol::VideoCodec::AV1;
+    case FrameCodec::VP9:
+      return protocol::VideoCodec::VP9;
+    default:
+      return std::nullopt;
+  }
+}
+
+const char* name_of(protocol::VideoCodec c) {
+  switch (c) {
+    case protocol::VideoCodec::H264:
+      return "AVC";
+    case protocol::VideoCodec::HEVC:
+      return "HEVC";
+    case protocol::VideoCodec::AV1:
+      return "AV1";
+    case protocol::VideoCodec::VP9:
+      return "VP9";
+  }
+  return "?";
+}
+
+}  // namespace
+
 void HlsSegmenter::on_video(const MediaFrame& f) {
   if (f.codec == FrameCodec::None) return;  // a command frame, or multitrack
-  const bool hevc = f.codec == FrameCodec::HEVC;
-  if (f.codec != FrameCodec::H264 && !hevc) {
+  const std::optional<protocol::VideoCodec> codec = video_codec_of(f.codec);
+  if (!codec) {
     if ((f.coded || f.sequence_header) && skip_codec(warned_.video)) {
       log_.warn("hls: {}: {} video is not supported in HLS segments here; segmenting without video",
                 key_text_, codec_description(f));
@@ -101,11 +137,11 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   }
   const std::span<const uint8_t> data = f.data();
   if (f.sequence_header) {
-    on_video_config(data, hevc);
+    on_video_config(data, *codec);
     return;
   }
-  if (!f.coded) return;                        // end of sequence
-  if (video_.usable && hevc != video_.hevc) {  // coded frames of another codec than the configuration's
+  if (!f.coded) return;                           // end of sequence
+  if (video_.usable && *codec != video_.codec) {  // coded frames of another codec than the configuration's
     ++stats_.samples_skipped;
     return;
   }
@@ -114,6 +150,17 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   if (!video_.usable) {
     ++stats_.samples_skipped;
     return;
+  }
+  if (video_.codec == protocol::VideoCodec::VP9 && f.keyframe && video_.width == 0) {
+    // vpcC has no frame size; the sample entry's comes from the first key frame (VP9 §6.2).
+    try {
+      if (const auto size = protocol::vp9_key_frame_size(data)) {
+        video_.width = size->width;
+        video_.height = size->height;
+      }
+    } catch (const protocol::ProtocolError& e) {
+      log_.debug("hls: {}: VP9 key frame size unreadable ({})", key_text_, e.what());
+    }
   }
   const size_t bound = video_sample_bound(data.size(), video_.ps_bytes, video_.length_size);
   if (bound + kSegmentStartBytes > limits_.max_segment_size) {
@@ -134,11 +181,14 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   write(true, SegmentSample{dts, f.composition_time, f.keyframe, data});
 }
 
-void HlsSegmenter::on_video_config(std::span<const uint8_t> record, bool hevc) {
-  if (video_.usable && hevc == video_.hevc && same_bytes(record, video_.record))
+void HlsSegmenter::on_video_config(std::span<const uint8_t> record, protocol::VideoCodec codec) {
+  if (video_.usable && codec == video_.codec && same_bytes(record, video_.record))
     return;  // repeated, nothing changed
   video_.record.assign(record.begin(), record.end());
-  video_.hevc = hevc;
+  video_.codec = codec;
+  video_.ps_bytes = 0;
+  video_.length_size = 4;
+  video_.width = video_.height = 0;
   auto ps_bytes = [](const auto&... lists) {
     size_t n = 0;
     (..., [&] {
@@ -147,21 +197,33 @@ void HlsSegmenter::on_video_config(std::span<const uint8_t> record, bool hevc) {
     return n;
   };
   try {
-    if (hevc) {
-      const protocol::HevcConfig c = protocol::parse_hevc_config(record);
-      video_.length_size = c.nalu_length_size;
-      video_.ps_bytes = ps_bytes(c.vps, c.sps, c.pps);
-    } else {
-      const protocol::AvcConfig c = protocol::parse_avc_config(record);
-      video_.length_size = c.nalu_length_size;
-      video_.ps_bytes = ps_bytes(c.sps, c.pps);
+    switch (codec) {
+      case protocol::VideoCodec::HEVC: {
+        const protocol::HevcConfig c = protocol::parse_hevc_config(record);
+        video_.length_size = c.nalu_length_size;
+        video_.ps_bytes = ps_bytes(c.vps, c.sps, c.pps);
+        break;
+      }
+      case protocol::VideoCodec::H264: {
+        const protocol::AvcConfig c = protocol::parse_avc_config(record);
+        video_.length_size = c.nalu_length_size;
+        video_.ps_bytes = ps_bytes(c.sps, c.pps);
+        break;
+      }
+      case protocol::VideoCodec::AV1:
+        protocol::parse_av1_config(record);
+        break;
+      case protocol::VideoCodec::VP9:
+        protocol::parse_vpc_config(record);
+        break;
     }
     video_.usable = true;
   } catch (const protocol::ProtocolError& e) {
     video_.usable = false;
     log_.warn("hls: {}: unusable {} sequence header ({}); video skipped until a valid one", key_text_,
-              hevc ? "HEVC" : "AVC", e.what());
+              name_of(codec), e.what());
   }
+  if (video_.usable && !writer_->carries(codec)) use_fmp4_for(name_of(codec));
   config_changed(true);
 }
 
@@ -169,11 +231,11 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
   if (!follow_audio_codec(f)) return;
   const int64_t dts = map_time(f.timestamp);
   note_step(time_.audio, dts);
-  if (!audio_.mp3 && !audio_.aac_usable) {
+  if (!audio_.usable) {
     ++stats_.samples_skipped;
     return;
   }
-  if (audio_.mp3 && !writer_->carries(protocol::AudioCodec::MP3)) {
+  if (!writer_->carries(audio_.codec)) {  // MP3 in fMP4
     if (skip_codec(warned_.audio)) {
       log_.warn("hls: {}: MP3 audio is not carried in {} segments; segmenting without audio", key_text_,
                 writer_->container());
@@ -195,48 +257,85 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
 }
 
 bool HlsSegmenter::follow_audio_codec(const MediaFrame& f) {
+  protocol::AudioCodec codec = protocol::AudioCodec::AAC;
   switch (f.codec) {
     case FrameCodec::AAC:
-      if (f.sequence_header) {
-        on_aac_config(f.data());
-        return false;
-      }
-      if (!f.coded) return false;
-      if (audio_.mp3) {  // AAC frames after MP3 without a new AudioSpecificConfig: nothing to frame them with
-        audio_.mp3 = false;
-        audio_.aac_usable = false;
-        config_changed(false);
-      }
-      return true;
+      codec = protocol::AudioCodec::AAC;
+      break;
+    case FrameCodec::Opus:
+      codec = protocol::AudioCodec::Opus;
+      break;
     case FrameCodec::MP3:
       if (!f.coded) return false;
-      if (!audio_.mp3) {
-        audio_.mp3 = true;
+      if (audio_.codec != protocol::AudioCodec::MP3 || !audio_.usable) {
+        audio_.codec = protocol::AudioCodec::MP3;
+        audio_.usable = true;  // MP3 frames carry their own headers
         config_changed(false);
       }
       return true;
     default:
       if ((f.coded || f.sequence_header) && skip_codec(warned_.audio)) {
-        log_.warn("hls: {}: {} is not supported in MPEG-TS segments here; segmenting without audio",
+        log_.warn("hls: {}: {} audio is not supported in HLS segments here; segmenting without audio",
                   key_text_, codec_description(f));
       }
       return false;
   }
+  if (f.sequence_header) {
+    on_audio_config(f.data(), codec);
+    return false;
+  }
+  if (!f.coded) return false;
+  if (audio_.codec != codec) {
+    // Frames of another codec without their configuration: nothing to frame them with. After MP3
+    // the track waits for that configuration; a configured AAC or Opus track keeps its codec.
+    if (audio_.codec == protocol::AudioCodec::MP3) {
+      audio_.codec = codec;
+      audio_.usable = false;
+      config_changed(false);
+      return true;  // counted as skipped by on_audio
+    }
+    ++stats_.samples_skipped;
+    return false;
+  }
+  return true;
 }
 
-void HlsSegmenter::on_aac_config(std::span<const uint8_t> asc) {
-  if (audio_.aac_usable && !audio_.mp3 && same_bytes(asc, audio_.asc)) return;  // repeated, nothing changed
-  audio_.asc.assign(asc.begin(), asc.end());
+void HlsSegmenter::on_audio_config(std::span<const uint8_t> record, protocol::AudioCodec codec) {
+  if (audio_.usable && audio_.codec == codec && same_bytes(record, audio_.record)) return;  // repeated
+  audio_.record.assign(record.begin(), record.end());
+  audio_.codec = codec;
+  const bool opus = codec == protocol::AudioCodec::Opus;
   try {
-    protocol::check_adts_compatible(protocol::parse_aac_config(asc));
-    audio_.aac_usable = true;
+    if (opus)
+      protocol::parse_opus_head(record);
+    else
+      protocol::check_adts_compatible(protocol::parse_aac_config(record));
+    audio_.usable = true;
   } catch (const protocol::ProtocolError& e) {
-    audio_.aac_usable = false;
-    log_.warn("hls: {}: unusable AAC sequence header ({}); audio skipped until a valid one", key_text_,
-              e.what());
+    audio_.usable = false;
+    log_.warn("hls: {}: unusable {} sequence header ({}); audio skipped until a valid one", key_text_,
+              opus ? "Opus" : "AAC", e.what());
   }
-  audio_.mp3 = false;
+  if (audio_.usable && !writer_->carries(codec)) use_fmp4_for("Opus");
   config_changed(false);
+}
+
+void HlsSegmenter::use_fmp4_for(const char* codec) {
+  // RFC 8216 §3.3: fMP4 segments may carry any codec with an ISO BMFF binding; MPEG-TS here carries
+  // none of AV1, VP9, Opus. The segment being built ends; the next run starts in fMP4 (a new
+  // init section behind a discontinuity), and stays fMP4 while this publisher lasts.
+  if (seg_.open) close_segment(time_.max_dts + frame_step());
+  const SampleCounts& c = writer_->counts();
+  stats_.samples_written += c.written;
+  stats_.samples_skipped += c.skipped;
+  stats_.samples_dropped += c.dropped;
+  writer_ = std::make_unique<Fmp4SegmentWriter>(log_, "hls: " + key_text_);
+  if (run_.tracks) run_.restart_pending = true;
+  if (!warned_.fmp4) {
+    warned_.fmp4 = true;
+    log_.info("hls: {}: {} is not carried in MPEG-TS segments; this stream's HLS is fMP4 (hls.container ts)",
+              key_text_, codec);
+  }
 }
 
 bool HlsSegmenter::skip_codec(bool& warned) {
@@ -298,9 +397,9 @@ int64_t HlsSegmenter::map_time(uint32_t ts) {
 protocol::TsStreams HlsSegmenter::desired() const {
   protocol::TsStreams s;
   s.has_video = video_.usable;
-  s.has_audio = audio_.mp3 ? writer_->carries(protocol::AudioCodec::MP3) : audio_.aac_usable;
-  s.audio = audio_.mp3 ? protocol::AudioCodec::MP3 : protocol::AudioCodec::AAC;
-  s.video = video_.hevc ? protocol::VideoCodec::HEVC : protocol::VideoCodec::H264;
+  s.has_audio = audio_.usable && writer_->carries(audio_.codec);
+  s.audio = audio_.codec;
+  s.video = video_.codec;
   return s;
 }
 
@@ -352,9 +451,10 @@ void HlsSegmenter::start_run(const protocol::TsStreams& d) {
   // PMT (or a new fMP4 init section), so the segment is a discontinuity.
   if (run_.tracks) run_.discontinuity_next = true;
   run_.tracks = d;
-  SegmentTracks t{d, {}, {}};
+  SegmentTracks t{d, {}, {}, {}, video_.width, video_.height};
   if (d.has_video) t.video_record = video_.record;
-  if (d.has_audio && d.audio == protocol::AudioCodec::AAC) t.audio_asc = audio_.asc;
+  if (d.has_audio && d.audio == protocol::AudioCodec::AAC) t.audio_asc = audio_.record;
+  if (d.has_audio && d.audio == protocol::AudioCodec::Opus) t.opus_head = audio_.record;
   if (BufferRef init = writer_->start_run(t)) store_.set_init(key_, std::move(init));
   run_.restart_pending = run_.video_stale = run_.audio_stale = false;
   run_.wait_keyframe = d.has_video;  // video resumes at a keyframe

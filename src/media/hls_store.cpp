@@ -21,7 +21,8 @@ HlsStreamState::HlsStreamState(StreamKey key, const config::HlsConfig& cfg)
 }
 
 protocol::HlsProgress HlsStreamState::progress() const {
-  return protocol::HlsProgress{playlist_.next_sequence(), playlist_.state().open_parts.size(), playlist_.ended()};
+  return protocol::HlsProgress{playlist_.next_sequence(), playlist_.state().open_parts.size(),
+                               playlist_.ended()};
 }
 
 // The text and the target duration are rendered together and forgotten together (each change
@@ -58,7 +59,8 @@ const BufferRef* HlsStreamState::file(protocol::HlsSegmentForm form, uint64_t nu
   using protocol::HlsSegmentForm;
   if (form == HlsSegmentForm::Init) return init(number);
   if (form == HlsSegmentForm::Part) {
-    if (parts_.empty() || number < parts_.front().index || number - parts_.front().index >= parts_.size()) return nullptr;
+    if (parts_.empty() || number < parts_.front().index || number - parts_.front().index >= parts_.size())
+      return nullptr;
     return &parts_[static_cast<size_t>(number - parts_.front().index)].data;
   }
   const HlsSegment* seg = segment(number);
@@ -169,8 +171,8 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   std::string map_uri;
   if (st.fmp4()) map_uri = base + protocol::hls_segment_file(protocol::HlsSegmentForm::Init, st.init_id_);
   const auto form = st.fmp4() ? protocol::HlsSegmentForm::Fmp4 : protocol::HlsSegmentForm::Ts;
-  auto added = st.playlist_.add_segment(duration_s, discontinuity, base + protocol::hls_segment_file(form, seq),
-                                        std::move(map_uri));
+  auto added = st.playlist_.add_segment(duration_s, discontinuity,
+                                        base + protocol::hls_segment_file(form, seq), std::move(map_uri));
   HlsSegment seg;
   seg.init_id = st.init_id_;
   seg.form = form;
@@ -181,7 +183,9 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   st.segments_.push_back(std::move(seg));
   ++st.produced_;
   st.playlist_cache_.reset();
-  if (continuity_) continuity_->remember(st.key_text_, {st.playlist_.next_sequence(), st.playlist_.discontinuities_so_far()});
+  if (continuity_)
+    continuity_->remember(st.key_text_,
+                          {st.playlist_.next_sequence(), st.playlist_.discontinuities_so_far()});
 
   // §6.2.2: a segment removed from the playlist stays available for its duration plus the
   // duration of the longest playlist that contained it (the one served before this change).
@@ -202,6 +206,9 @@ void HlsStore::set_init(const StreamKey& key, BufferRef init) {
   HlsStreamState* st = find_mut(key);
   if (!st || st->producers_ == 0) return;
   st->inits_.emplace(++st->init_id_, std::move(init));
+  // Only fMP4 has init sections: a segmenter that switched to fMP4 for codecs MPEG-TS does not
+  // carry (AV1, VP9, Opus) under hls.container: ts makes the segments that follow fMP4 too.
+  st->cfg_.container = config::HlsContainer::Fmp4;
 }
 
 void HlsStore::add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent) {
@@ -211,9 +218,11 @@ void HlsStore::add_part(const StreamKey& key, BufferRef data, double duration_s,
   const uint64_t index = st->next_part_++;
   std::string map_uri;
   if (st->init_id_) map_uri = base + protocol::hls_segment_file(protocol::HlsSegmentForm::Init, st->init_id_);
-  st->playlist_.add_part(duration_s, independent, base + protocol::hls_segment_file(protocol::HlsSegmentForm::Part, index),
+  st->playlist_.add_part(duration_s, independent,
+                         base + protocol::hls_segment_file(protocol::HlsSegmentForm::Part, index),
                          std::move(map_uri));
-  st->playlist_.set_preload_hint(base + protocol::hls_segment_file(protocol::HlsSegmentForm::Part, st->next_part_));
+  st->playlist_.set_preload_hint(base +
+                                 protocol::hls_segment_file(protocol::HlsSegmentForm::Part, st->next_part_));
   st->bytes_ += data.size();
   st->parts_.push_back(HlsPart{index, st->playlist_.next_sequence(), std::move(data)});
   st->playlist_cache_.reset();
@@ -261,9 +270,11 @@ void HlsStore::pop_retired(HlsStreamState& st) {
   st.segments_.pop_front();  // a response still sending it holds its own reference
   // An init section no held segment needs any more goes too (the current one stays).
   const uint64_t oldest = st.segments_.empty() ? st.init_id_ : st.segments_.front().init_id;
-  while (!st.inits_.empty() && st.inits_.begin()->first < std::min(oldest, st.init_id_)) st.inits_.erase(st.inits_.begin());
+  while (!st.inits_.empty() && st.inits_.begin()->first < std::min(oldest, st.init_id_))
+    st.inits_.erase(st.inits_.begin());
   // So do the parts of segments no longer held.
-  const uint64_t oldest_msn = st.segments_.empty() ? st.playlist_.next_sequence() : st.segments_.front().sequence;
+  const uint64_t oldest_msn =
+      st.segments_.empty() ? st.playlist_.next_sequence() : st.segments_.front().sequence;
   while (!st.parts_.empty() && st.parts_.front().msn < oldest_msn) {
     st.bytes_ -= st.parts_.front().data.size();
     st.parts_.pop_front();

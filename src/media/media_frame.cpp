@@ -49,6 +49,8 @@ FrameCodec codec_of(protocol::FlvAudioCodec c) {
       return FrameCodec::AAC;
     case protocol::FlvAudioCodec::MP3:
       return FrameCodec::MP3;
+    case protocol::FlvAudioCodec::Opus:
+      return FrameCodec::Opus;
     case protocol::FlvAudioCodec::Other:
       return FrameCodec::Other;
   }
@@ -67,7 +69,7 @@ void set_tag_facts(MediaFrame& f, const protocol::VideoTagInfo& vi) {
 }
 
 void set_tag_facts(MediaFrame& f, const protocol::AudioTagInfo& ai) {
-  f.codec = codec_of(ai.codec);  // enhanced audio, multitrack included, is Other
+  f.codec = codec_of(ai.codec);  // multitrack audio, and FourCCs not read here, are Other
   f.sequence_header = ai.is_sequence_header;
   f.coded = ai.is_coded_frame;
   f.data_offset = static_cast<uint32_t>(ai.payload_offset);

@@ -11,13 +11,11 @@ namespace {
 std::string bytes_word(size_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
 
 [[noreturn]] void too_short(const char* tag, size_t size, size_t need, const std::string& why) {
-  throw ProtocolError(std::string(tag) + ": " + bytes_word(size) + ", expected at least " + std::to_string(need) +
-                      " for " + why);
+  throw ProtocolError(std::string(tag) + ": " + bytes_word(size) + ", expected at least " +
+                      std::to_string(need) + " for " + why);
 }
 
-uint32_t read_u32(std::span<const uint8_t> b, size_t pos) {
-  return load_be32(b.data() + pos);
-}
+uint32_t read_u32(std::span<const uint8_t> b, size_t pos) { return load_be32(b.data() + pos); }
 
 // SI24, big-endian, sign-extended (FLV E.4.3.1 CompositionTime).
 int32_t read_si24(std::span<const uint8_t> b, size_t pos) {
@@ -28,9 +26,11 @@ int32_t read_si24(std::span<const uint8_t> b, size_t pos) {
 
 // E-RTMP v2 ExVideoTagHeader / ExAudioTagHeader: "while (packetType == ModEx) { modExDataSize =
 // UI8 + 1; if (modExDataSize == 256) modExDataSize = UI16 + 1; modExData = UI8[modExDataSize];
-// packetModExType = UB[4]; packetType = UB[4] }". The ModEx data (e.g. TimestampOffsetNano) is
+// packetModExType = UB[4]; packetType = UB[4] }", and "if (packetModExType ==
+// TimestampOffsetNano) { timestampNanoOffset = bytesToUI24(modExData) }". Other ModEx types are
 // skipped. Each round consumes at least 3 bytes, so the loop is bounded by the body size.
-void skip_mod_ex(std::span<const uint8_t> body, size_t& pos, uint8_t& packet_type, uint8_t mod_ex, const char* tag) {
+void read_mod_ex(std::span<const uint8_t> body, size_t& pos, uint8_t& packet_type, uint8_t mod_ex,
+                 uint32_t& timestamp_offset_ns, const char* tag) {
   while (packet_type == mod_ex) {
     if (pos + 1 > body.size()) too_short(tag, body.size(), pos + 1, "a ModEx data size");
     size_t size = size_t{body[pos]} + 1;
@@ -40,8 +40,13 @@ void skip_mod_ex(std::span<const uint8_t> body, size_t& pos, uint8_t& packet_typ
       size = ((size_t{body[pos]} << 8) | body[pos + 1]) + 1;
       pos += 2;
     }
-    if (pos + size + 1 > body.size()) too_short(tag, body.size(), pos + size + 1, "ModEx data and packet type");
+    if (pos + size + 1 > body.size())
+      too_short(tag, body.size(), pos + size + 1, "ModEx data and packet type");
+    const size_t data_at = pos;
     pos += size;
+    const uint8_t mod_ex_type = body[pos] >> 4;
+    if (mod_ex_type == kModExTimestampOffsetNano && size >= 3)
+      timestamp_offset_ns = load_be24(body.data() + data_at);
     packet_type = body[pos] & 0x0F;
     pos += 1;
   }
@@ -49,11 +54,29 @@ void skip_mod_ex(std::span<const uint8_t> body, size_t& pos, uint8_t& packet_typ
 
 FlvVideoCodec codec_from_fourcc(uint32_t fourcc) {
   switch (fourcc) {
-    case kFourccAvc: return FlvVideoCodec::H264;
-    case kFourccHevc: return FlvVideoCodec::HEVC;
-    case kFourccAv1: return FlvVideoCodec::AV1;
-    case kFourccVp9: return FlvVideoCodec::VP9;
-    default: return FlvVideoCodec::Other;
+    case kFourccAvc:
+      return FlvVideoCodec::H264;
+    case kFourccHevc:
+      return FlvVideoCodec::HEVC;
+    case kFourccAv1:
+      return FlvVideoCodec::AV1;
+    case kFourccVp9:
+      return FlvVideoCodec::VP9;
+    default:
+      return FlvVideoCodec::Other;
+  }
+}
+
+FlvAudioCodec audio_codec_from_fourcc(uint32_t fourcc) {
+  switch (fourcc) {
+    case kFourccAac:
+      return FlvAudioCodec::AAC;
+    case kFourccMp3:
+      return FlvAudioCodec::MP3;
+    case kFourccOpus:
+      return FlvAudioCodec::Opus;
+    default:
+      return FlvAudioCodec::Other;
   }
 }
 
@@ -73,12 +96,14 @@ VideoTagInfo parse_enhanced_video(std::span<const uint8_t> body) {
   info.frame_type = (body[0] >> 4) & 0x07;
   uint8_t packet_type = body[0] & 0x0F;
   size_t pos = 1;
-  skip_mod_ex(body, pos, packet_type, static_cast<uint8_t>(ExVideoPacketType::ModEx), kTag);
+  read_mod_ex(body, pos, packet_type, static_cast<uint8_t>(ExVideoPacketType::ModEx),
+              info.timestamp_offset_ns, kTag);
   info.packet_type = packet_type;
 
   // "if (videoPacketType != Metadata && videoFrameType == Command) { videoCommand = UI8 }":
   // no FourCC and no body follow.
-  if (packet_type != static_cast<uint8_t>(ExVideoPacketType::Metadata) && info.frame_type == kVideoFrameCommand) {
+  if (packet_type != static_cast<uint8_t>(ExVideoPacketType::Metadata) &&
+      info.frame_type == kVideoFrameCommand) {
     info.is_command_frame = true;
     info.payload_offset = pos;
     return info;
@@ -113,7 +138,8 @@ VideoTagInfo parse_enhanced_video(std::span<const uint8_t> body) {
   if (packet_type == static_cast<uint8_t>(ExVideoPacketType::CodedFrames) &&
       (info.fourcc == kFourccAvc || info.fourcc == kFourccHevc || info.fourcc == kFourccVvc)) {
     if (pos + 3 > body.size()) {
-      too_short(kTag, body.size(), pos + 3, fourcc_to_string(info.fourcc) + " CodedFrames (composition time)");
+      too_short(kTag, body.size(), pos + 3,
+                fourcc_to_string(info.fourcc) + " CodedFrames (composition time)");
     }
     info.composition_time_ms = read_si24(body, pos);
     pos += 3;
@@ -145,20 +171,30 @@ std::string fourcc_to_string(uint32_t fourcc) {
 
 const char* to_string(FlvVideoCodec c) {
   switch (c) {
-    case FlvVideoCodec::H264: return "H.264";
-    case FlvVideoCodec::HEVC: return "HEVC";
-    case FlvVideoCodec::AV1: return "AV1";
-    case FlvVideoCodec::VP9: return "VP9";
-    case FlvVideoCodec::Other: return "other";
+    case FlvVideoCodec::H264:
+      return "H.264";
+    case FlvVideoCodec::HEVC:
+      return "HEVC";
+    case FlvVideoCodec::AV1:
+      return "AV1";
+    case FlvVideoCodec::VP9:
+      return "VP9";
+    case FlvVideoCodec::Other:
+      return "other";
   }
   return "?";
 }
 
 const char* to_string(FlvAudioCodec c) {
   switch (c) {
-    case FlvAudioCodec::AAC: return "AAC";
-    case FlvAudioCodec::MP3: return "MP3";
-    case FlvAudioCodec::Other: return "other";
+    case FlvAudioCodec::AAC:
+      return "AAC";
+    case FlvAudioCodec::MP3:
+      return "MP3";
+    case FlvAudioCodec::Opus:
+      return "Opus";
+    case FlvAudioCodec::Other:
+      return "other";
   }
   return "?";
 }
@@ -172,7 +208,7 @@ VideoTagInfo parse_video_tag(std::span<const uint8_t> body) {
   VideoTagInfo info;
   info.frame_type = body[0] >> 4;
   info.codec_id = body[0] & 0x0F;
-  info.codec = info.codec_id == kVideoCodecIdAvc         ? FlvVideoCodec::H264
+  info.codec = info.codec_id == kVideoCodecIdAvc          ? FlvVideoCodec::H264
                : info.codec_id == kVideoCodecIdHevcLegacy ? FlvVideoCodec::HEVC
                                                           : FlvVideoCodec::Other;
   info.payload_offset = 1;
@@ -211,11 +247,13 @@ AudioTagInfo parse_audio_tag(std::span<const uint8_t> body) {
   if (info.sound_format == kSoundFormatExHeader) {
     // E-RTMP v2 ExAudioTagHeader: soundFormat UB[4] = 9, audioPacketType UB[4], ModEx loop, then
     // Multitrack (audioMultitrackType UB[4], audioPacketType UB[4], FourCC unless
-    // ManyTracksManyCodecs) or audioFourCc. Passed through: codec Other, FourCC reported.
+    // ManyTracksManyCodecs) or audioFourCc. A multitrack tag is passed through (codec Other,
+    // FourCC reported); a single track's codec comes from its FourCC.
     info.is_enhanced = true;
     uint8_t packet_type = body[0] & 0x0F;
     size_t pos = 1;
-    skip_mod_ex(body, pos, packet_type, static_cast<uint8_t>(ExAudioPacketType::ModEx), kTag);
+    read_mod_ex(body, pos, packet_type, static_cast<uint8_t>(ExAudioPacketType::ModEx),
+                info.timestamp_offset_ns, kTag);
     bool need_fourcc = true;
     if (packet_type == static_cast<uint8_t>(ExAudioPacketType::Multitrack)) {
       info.is_multitrack = true;
@@ -230,6 +268,8 @@ AudioTagInfo parse_audio_tag(std::span<const uint8_t> body) {
       pos += 4;
     }
     info.packet_type = packet_type;
+    if (!info.is_multitrack) info.codec = audio_codec_from_fourcc(info.fourcc);
+    info.is_multichannel_config = packet_type == static_cast<uint8_t>(ExAudioPacketType::MultichannelConfig);
     info.is_sequence_header = packet_type == static_cast<uint8_t>(ExAudioPacketType::SequenceStart);
     info.is_sequence_end = packet_type == static_cast<uint8_t>(ExAudioPacketType::SequenceEnd);
     info.is_coded_frame = packet_type == static_cast<uint8_t>(ExAudioPacketType::CodedFrames);
@@ -252,7 +292,8 @@ AudioTagInfo parse_audio_tag(std::span<const uint8_t> body) {
     info.is_coded_frame = info.packet_type == 1;
     return info;
   }
-  if (info.sound_format == kSoundFormatMp3 || info.sound_format == kSoundFormatMp3_8k) info.codec = FlvAudioCodec::MP3;
+  if (info.sound_format == kSoundFormatMp3 || info.sound_format == kSoundFormatMp3_8k)
+    info.codec = FlvAudioCodec::MP3;
   info.is_coded_frame = true;
   return info;
 }

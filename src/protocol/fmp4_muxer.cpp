@@ -4,9 +4,12 @@
 #include <string>
 
 #include "rill/protocol/aac.h"
+#include "rill/protocol/av1.h"
 #include "rill/protocol/avc.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/mp4_box_writer.h"
+#include "rill/protocol/opus.h"
+#include "rill/protocol/vp9.h"
 
 namespace rill::protocol {
 
@@ -60,30 +63,62 @@ void write_esds(Mp4BoxWriter& w, std::span<const uint8_t> asc) {
 }  // namespace
 
 Fmp4Muxer::Fmp4Muxer(Fmp4Tracks tracks) : tracks_(std::move(tracks)) {
-  if (!tracks_.has_video && !tracks_.has_audio) throw ProtocolError("fmp4: a stream needs a video or an audio track");
+  if (!tracks_.has_video && !tracks_.has_audio)
+    throw ProtocolError("fmp4: a stream needs a video or an audio track");
   uint32_t next_id = 1;
   if (tracks_.has_video) {
     if (tracks_.video_record.empty()) throw ProtocolError("fmp4: video track without a configuration record");
-    if (tracks_.video_codec == Fmp4VideoCodec::Avc) {
-      const AvcConfig c = parse_avc_config(tracks_.video_record);
-      if ((tracks_.width == 0 || tracks_.height == 0) && !c.sps.empty()) {
-        try {
-          const AvcSpsInfo sps = parse_avc_sps(c.sps.front());
-          tracks_.width = sps.width;
-          tracks_.height = sps.height;
-        } catch (const ProtocolError&) {
-          // tkhd/avc1 sizes stay 0: informative only, the decoder reads the SPS itself.
+    const bool size_unknown = tracks_.width == 0 || tracks_.height == 0;
+    switch (tracks_.video_codec) {
+      case Fmp4VideoCodec::Avc: {
+        const AvcConfig c = parse_avc_config(tracks_.video_record);
+        if (size_unknown && !c.sps.empty()) {
+          try {
+            const AvcSpsInfo sps = parse_avc_sps(c.sps.front());
+            tracks_.width = sps.width;
+            tracks_.height = sps.height;
+          } catch (const ProtocolError&) {
+            // tkhd/avc1 sizes stay 0: informative only, the decoder reads the SPS itself.
+          }
         }
+        break;
+      }
+      case Fmp4VideoCodec::Hevc:
+        break;
+      case Fmp4VideoCodec::Av1: {
+        const Av1Config c = parse_av1_config(tracks_.video_record);
+        if (size_unknown) {
+          try {
+            const Av1FrameSize size = av1_frame_size(c.config_obus);
+            tracks_.width = size.width;
+            tracks_.height = size.height;
+          } catch (const ProtocolError&) {
+            // configOBUs may be empty ("MAY"): the sizes stay as given.
+          }
+        }
+        break;
+      }
+      case Fmp4VideoCodec::Vp9: {
+        // vpcC is a FullBox (version 1, flags 0) before the record: kept as the plain record.
+        tracks_.video_record = write_vpc_config(parse_vpc_config(tracks_.video_record));
+        break;
       }
     }
     video_.id = next_id++;
     video_.timescale = kVideoTimescale;
   }
   if (tracks_.has_audio) {
-    const AacConfig c = parse_aac_config(tracks_.audio_asc);
-    if (c.sampling_frequency == 0) throw ProtocolError("fmp4: AAC sampling frequency 0");
-    audio_timescale_ = c.sampling_frequency;
-    channels_ = c.channel_config == 0 ? 2 : std::min<uint16_t>(c.channel_config, 8);
+    if (tracks_.audio_codec == Fmp4AudioCodec::Opus) {
+      const OpusConfig c = parse_opus_head(tracks_.opus_head);
+      audio_timescale_ = kOpusTimescale;
+      channels_ = c.channels;
+      audio_box_ = write_opus_dops(c);
+    } else {
+      const AacConfig c = parse_aac_config(tracks_.audio_asc);
+      if (c.sampling_frequency == 0) throw ProtocolError("fmp4: AAC sampling frequency 0");
+      audio_timescale_ = c.sampling_frequency;
+      channels_ = c.channel_config == 0 ? 2 : std::min<uint16_t>(c.channel_config, 8);
+    }
     audio_.id = next_id++;
     audio_.timescale = audio_timescale_;
   }
@@ -109,7 +144,7 @@ void Fmp4Muxer::build_init() {
   w.u16(0x0100);      // volume 1.0
   w.zeros(10);        // reserved
   w.unity_matrix();
-  w.zeros(24);  // pre_defined
+  w.zeros(24);                                                           // pre_defined
   w.u32((tracks_.has_video ? 1 : 0) + (tracks_.has_audio ? 1 : 0) + 1);  // next_track_ID
   w.end(mvhd);
   if (tracks_.has_video) write_trak(w, video_, true);
@@ -138,10 +173,10 @@ void Fmp4Muxer::write_trak(Mp4BoxWriter& w, const Track& t, bool video) const {
   w.u32(0);  // reserved
   w.u32(0);  // duration
   w.zeros(8);
-  w.u16(0);                        // layer
-  w.u16(video ? 0 : 1);            // alternate_group
-  w.u16(video ? 0 : 0x0100);       // volume
-  w.u16(0);                        // reserved
+  w.u16(0);                   // layer
+  w.u16(video ? 0 : 1);       // alternate_group
+  w.u16(video ? 0 : 0x0100);  // volume
+  w.u16(0);                   // reserved
   w.unity_matrix();
   w.u32(video ? tracks_.width << 16 : 0);  // 16.16 fixed point
   w.u32(video ? tracks_.height << 16 : 0);
@@ -202,27 +237,46 @@ void Fmp4Muxer::write_trak(Mp4BoxWriter& w, const Track& t, bool video) const {
 
 void Fmp4Muxer::write_sample_entry(Mp4BoxWriter& w, bool video) const {
   if (video) {
-    const bool hevc = tracks_.video_codec == Fmp4VideoCodec::Hevc;
-    const size_t entry = w.begin(hevc ? "hvc1" : "avc1");  // VisualSampleEntry (§12.1.3)
-    w.zeros(6);                                            // reserved
-    w.u16(1);                                              // data_reference_index
-    w.zeros(16);                                           // pre_defined, reserved, pre_defined[3]
+    // Sample entry and configuration box per codec: 14496-15 §5.4.2 / §8.4.1, AV1 binding §2.2 /
+    // §2.3, VP binding §2.2 / §2.3 (vpcC is a FullBox, version 1).
+    const char* entry_type = "avc1";
+    const char* config_type = "avcC";
+    switch (tracks_.video_codec) {
+      case Fmp4VideoCodec::Avc:
+        break;
+      case Fmp4VideoCodec::Hevc:
+        entry_type = "hvc1", config_type = "hvcC";
+        break;
+      case Fmp4VideoCodec::Av1:
+        entry_type = "av01", config_type = "av1C";
+        break;
+      case Fmp4VideoCodec::Vp9:
+        entry_type = "vp09", config_type = "vpcC";
+        break;
+    }
+    const size_t entry = w.begin(entry_type);  // VisualSampleEntry (§12.1.3)
+    w.zeros(6);                                // reserved
+    w.u16(1);                                  // data_reference_index
+    w.zeros(16);                               // pre_defined, reserved, pre_defined[3]
     w.u16(static_cast<uint16_t>(tracks_.width));
     w.u16(static_cast<uint16_t>(tracks_.height));
     w.u32(0x00480000);  // 72 dpi
     w.u32(0x00480000);
-    w.u32(0);      // reserved
-    w.u16(1);      // frame_count
-    w.zeros(32);   // compressorname
+    w.u32(0);       // reserved
+    w.u16(1);       // frame_count
+    w.zeros(32);    // compressorname
     w.u16(0x0018);  // depth
     w.u16(0xFFFF);  // pre_defined = -1
-    const size_t cfg = w.begin(hevc ? "hvcC" : "avcC");  // 14496-15 §8.4.1 / §5.4.2
+    const size_t cfg =
+        tracks_.video_codec == Fmp4VideoCodec::Vp9 ? w.begin_full(config_type, 1, 0) : w.begin(config_type);
     w.bytes(tracks_.video_record);
     w.end(cfg);
     w.end(entry);
     return;
   }
-  const size_t entry = w.begin("mp4a");  // AudioSampleEntry (§12.2.3, 14496-14 §5.6)
+  const bool opus = tracks_.audio_codec == Fmp4AudioCodec::Opus;
+  // AudioSampleEntry (§12.2.3; 14496-14 §5.6; Opus in ISO BMFF §4.3.1: samplerate 48000).
+  const size_t entry = w.begin(opus ? "Opus" : "mp4a");
   w.zeros(6);
   w.u16(1);  // data_reference_index
   w.zeros(8);
@@ -230,13 +284,21 @@ void Fmp4Muxer::write_sample_entry(Mp4BoxWriter& w, bool video) const {
   w.u16(16);  // samplesize
   w.u32(0);   // pre_defined, reserved
   w.u32(audio_timescale_ <= 0xFFFF ? audio_timescale_ << 16 : 0);
-  write_esds(w, tracks_.audio_asc);
+  if (opus) {
+    const size_t dops = w.begin("dOps");  // OpusSpecificBox (§4.3.2)
+    w.bytes(audio_box_);
+    w.end(dops);
+  } else {
+    write_esds(w, tracks_.audio_asc);
+  }
   w.end(entry);
 }
 
-bool Fmp4Muxer::add(const Fmp4Sample& s) {
+bool Fmp4Muxer::add(const Fmp4Sample& sample) {
+  Fmp4Sample s = sample;
   Track& t = s.video ? video_ : audio_;
   if (t.id == 0) return false;
+  if (s.video && tracks_.video_codec == Fmp4VideoCodec::Av1) s.data = av1_strip_temporal_delimiters(s.data);
   if (s.data.size() > UINT32_MAX) throw ProtocolError("fmp4: sample larger than 4 GiB");
   t.samples.push_back(Pending{std::max<int64_t>(0, s.dts_ms), s.video ? s.cts_ms : 0, s.keyframe || !s.video,
                               static_cast<uint32_t>(s.data.size())});
@@ -274,7 +336,8 @@ size_t Fmp4Muxer::write_traf(Mp4BoxWriter& w, Track& t, bool video, int64_t end_
     w.u32(duration);
     w.u32(p.size);
     w.u32(p.keyframe ? kSyncSampleFlags : kNonSyncSampleFlags);
-    if (video) w.u32(static_cast<uint32_t>(static_cast<int32_t>(p.cts_ms * static_cast<int64_t>(t.timescale / 1000))));
+    if (video)
+      w.u32(static_cast<uint32_t>(static_cast<int32_t>(p.cts_ms * static_cast<int64_t>(t.timescale / 1000))));
   }
   w.end(trun);
   w.end(traf);
@@ -296,7 +359,8 @@ void Fmp4Muxer::flush(int64_t end_ms, std::vector<uint8_t>& out) {
   // default-base-is-moof: data offsets count from the first byte of moof.
   const size_t mdat_payload = out.size() - moof_at + 8;
   if (video_offset_at) w.patch_u32(video_offset_at, static_cast<uint32_t>(mdat_payload));
-  if (audio_offset_at) w.patch_u32(audio_offset_at, static_cast<uint32_t>(mdat_payload + video_.bytes.size()));
+  if (audio_offset_at)
+    w.patch_u32(audio_offset_at, static_cast<uint32_t>(mdat_payload + video_.bytes.size()));
   const size_t mdat = w.begin("mdat");  // §8.1.1
   w.bytes(video_.bytes);
   w.bytes(audio_.bytes);

@@ -113,11 +113,22 @@ TEST(FlvVideo, CommandFrameIsNotMedia) {
 TEST(FlvVideo, ShortBodiesThrowWithContext) {
   expect_error([] { parse_video_tag(Bytes{}); }, "video tag: 0 bytes");
   expect_error([] { parse_video_tag(Bytes{0x17}); }, "video tag: 1 byte, expected at least 5 for AVC");
-  expect_error([] { parse_video_tag(Bytes{0x27, 0x01, 0x00, 0x00}); }, "4 bytes, expected at least 5 for AVC");
+  expect_error(
+      [] {
+        parse_video_tag(Bytes{0x27, 0x01, 0x00, 0x00});
+      },
+      "4 bytes, expected at least 5 for AVC");
   expect_error([] { parse_video_tag(Bytes{0x1C, 0x01}); }, "expected at least 5 for HEVC");
-  expect_error([] { parse_video_tag(Bytes{0x90, 'h', 'v'}); }, "3 bytes, expected at least 5 for an enhanced header");
-  expect_error([] { parse_video_tag(cat({{0x91}, fcc("hvc1"), {0x00}})); },
-               "expected at least 8 for hvc1 CodedFrames");
+  expect_error(
+      [] {
+        parse_video_tag(Bytes{0x90, 'h', 'v'});
+      },
+      "3 bytes, expected at least 5 for an enhanced header");
+  expect_error(
+      [] {
+        parse_video_tag(cat({{0x91}, fcc("hvc1"), {0x00}}));
+      },
+      "expected at least 8 for hvc1 CodedFrames");
 }
 
 // ----- Enhanced RTMP video --------------------------------------------------------------------
@@ -183,7 +194,8 @@ TEST(FlvVideo, EnhancedAv1Vp9AndAvc) {
 
 TEST(FlvVideo, EnhancedMetadataModExAndMultitrack) {
   // Metadata: frame type ignored, not media.
-  auto m = parse_video_tag(cat({{0x94}, fcc("hvc1"), {0x02, 0x00, 0x09, 'c', 'o', 'l', 'o', 'r', 'I', 'n', 'f', 'o'}}));
+  auto m = parse_video_tag(
+      cat({{0x94}, fcc("hvc1"), {0x02, 0x00, 0x09, 'c', 'o', 'l', 'o', 'r', 'I', 'n', 'f', 'o'}}));
   EXPECT_EQ(m.packet_type, 4);
   EXPECT_FALSE(m.is_coded_frame);
   EXPECT_FALSE(m.is_keyframe);
@@ -191,7 +203,8 @@ TEST(FlvVideo, EnhancedMetadataModExAndMultitrack) {
   EXPECT_EQ(m.payload_offset, 5u);
 
   // ModEx (7): size-1 = 2 -> 3 bytes of TimestampOffsetNano, then modExType 0 | CodedFrames.
-  auto x = parse_video_tag(cat({{0x97, 0x02, 0x00, 0x01, 0x00, 0x01}, fcc("hvc1"), {0x00, 0x00, 0x05}, kNalu}));
+  auto x =
+      parse_video_tag(cat({{0x97, 0x02, 0x00, 0x01, 0x00, 0x01}, fcc("hvc1"), {0x00, 0x00, 0x05}, kNalu}));
   EXPECT_EQ(x.packet_type, 1);
   EXPECT_TRUE(x.is_keyframe);
   EXPECT_EQ(x.composition_time_ms, 5);
@@ -243,7 +256,7 @@ TEST(FlvAudio, Mp3AndOthers) {
   EXPECT_TRUE(m.is_coded_frame);
   EXPECT_EQ(m.payload_offset, 1u);
   EXPECT_EQ(parse_audio_tag(Bytes{0xE2, 0x00}).codec, FlvAudioCodec::MP3);  // MP3 8 kHz (14)
-  auto g = parse_audio_tag(Bytes{0x72, 0xD5});  // G.711 A-law
+  auto g = parse_audio_tag(Bytes{0x72, 0xD5});                              // G.711 A-law
   EXPECT_EQ(g.codec, FlvAudioCodec::Other);
   EXPECT_EQ(g.sound_format, 7);
   EXPECT_EQ(g.payload_offset, 1u);
@@ -252,7 +265,7 @@ TEST(FlvAudio, Mp3AndOthers) {
 TEST(FlvAudio, EnhancedAudioPassThrough) {
   auto s = parse_audio_tag(cat({{0x90}, fcc("mp4a"), {0x12, 0x10}}));
   EXPECT_TRUE(s.is_enhanced);
-  EXPECT_EQ(s.codec, FlvAudioCodec::Other);
+  EXPECT_EQ(s.codec, FlvAudioCodec::AAC);  // E-RTMP mp4a: the legacy AAC payloads
   EXPECT_EQ(fourcc_to_string(s.fourcc), "mp4a");
   EXPECT_TRUE(s.is_sequence_header);
   EXPECT_EQ(s.payload_offset, 5u);
@@ -274,7 +287,8 @@ Bytes metadata_body(bool with_set_data_frame) {
   Amf0Encoder e(b);
   if (with_set_data_frame) e.write_string("@setDataFrame");
   e.write_string("onMetaData");
-  e.write_value(Amf0Value::ecma_array({{"width", Amf0Value::number(1280)}, {"height", Amf0Value::number(720)}}));
+  e.write_value(
+      Amf0Value::ecma_array({{"width", Amf0Value::number(1280)}, {"height", Amf0Value::number(720)}}));
   return b;
 }
 }  // namespace
@@ -323,15 +337,15 @@ TEST(FlvFile, HeaderBytes) {
 TEST(FlvFile, SerializeTagByteExact) {
   Bytes body{0xAA, 0xBB, 0xCC};
   auto t = serialize_flv_tag(kFlvTagVideo, 0x00123456, body);
-  Bytes expected{0x09, 0x00, 0x00, 0x03, 0x12, 0x34, 0x56, 0x00, 0x00, 0x00, 0x00,
-                 0xAA, 0xBB, 0xCC, 0x00, 0x00, 0x00, 0x0E};
+  Bytes expected{0x09, 0x00, 0x00, 0x03, 0x12, 0x34, 0x56, 0x00, 0x00,
+                 0x00, 0x00, 0xAA, 0xBB, 0xCC, 0x00, 0x00, 0x00, 0x0E};
   EXPECT_EQ(Bytes(t.span().begin(), t.span().end()), expected);
   EXPECT_EQ(t.size(), flv_tag_size(body.size()));
 
   // Timestamp above 24 bits: low 24 bits, then the extended (high) byte.
   auto x = serialize_flv_tag(kFlvTagAudio, 0x12345678, body);
-  Bytes expected_x{0x08, 0x00, 0x00, 0x03, 0x34, 0x56, 0x78, 0x12, 0x00, 0x00, 0x00,
-                   0xAA, 0xBB, 0xCC, 0x00, 0x00, 0x00, 0x0E};
+  Bytes expected_x{0x08, 0x00, 0x00, 0x03, 0x34, 0x56, 0x78, 0x12, 0x00,
+                   0x00, 0x00, 0xAA, 0xBB, 0xCC, 0x00, 0x00, 0x00, 0x0E};
   EXPECT_EQ(Bytes(x.span().begin(), x.span().end()), expected_x);
 
   auto e = serialize_flv_tag(kFlvTagScript, 0, {});
@@ -435,10 +449,18 @@ TEST(FlvFile, ReaderRejectsGarbage) {
     while (r.next()) {
     }
   };
-  expect_error([&] { feed_all(Bytes{'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P'}); }, "expected signature \"FLV\"");
+  expect_error(
+      [&] {
+        feed_all(Bytes{'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P'});
+      },
+      "expected signature \"FLV\"");
   expect_error([&] { feed_all(Bytes{'F', 'X'}); }, "expected signature");  // early, before 9 bytes
   expect_error([&] { feed_all(Bytes{'F', 'L', 'V', 2, 5, 0, 0, 0, 9}); }, "expected FLV version 1, found 2");
-  expect_error([&] { feed_all(Bytes{'F', 'L', 'V', 1, 5, 0, 0, 0, 5}); }, "DataOffset between 9 and 1024, found 5");
+  expect_error(
+      [&] {
+        feed_all(Bytes{'F', 'L', 'V', 1, 5, 0, 0, 0, 5});
+      },
+      "DataOffset between 9 and 1024, found 5");
   expect_error([&] { feed_all(Bytes{'F', 'L', 'V', 1, 5, 0x7F, 0, 0, 0}); }, "found 2130706432");
 
   auto h = flv_file_header(true, true);

@@ -93,7 +93,7 @@ TEST(MediaFrameTest, AudioFacts) {
   EXPECT_EQ(mp3->data_offset, 1u);
 
   const FramePtr opus = audio({0x91, 'O', 'p', 'u', 's', 0x01});
-  EXPECT_EQ(opus->codec, FrameCodec::Other);
+  EXPECT_EQ(opus->codec, FrameCodec::Opus);
   EXPECT_EQ(codec_description(*opus), "audio format 9 (Opus)");
 }
 

@@ -24,7 +24,8 @@ class Fmp4SegmentWriter final : public SegmentWriter {
   ~Fmp4SegmentWriter() override;
 
   std::string_view container() const override { return "fMP4"; }
-  bool carries(protocol::AudioCodec codec) const override { return codec == protocol::AudioCodec::AAC; }
+  bool carries(protocol::AudioCodec codec) const override { return codec != protocol::AudioCodec::MP3; }
+  bool carries(protocol::VideoCodec) const override { return true; }
   BufferRef start_run(const SegmentTracks& tracks) override;
   void begin_segment() override;
   WriteResult write_video(const SegmentSample& s) override { return add(true, s); }

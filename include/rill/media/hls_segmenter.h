@@ -25,8 +25,10 @@
 // video within its first second of audio is segmented audio-only. Codecs carried: H.264 (TS
 // stream_type 0x1B; fMP4 avc1), HEVC from E-RTMP hvc1 (TS 0x24 with AUD and VPS/SPS/PPS before
 // each IRAP; fMP4 hvc1 + hvcC), AAC (TS: ADTS, 0x0F; fMP4 mp4a), MP3 (TS only, 0x03)
-// (ISO/IEC 13818-1 Table 2-34). Other video (AV1, VP9) and audio codecs are skipped, with one log
-// line each. With hls.low_latency each segment is cut further into LL-HLS parts (store.add_part).
+// (ISO/IEC 13818-1 Table 2-34), and fMP4 only: AV1 (av01 + av1C), VP9 (vp09 + vpcC), Opus
+// (Opus + dOps). A stream with one of those under hls.container: ts is segmented in fMP4 from its
+// configuration on (one log line; use_fmp4). Other codecs are skipped, with one log line each.
+// With hls.low_latency each segment is cut further into LL-HLS parts (store.add_part).
 //
 // media/: no socket, no clock (timestamps come from the frames). One worker thread.
 #include <spdlog/logger.h>
@@ -102,16 +104,17 @@ class HlsSegmenter : public StreamOutput {
   };
   // The codec configuration as last received.
   struct VideoConfig {
-    std::vector<uint8_t> record;  // AVCDecoderConfigurationRecord or HEVCDecoderConfigurationRecord
+    std::vector<uint8_t> record;  // AVC, HEVC, AV1 or VP9 decoder configuration record
     bool usable = false;          // the record parsed
-    bool hevc = false;
-    size_t ps_bytes = 0;      // parameter sets with start codes (repeated before each IDR)
-    uint8_t length_size = 4;  // of the NAL unit length fields
+    protocol::VideoCodec codec = protocol::VideoCodec::H264;
+    size_t ps_bytes = 0;             // parameter sets with start codes (repeated before each IDR)
+    uint8_t length_size = 4;         // of the NAL unit length fields
+    uint32_t width = 0, height = 0;  // VP9: read from the first key frame
   };
   struct AudioConfig {
-    std::vector<uint8_t> asc;  // AAC AudioSpecificConfig
-    bool aac_usable = false;   // the ASC parsed and ADTS can carry it
-    bool mp3 = false;          // the audio is MP3 (else AAC when aac_usable)
+    protocol::AudioCodec codec = protocol::AudioCodec::AAC;
+    std::vector<uint8_t> record;  // AAC AudioSpecificConfig or Opus identification header
+    bool usable = false;          // MP3, or the record parsed (AAC: and ADTS can carry it)
   };
   // The current run: segments written with one writer configuration (start_run).
   struct Run {
@@ -141,18 +144,21 @@ class HlsSegmenter : public StreamOutput {
     std::optional<int64_t> first_audio;  // dts of the first audio sample (the audio-only probe)
   };
   struct Warned {  // one log line each
-    bool video = false, audio = false, too_big = false;
+    bool video = false, audio = false, too_big = false, fmp4 = false;
   };
 
   static Limits limits_of(const config::HlsConfig& cfg);
   void on_video(const MediaFrame& f);
-  // An AVC or HEVC (E-RTMP hvc1) sequence header.
-  void on_video_config(std::span<const uint8_t> record, bool hevc);
+  // An AVC, HEVC, AV1 or VP9 sequence header.
+  void on_video_config(std::span<const uint8_t> record, protocol::VideoCodec codec);
   void on_audio(const MediaFrame& f);
   // Follows the audio codec and its configuration; true when `f` is a coded frame of a codec the
-  // segments carry (AAC, MP3).
+  // segments carry (AAC, MP3, Opus).
   bool follow_audio_codec(const MediaFrame& f);
-  void on_aac_config(std::span<const uint8_t> asc);  // an AAC AudioSpecificConfig
+  // An AAC AudioSpecificConfig or an Opus identification header.
+  void on_audio_config(std::span<const uint8_t> record, protocol::AudioCodec codec);
+  // A codec MPEG-TS does not carry under a TS writer: the open segment ends and fMP4 takes over.
+  void use_fmp4_for(const char* codec);
   // Counts a sample of a codec the segments do not carry; true the first time (`warned` is the
   // kind's warn-once flag), when the caller logs why.
   bool skip_codec(bool& warned);
@@ -186,8 +192,9 @@ class HlsSegmenter : public StreamOutput {
   Building seg_;
   Timeline time_;
   Warned warned_;
-  std::unique_ptr<SegmentWriter> writer_;  // chosen from the configuration, for the segmenter's life
-  HlsSegmenterStats stats_;                // the plan's counts (the writer keeps the samples')
+  // Chosen from the configuration; replaced once by an fMP4 writer for AV1, VP9 or Opus (use_fmp4_for).
+  std::unique_ptr<SegmentWriter> writer_;
+  HlsSegmenterStats stats_;  // the plan's counts (the writer keeps the samples')
 };
 
 }  // namespace rill::media

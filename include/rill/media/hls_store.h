@@ -15,6 +15,8 @@
 // + retained + the one being built), each at most hls.max_segment_size.
 //
 // Knows no socket and no clock but the TimerQueue. One worker thread; no locks.
+#include <spdlog/logger.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -23,8 +25,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <spdlog/logger.h>
 
 #include "rill/config/config.h"
 #include "rill/core/buffer.h"
@@ -60,8 +60,8 @@ struct HlsStreamStats {
   size_t segments_held = 0;        // listed + retained
   size_t segments_retained = 0;    // left the playlist, still fetchable
   size_t bytes_held = 0;
-  uint64_t media_sequence = 0;     // EXT-X-MEDIA-SEQUENCE now
-  bool live = false;               // a producer (publisher) is attached
+  uint64_t media_sequence = 0;  // EXT-X-MEDIA-SEQUENCE now
+  bool live = false;            // a producer (publisher) is attached
 };
 
 struct HlsStoreStats {
@@ -172,6 +172,7 @@ class HlsStore {
   std::optional<uint64_t> add_segment(const StreamKey& key, BufferRef data, double duration_s,
                                       bool discontinuity);
   // fMP4: the init section of the segments added from now on (a new one after a codec change).
+  // The stream's segments are fMP4 from then on, whatever hls.container said (AV1, VP9, Opus).
   void set_init(const StreamKey& key, BufferRef init);
   // LL-HLS: a part of the segment being built (its bytes come again in add_segment's data).
   void add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent);
@@ -181,9 +182,9 @@ class HlsStore {
   // business: it asks first), or `done(false)` when the stream ends, is dropped, or
   // `timeout_ms` passes. Returns an id for cancel_wait; no callback after a cancel.
   struct WaitTarget {
-    bool part_file = false;         // wait for part-INDEX.m4s (index in msn), else the playlist
-    uint64_t msn = 0;               // _HLS_msn, or the part index
-    std::optional<uint64_t> part;   // _HLS_part
+    bool part_file = false;        // wait for part-INDEX.m4s (index in msn), else the playlist
+    uint64_t msn = 0;              // _HLS_msn, or the part index
+    std::optional<uint64_t> part;  // _HLS_part
   };
   uint64_t wait(const StreamKey& key, WaitTarget target, int64_t timeout_ms, std::function<void(bool)> done);
   void cancel_wait(uint64_t id);

@@ -21,8 +21,8 @@ enum class MediaType : uint8_t { Audio = 8, Video = 9, Data = 18 };
 
 // The codec of an audio or video frame as its tag header names it. None: no one codec's data
 // (script data, a video command frame, an E-RTMP multitrack video tag); Other: a codec no output
-// here reads (VP6, Opus, an E-RTMP audio FourCC, ...).
-enum class FrameCodec : uint8_t { None, H264, HEVC, AV1, VP9, AAC, MP3, Other };
+// here reads (VP6, FLAC, an E-RTMP multitrack audio tag, ...).
+enum class FrameCodec : uint8_t { None, H264, HEVC, AV1, VP9, AAC, MP3, Opus, Other };
 
 struct MediaFrame {
   MediaType type = MediaType::Data;
@@ -31,7 +31,7 @@ struct MediaFrame {
   // no padding: a frame is allocated per message.
   FrameCodec codec = FrameCodec::None;
   bool keyframe = false;         // a video keyframe (also set for a sequence header)
-  bool sequence_header = false;  // AVC/HEVC/AV1 config record or AAC AudioSpecificConfig
+  bool sequence_header = false;  // AVC/HEVC/AV1/VP9 config record, AAC AudioSpecificConfig, OpusHead
   bool coded = false;            // carries coded media (not a header, end of sequence or command)
   bool metadata = false;         // onMetaData (already stripped of @setDataFrame)
   uint32_t timestamp = 0;        // ms on the stream's output timeline (32-bit wrap, never backwards)

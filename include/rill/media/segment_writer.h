@@ -25,8 +25,10 @@ namespace rill::media {
 // The tracks of a run and their codec configuration (the spans are read during start_run only).
 struct SegmentTracks {
   protocol::TsStreams streams;            // which tracks, with which codecs
-  std::span<const uint8_t> video_record;  // AVC / HEVC decoder configuration record (has_video)
+  std::span<const uint8_t> video_record;  // AVC / HEVC / AV1 / VP9 decoder configuration record (has_video)
   std::span<const uint8_t> audio_asc;     // AAC AudioSpecificConfig (has_audio with AAC)
+  std::span<const uint8_t> opus_head;     // Opus identification header (has_audio with Opus)
+  uint32_t width = 0, height = 0;         // VP9: from a key frame (other codecs' records say it); 0 unknown
 };
 
 // One coded sample on the segment timeline (milliseconds).
@@ -34,7 +36,9 @@ struct SegmentSample {
   int64_t dts_ms = 0;
   int32_t cts_ms = 0;  // PTS = DTS + cts (video)
   bool keyframe = false;
-  std::span<const uint8_t> data;  // video: length-prefixed NAL units; audio: a raw AAC AU or MP3 frame(s)
+  // video: length-prefixed NAL units, an AV1 temporal unit or a VP9 frame; audio: a raw AAC AU,
+  // MP3 frame(s) or an Opus packet
+  std::span<const uint8_t> data;
 };
 
 // An LL-HLS part (RFC 8216bis §4.4.4.9): its bytes come again in its segment's.
@@ -57,6 +61,7 @@ class SegmentWriter {
 
   virtual std::string_view container() const = 0;  // "MPEG-TS", "fMP4": for log lines
   virtual bool carries(protocol::AudioCodec codec) const = 0;
+  virtual bool carries(protocol::VideoCodec codec) const = 0;
 
   // A new run: fresh muxer state for `tracks`. Returns the initialization section the run's
   // segments need (fMP4: ftyp + moov, named by EXT-X-MAP, RFC 8216 §4.3.2.5), or an empty ref

@@ -28,7 +28,12 @@ class TsSegmentWriter final : public SegmentWriter {
   TsSegmentWriter(spdlog::logger& log, std::string label, size_t max_segment_size);
 
   std::string_view container() const override { return "MPEG-TS"; }
-  bool carries(protocol::AudioCodec) const override { return true; }  // AAC (ADTS) and MP3
+  bool carries(protocol::AudioCodec codec) const override {  // AAC (ADTS) and MP3
+    return codec == protocol::AudioCodec::AAC || codec == protocol::AudioCodec::MP3;
+  }
+  bool carries(protocol::VideoCodec codec) const override {
+    return codec == protocol::VideoCodec::H264 || codec == protocol::VideoCodec::HEVC;
+  }
   BufferRef start_run(const SegmentTracks& tracks) override;
   void begin_segment() override;
   WriteResult write_video(const SegmentSample& s) override;

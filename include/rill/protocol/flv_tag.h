@@ -28,6 +28,10 @@ inline constexpr uint32_t kFourccAv1 = make_fourcc('a', 'v', '0', '1');
 inline constexpr uint32_t kFourccVp9 = make_fourcc('v', 'p', '0', '9');
 inline constexpr uint32_t kFourccVp8 = make_fourcc('v', 'p', '0', '8');
 inline constexpr uint32_t kFourccVvc = make_fourcc('v', 'v', 'c', '1');
+// E-RTMP v2 AudioFourCc.
+inline constexpr uint32_t kFourccOpus = make_fourcc('O', 'p', 'u', 's');
+inline constexpr uint32_t kFourccAac = make_fourcc('m', 'p', '4', 'a');
+inline constexpr uint32_t kFourccMp3 = make_fourcc('.', 'm', 'p', '3');
 // "avc1" etc. as text; non-printable bytes are shown as '.'.
 std::string fourcc_to_string(uint32_t fourcc);
 
@@ -57,24 +61,28 @@ enum class ExVideoPacketType : uint8_t {
   ModEx = 7,
 };
 
+// E-RTMP v2 PacketModExType: what a ModEx round's data is.
+inline constexpr uint8_t kModExTimestampOffsetNano = 0;  // modExData is UI24 nanoseconds (< 1 ms)
+
 enum class FlvVideoCodec : uint8_t { H264, HEVC, AV1, VP9, Other };
 const char* to_string(FlvVideoCodec c);
 
 struct VideoTagInfo {
   FlvVideoCodec codec = FlvVideoCodec::Other;
-  uint8_t codec_id = 0;       // legacy CodecID (bits 0-3); 0 for enhanced tags
-  uint32_t fourcc = 0;        // enhanced FourCC; 0 for legacy tags and multitrack/command frames
-  uint8_t frame_type = 0;     // raw: bits 4-7 (legacy) or bits 4-6 (enhanced)
-  uint8_t packet_type = 0;    // legacy AVCPacketType, or the E-RTMP VideoPacketType (after ModEx)
-  bool is_enhanced = false;   // E-RTMP IsExHeader bit (0x80) set
-  bool is_multitrack = false; // E-RTMP Multitrack: passed through, codec Other
-  bool is_command_frame = false;  // frame type 5: no media, not a keyframe
+  uint8_t codec_id = 0;             // legacy CodecID (bits 0-3); 0 for enhanced tags
+  uint32_t fourcc = 0;              // enhanced FourCC; 0 for legacy tags and multitrack/command frames
+  uint8_t frame_type = 0;           // raw: bits 4-7 (legacy) or bits 4-6 (enhanced)
+  uint8_t packet_type = 0;          // legacy AVCPacketType, or the E-RTMP VideoPacketType (after ModEx)
+  bool is_enhanced = false;         // E-RTMP IsExHeader bit (0x80) set
+  bool is_multitrack = false;       // E-RTMP Multitrack: passed through, codec Other
+  bool is_command_frame = false;    // frame type 5: no media, not a keyframe
   bool is_sequence_header = false;  // decoder configuration record (AVCC/HVCC/av1C/vpcC)
   bool is_sequence_end = false;
-  bool is_coded_frame = false;      // carries coded media (what a player decodes)
-  bool is_keyframe = false;         // coded frame with frame type 1 (never a sequence header)
-  int32_t composition_time_ms = 0;  // SI24 PTS - DTS (AVC/HEVC); 0 where absent
-  size_t payload_offset = 0;        // first byte of the NALUs / OBUs / config record
+  bool is_coded_frame = false;       // carries coded media (what a player decodes)
+  bool is_keyframe = false;          // coded frame with frame type 1 (never a sequence header)
+  int32_t composition_time_ms = 0;   // SI24 PTS - DTS (AVC/HEVC); 0 where absent
+  uint32_t timestamp_offset_ns = 0;  // E-RTMP ModEx TimestampOffsetNano: added to the ms timestamp
+  size_t payload_offset = 0;         // first byte of the NALUs / OBUs / config record
 };
 
 // Throws ProtocolError on an empty or short body ("video tag: 1 byte, expected at least 5 for AVC").
@@ -98,7 +106,9 @@ enum class ExAudioPacketType : uint8_t {
   ModEx = 7,
 };
 
-enum class FlvAudioCodec : uint8_t { AAC, MP3, Other };
+// Opus: E-RTMP "Opus" FourCC only; AAC and MP3 legacy (SoundFormat 10, 2, 14) or E-RTMP ("mp4a",
+// ".mp3": the same payloads as their legacy forms).
+enum class FlvAudioCodec : uint8_t { AAC, MP3, Opus, Other };
 const char* to_string(FlvAudioCodec c);
 
 struct AudioTagInfo {
@@ -114,6 +124,8 @@ struct AudioTagInfo {
   bool is_sequence_header = false;  // AAC AudioSpecificConfig / E-RTMP SequenceStart
   bool is_sequence_end = false;
   bool is_coded_frame = false;
+  bool is_multichannel_config = false;  // E-RTMP MultichannelConfig (audio_multichannel.h reads it)
+  uint32_t timestamp_offset_ns = 0;     // E-RTMP ModEx TimestampOffsetNano
   size_t payload_offset = 0;
 };
 

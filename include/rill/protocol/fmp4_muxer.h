@@ -3,18 +3,22 @@
 // init section is what EXT-X-MAP names, §4.3.2.5). Pure bytes, no clock.
 //
 //   init_segment(): ftyp + moov (mvhd, one trak per track with an empty sample table, mvex/trex),
-//     the video sample entry avc1 + avcC (or hvc1 + hvcC) and the audio sample entry mp4a + esds
-//     (ISO/IEC 14496-12 §8, 14496-15 §5.4 / §8.4, 14496-14 §5.6);
+//     the video sample entry avc1 + avcC, hvc1 + hvcC (ISO/IEC 14496-15 §5.4 / §8.4), av01 + av1C
+//     (AV1 ISO BMFF binding §2.2-2.3) or vp09 + vpcC (VP codec ISO BMFF binding §2.2-2.3), and the
+//     audio sample entry mp4a + esds (14496-14 §5.6) or Opus + dOps (Opus in ISO BMFF §4.3)
+//     (ISO/IEC 14496-12 §8);
 //   add() then flush(): one moof (mfhd; per track a traf with tfhd default-base-is-moof, tfdt
 //     version 1 and trun version 1 with per-sample duration, size, flags and composition offset)
 //     and one mdat holding the samples, video first (14496-12 §8.8).
 //
 // Track 1 is video when the stream has video, the next one audio. Timescales: video 90 kHz,
-// audio the AAC sampling frequency. Input timestamps are milliseconds on the caller's timeline
-// (never negative); a sample's duration is the distance to the next sample of its track, the
-// last one's to the end time given to flush(). Video samples are length-prefixed NAL units
-// exactly as the configuration record declares them (FLV's AVCC/HVCC form), audio samples raw
-// AAC access units: both are copied unchanged into mdat.
+// audio the AAC sampling frequency, or 48 kHz for Opus (Opus in ISO BMFF §4.3: "SHOULD be 48000";
+// the pre-skip is dOps' PreSkip, which players apply; no edit list). Input timestamps are milliseconds on the
+// caller's timeline (never negative); a sample's duration is the distance to the next sample of its track,
+// the last one's to the end time given to flush(). Video samples are length-prefixed NAL units exactly as the
+// configuration record declares them (FLV's AVCC/HVCC form), AV1 temporal units (leading temporal delimiters
+// dropped, binding §2.4) or VP9 frames (superframes as sent), audio samples raw AAC access units or Opus
+// packets: copied unchanged into mdat.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -24,15 +28,21 @@ namespace rill::protocol {
 
 class Mp4BoxWriter;
 
-enum class Fmp4VideoCodec : uint8_t { Avc, Hevc };
+enum class Fmp4VideoCodec : uint8_t { Avc, Hevc, Av1, Vp9 };
+enum class Fmp4AudioCodec : uint8_t { Aac, Opus };
 
 struct Fmp4Tracks {
   bool has_video = false;
   Fmp4VideoCodec video_codec = Fmp4VideoCodec::Avc;
-  std::vector<uint8_t> video_record;  // AVCDecoderConfigurationRecord / HEVCDecoderConfigurationRecord
-  uint32_t width = 0, height = 0;     // for tkhd and the sample entry (0: taken from an AVC SPS)
+  // AVCDecoderConfigurationRecord / HEVCDecoderConfigurationRecord / AV1CodecConfigurationRecord /
+  // VPCodecConfigurationRecord (with or without vpcC's version and flags)
+  std::vector<uint8_t> video_record;
+  // For tkhd and the sample entry (0: taken from an AVC SPS or the AV1 sequence header OBU).
+  uint32_t width = 0, height = 0;
   bool has_audio = false;
-  std::vector<uint8_t> audio_asc;     // AAC AudioSpecificConfig
+  Fmp4AudioCodec audio_codec = Fmp4AudioCodec::Aac;
+  std::vector<uint8_t> audio_asc;  // AAC AudioSpecificConfig (audio_codec Aac)
+  std::vector<uint8_t> opus_head;  // Opus identification header, RFC 7845 §5.1 (audio_codec Opus)
 };
 
 struct Fmp4Sample {
@@ -48,7 +58,7 @@ class Fmp4Muxer {
   static constexpr uint32_t kVideoTimescale = 90000;
   static constexpr uint32_t kMovieTimescale = 1000;
 
-  // Validates the configuration (an AVC record or an ASC that does not parse throws
+  // Validates the configuration (a record, ASC or OpusHead that does not parse throws
   // ProtocolError; so does a stream with neither track).
   explicit Fmp4Muxer(Fmp4Tracks tracks);
 
@@ -96,6 +106,7 @@ class Fmp4Muxer {
   Fmp4Tracks tracks_;
   uint32_t audio_timescale_ = 0;
   uint16_t channels_ = 2;
+  std::vector<uint8_t> audio_box_;  // esds or dOps payload, made once
   Track video_, audio_;
   uint32_t sequence_ = 0;
   std::vector<uint8_t> init_;

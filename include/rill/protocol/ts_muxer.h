@@ -20,8 +20,10 @@
 
 namespace rill::protocol {
 
-enum class AudioCodec { AAC, MP3 };
-enum class VideoCodec { H264, HEVC };
+// The codecs of a segmenter's tracks. MPEG-TS carries H.264, HEVC, AAC and MP3 here; AV1, VP9 and
+// Opus are fMP4 only (an HLS segmenter switches to fMP4 for them, docs/hls.md).
+enum class AudioCodec { AAC, MP3, Opus };
+enum class VideoCodec { H264, HEVC, AV1, VP9 };
 
 struct TsStreams {
   bool has_video = true;
