@@ -1,7 +1,9 @@
-"""An Enhanced RTMP publisher of H.265 written for the tests, independently of Rill's code: reads
-an HEVC Annex B file (ffmpeg + libx265, with access unit delimiters) and optionally an ADTS AAC
-file, and publishes them as E-RTMP `hvc1` tags (SequenceStart with an hvcC record built from
-the VPS/SPS/PPS, then CodedFramesX) plus legacy AAC tags, over rtmpclient."""
+"""An Enhanced RTMP publisher written for the tests, independently of Rill's code: reads an HEVC
+Annex B file (ffmpeg + libx265, with access unit delimiters) and optionally an ADTS AAC file, and
+publishes them as E-RTMP `hvc1` tags (SequenceStart with an hvcC record built from the
+VPS/SPS/PPS, then CodedFramesX) plus legacy AAC tags; or an AV1 (IVF) or VP9 (IVF) file with an
+Opus (Ogg) file as E-RTMP v1/v2 `av01`/`vp09` and `Opus` tags (av1C / vpcC taken from an MP4
+ffmpeg remuxes the video into, OpusHead from the Ogg stream). Over rtmpclient."""
 
 import os
 import time
@@ -125,6 +127,12 @@ def publish_hevc(host, port, app, name, video_path, audio_path=None, speed=4.0):
     def is_header(tag):
         return tag[2][0] & 0x0F == 0 if tag[1] == 9 else tag[2][1] == 0
     tags.sort(key=lambda t: (t[0], not is_header(t)))  # sequence headers first
+    publish_tags(host, port, app, name, tags, speed)
+
+
+def publish_tags(host, port, app, name, tags, speed):
+    """Publishes [(timestamp ms, 8 or 9, tag body)] in order, paced at `speed` x real time, then
+    unpublishes."""
     conn, sid, _ = rc.connect_and_publish(host, port, app, name)
     try:
         start = time.monotonic()
@@ -139,3 +147,133 @@ def publish_hevc(host, port, app, name, video_path, audio_path=None, speed=4.0):
         time.sleep(0.3)
     finally:
         conn.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# AV1 / VP9 + Opus
+
+def make_av1_opus_media(codec='av1', seconds=3, fps=10):
+    """(IVF video path, MP4 path of the same video, Ogg Opus path): 160x90, a keyframe every
+    second, stereo Opus of 20 ms packets; made once by ffmpeg and cached."""
+    d = rilltest._media_dir()
+    stem = os.path.join(d, 'testsrc2-160x90-%dfps-%s-%ds' % (fps, codec, seconds))
+    ivf, mp4, ogg = stem + '.ivf', stem + '.mp4', os.path.join(d, 'sine-48000-opus-%ds.ogg' % seconds)
+    enc = (['-c:v', 'libaom-av1', '-cpu-used', '8', '-usage', 'realtime', '-b:v', '100k'] if codec == 'av1'
+           else ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '100k'])
+    ff = ['ffmpeg', '-hide_banner', '-nostdin', '-loglevel', 'error', '-y']
+    if not os.path.exists(ivf):
+        tmp = ivf + '.tmp.%d.ivf' % os.getpid()
+        rilltest.run(ff + ['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=%d' % fps, '-t', str(seconds),
+                           '-pix_fmt', 'yuv420p', '-g', str(fps), '-keyint_min', str(fps)] + enc + ['-f', 'ivf', tmp],
+                     timeout=120, check=True)
+        os.replace(tmp, ivf)
+    if not os.path.exists(mp4):
+        tmp = mp4 + '.tmp.%d.mp4' % os.getpid()
+        rilltest.run(ff + ['-i', ivf, '-c', 'copy', '-f', 'mp4', tmp], timeout=60, check=True)
+        os.replace(tmp, mp4)
+    if not os.path.exists(ogg):
+        tmp = ogg + '.tmp.%d.ogg' % os.getpid()
+        rilltest.run(ff + ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-t', str(seconds),
+                           '-ac', '2', '-c:a', 'libopus', '-b:a', '48k', '-frame_duration', '20', '-f', 'ogg', tmp],
+                     timeout=60, check=True)
+        os.replace(tmp, ogg)
+    return ivf, mp4, ogg
+
+
+def ivf_frames(data):
+    """The frames of an IVF file (32-byte header, then 12-byte frame headers: size u32le, pts u64le)."""
+    frames, i = [], int.from_bytes(data[6:8], 'little')
+    while i + 12 <= len(data):
+        size = int.from_bytes(data[i:i + 4], 'little')
+        frames.append(data[i + 12:i + 12 + size])
+        i += 12 + size
+    return frames
+
+
+def ogg_packets(data):
+    """The packets of a single-stream Ogg file (RFC 3533: 27-byte page header, lacing values)."""
+    packets, cur, i = [], b'', 0
+    while i + 27 <= len(data) and data[i:i + 4] == b'OggS':
+        nseg = data[i + 26]
+        lacing = data[i + 27:i + 27 + nseg]
+        p = i + 27 + nseg
+        for lace in lacing:
+            cur += data[p:p + lace]
+            p += lace
+            if lace < 255:
+                packets.append(cur)
+                cur = b''
+        i = p
+    return packets
+
+
+def mp4_box(data, path):
+    """The payload of the box at `path` (e.g. 'moov/trak/mdia/minf/stbl/stsd/av01/av1C'); sample
+    entries are entered past their fixed fields."""
+    skip = {'stsd': 8, 'av01': 78, 'vp09': 78}
+    for name in path.split('/'):
+        i = 0
+        while i + 8 <= len(data):
+            size, typ = int.from_bytes(data[i:i + 4], 'big'), data[i + 4:i + 8].decode('latin1')
+            if typ == name:
+                data = data[i + 8 + skip.get(name, 0):i + size] if name != path.split('/')[-1] else data[i + 8:i + size]
+                break
+            i += size
+        else:
+            return None
+    return data
+
+
+def av1_is_key(tu):
+    """True when the temporal unit carries a sequence header OBU (libaom sends one with each key frame)."""
+    i = 0
+    while i < len(tu):
+        h = tu[i]
+        typ, ext, has_size = (h >> 3) & 0xF, h & 4, h & 2
+        i += 2 if ext else 1
+        if typ == 1:
+            return True
+        if not has_size:
+            return False
+        size, shift = 0, 0
+        while True:
+            b = tu[i]
+            i += 1
+            size |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        i += size
+    return False
+
+
+def vp9_is_key(frame):
+    """VP9 uncompressed header (VP9 6.2): frame_type 0 is KEY_FRAME (profile 0, not show_existing)."""
+    return (frame[0] >> 6) == 2 and not frame[0] & 0x08 and not frame[0] & 0x04
+
+
+def av1_opus_tags(ivf, mp4, ogg, codec='av1', fps=10):
+    """The E-RTMP tags [(ts, 9 or 8, body)] of the files, sequence starts first, in time order:
+    video ExVideoTagHeader (IsExHeader | FrameType | PacketType) + FourCC, audio SoundFormat 9
+    (ExHeader) | AudioPacketType + "Opus"."""
+    fourcc = b'av01' if codec == 'av1' else b'vp09'
+    with open(mp4, 'rb') as f:
+        moov = f.read()
+    if codec == 'av1':
+        record = mp4_box(moov, 'moov/trak/mdia/minf/stbl/stsd/av01/av1C')
+    else:  # vpcC is a FullBox: its version 1 and flags go along (as ffmpeg's FLV muxer sends it)
+        record = mp4_box(moov, 'moov/trak/mdia/minf/stbl/stsd/vp09/vpcC')
+    with open(ivf, 'rb') as f:
+        frames = ivf_frames(f.read())
+    with open(ogg, 'rb') as f:
+        packets = ogg_packets(f.read())
+    is_key = av1_is_key if codec == 'av1' else vp9_is_key
+    video = [(0, 9, bytes([0x80 | 0x10 | 0]) + fourcc + record)]
+    video += [(i * 1000 // fps, 9, bytes([0x80 | (0x10 if is_key(fr) else 0x20) | 1]) + fourcc + fr)
+              for i, fr in enumerate(frames)]
+    head = packets[0]  # OpusHead; packets[1] is OpusTags
+    audio = [(0, 8, bytes([0x90]) + b'Opus' + head)]
+    audio += [(i * 20, 8, bytes([0x91]) + b'Opus' + p) for i, p in enumerate(packets[2:])]
+    tags = video + audio
+    tags.sort(key=lambda t: (t[0], (t[2][0] & 0x0F) != 0))  # sequence starts first
+    return tags

@@ -1,0 +1,157 @@
+"""AV1 + Opus over Enhanced RTMP (docs/hls.md "Codecs"): the test's own E-RTMP publisher
+(tests/integration/ertmp.py) sends `av01` and `Opus` tags made from ffmpeg files (libaom-av1 in
+IVF, libopus in Ogg, 160x90, 3 s). RTMP and HTTP-FLV players get the tags byte-identical; the
+stream's HLS is fMP4 (av01 + av1C, Opus + dOps) even under `container: ts`, and ffprobe reads
+every published frame and packet from init + segments with the right codecs. A VP9 + Opus publish
+gets the same. hls.js in headless Chromium plays the AV1 stream when the browser test's tools are
+there (skipped with the reason otherwise, or when this Chromium has no AV1 decoder).
+
+Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_DIR=... \\
+          python3 -m unittest -v test_hls_av1_opus
+"""
+
+import hashlib
+import http.client
+import json
+import os
+import re
+import threading
+import time
+import unittest
+
+import ertmp
+import flvutil
+import rilltest
+import rtmpclient as rc
+from hlsutil import Playlist, close_rill, request
+from rilltest import Rill, require_tool, run, wait_until
+
+FPS = 10
+SECONDS = 3
+
+
+def read_flv(port, path, out, stop):
+    """Reads an HTTP-FLV body into out['data'] until the server ends it or `stop` is set (bounded
+    by the socket timeout)."""
+    conn = http.client.HTTPConnection(rilltest.HOST, port, timeout=5)
+    try:
+        conn.request('GET', path)
+        resp = conn.getresponse()
+        out['status'] = resp.status
+        data = b''
+        while not stop.is_set():
+            try:
+                chunk = resp.read1(65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        out['data'] = data
+    finally:
+        conn.close()
+
+
+class HlsAv1OpusTest(unittest.TestCase):
+
+    def setUp(self):
+        require_tool('ffmpeg')
+        require_tool('ffprobe')
+        encoders = run(['ffmpeg', '-hide_banner', '-encoders'], timeout=30).stdout
+        for enc in ('libaom-av1', 'libvpx-vp9', 'libopus'):
+            if enc not in encoders:
+                self.skipTest('ffmpeg has no %s' % enc)
+        apps = {name: {'hls': {'enabled': True, 'fragment': '1s', 'window': 10, 'container': name}}
+                for name in ('ts', 'fmp4')}
+        self.rill = Rill({'apps': apps})
+        self.addCleanup(lambda: close_rill(self, self.rill))
+
+    def publish_and_play(self, app, name, tags):
+        """Publishes `tags` at real time while an RTMP and an HTTP-FLV player watch; returns
+        (RTMP media digests by type, FLV tags)."""
+        pub = threading.Thread(target=ertmp.publish_tags,
+                               args=(rilltest.HOST, self.rill.rtmp_port, app, name, tags, 1.0))
+        pub.start()
+        time.sleep(0.4)  # the stream exists; the players join in its first GOP (1 s)
+        player = rc.Player(rilltest.HOST, self.rill.rtmp_port, app, name)
+        player.start()
+        flv, stop = {}, threading.Event()
+        reader = threading.Thread(target=read_flv, args=(self.rill.http_port, '/%s/%s.flv' % (app, name), flv, stop))
+        reader.start()
+        pub.join(30)
+        self.assertFalse(pub.is_alive(), 'publisher hung')
+        time.sleep(0.5)
+        stop.set()
+        player.stop()
+        reader.join(10)
+        self.assertEqual(flv.get('status'), 200, self.rill.log_tail())
+        return player.media, flvutil.parse_bytes(flv.get('data', b'')).tags
+
+    def check_passthrough(self, tags, rtmp_media, flv_tags):
+        """Each player got the sequence starts, then a contiguous run of the published coded tags
+        of each kind up to the last one, every payload byte for byte."""
+        for kind in (9, 8):
+            sent = [body for _, k, body in tags if k == kind]
+            header, coded = sent[0], sent[1:]
+            for label, got in (('RTMP', [m.digest for m in rtmp_media if m.type == kind]),
+                               ('HTTP-FLV', [hashlib.sha1(t.data).hexdigest() for t in flv_tags
+                                             if t.type == kind])):
+                with self.subTest(player=label, kind=kind):
+                    self.assertGreater(len(got), len(coded) // 2, '%s got %d of %d tags' % (label, len(got), len(sent)))
+                    self.assertEqual(got[0], hashlib.sha1(header).hexdigest(), 'sequence start first')
+                    digests = [hashlib.sha1(b).hexdigest() for b in coded]
+                    self.assertEqual(got[1:], digests[len(digests) - len(got) + 1:], '%s: not byte-identical' % label)
+
+    def check_hls(self, app, name, video_codec, tags):
+        path = '/%s/%s.m3u8' % (app, name)
+
+        def ended():
+            st, _, body = request(self.rill.http_port, 'GET', path)
+            return st == 200 and b'#EXT-X-ENDLIST' in body and body
+        body = wait_until(ended, 20, 0.2)
+        self.assertTrue(body, 'no ended playlist %s\n%s' % (path, self.rill.log_tail()))
+        text = body.decode()
+        m = re.search(r'#EXT-X-MAP:URI="([^"]+)"', text)
+        self.assertTrue(m, 'not fMP4:\n' + text)
+        pl = Playlist(text)
+        self.assertGreaterEqual(len(pl.segments), 2, text)
+        data = b''
+        for uri in [m.group(1)] + [s['uri'] for s in pl.segments]:
+            st, _, seg = request(self.rill.http_port, 'GET', '/%s/%s' % (app, uri))
+            self.assertEqual(st, 200, uri)
+            data += seg
+        f = os.path.join(self.rill.tmpdir, '%s-%s.mp4' % (app, name))
+        with open(f, 'wb') as out:
+            out.write(data)
+        probe = run(['ffprobe', '-v', 'warning', '-print_format', 'json', '-count_packets', '-show_streams', f],
+                    timeout=60)
+        self.assertEqual(probe.returncode, 0, probe.stderr)
+        streams = {s['codec_name']: s for s in json.loads(probe.stdout)['streams']}
+        self.assertEqual(sorted(streams), sorted([video_codec, 'opus']), probe.stdout)
+        video_frames = sum(1 for _, k, b in tags if k == 9 and b[0] & 0x0F == 1)
+        opus_packets = sum(1 for _, k, b in tags if k == 8 and b[0] & 0x0F == 1)
+        self.assertEqual(int(streams[video_codec]['nb_read_packets']), video_frames)
+        self.assertEqual(int(streams['opus']['nb_read_packets']), opus_packets)
+        self.assertEqual((streams[video_codec]['width'], streams[video_codec]['height']), (160, 90))
+        self.assertEqual(streams['opus']['sample_rate'], '48000')
+        self.assertEqual(streams['opus']['channels'], 2)
+        dec = run(['ffmpeg', '-hide_banner', '-nostdin', '-v', 'error', '-i', f, '-f', 'null', '-'], timeout=120)
+        self.assertEqual(dec.returncode, 0, dec.stderr)
+        self.assertEqual(dec.stderr.strip(), '', 'ffmpeg errors decoding %s:\n%s' % (f, dec.stderr))
+        return f
+
+    def test_av1_opus_passthrough_and_fmp4_hls(self):
+        tags = ertmp.av1_opus_tags(*ertmp.make_av1_opus_media('av1', SECONDS, FPS), codec='av1', fps=FPS)
+        rtmp_media, flv_tags = self.publish_and_play('ts', 'av1', tags)  # container ts: fMP4 regardless
+        self.check_passthrough(tags, rtmp_media, flv_tags)
+        self.check_hls('ts', 'av1', 'av1', tags)
+        self.assertIn('this stream\'s HLS is fMP4', self.rill.log_tail())
+
+    def test_vp9_opus_fmp4_hls(self):
+        tags = ertmp.av1_opus_tags(*ertmp.make_av1_opus_media('vp9', SECONDS, FPS), codec='vp9', fps=FPS)
+        ertmp.publish_tags(rilltest.HOST, self.rill.rtmp_port, 'fmp4', 'vp9', tags, 4.0)
+        self.check_hls('fmp4', 'vp9', 'vp9', tags)
+
+
+if __name__ == '__main__':
+    unittest.main()
