@@ -78,6 +78,32 @@ def request(port, method, path, headers=None, timeout=10):
         conn.close()
 
 
+def ended_playlist_media(test, rill, app, name, timeout=20):
+    """(playlist text, the init section (fMP4, else b'') followed by every segment) of
+    /APP/NAME.m3u8 once it carries EXT-X-ENDLIST; fails `test` when it does not in `timeout` s
+    or lists fewer than 2 segments."""
+    path = '/%s/%s.m3u8' % (app, name)
+
+    def ended():
+        st, _, body = request(rill.http_port, 'GET', path)
+        return st == 200 and b'#EXT-X-ENDLIST' in body and body
+    body = rilltest.wait_until(ended, timeout, 0.2)
+    test.assertTrue(body, 'no ended playlist %s\n%s' % (path, rill.log_tail()))
+    text = body.decode()
+    pl = Playlist(text)
+    test.assertGreaterEqual(len(pl.segments), 2, text)
+    uris = [s['uri'] for s in pl.segments]
+    m = re.search(r'#EXT-X-MAP:URI="([^"]+)"', text)
+    if m:
+        uris.insert(0, m.group(1))
+    data = b''
+    for uri in uris:
+        st, _, seg = request(rill.http_port, 'GET', '/%s/%s' % (app, uri))
+        test.assertEqual(st, 200, uri)
+        data += seg
+    return text, data
+
+
 def get_playlist(port, path='/live/test.m3u8'):
     """The parsed playlist, or None when it does not answer 200."""
     status, _, body = request(port, 'GET', path)

@@ -14,7 +14,6 @@ import hashlib
 import http.client
 import json
 import os
-import re
 import threading
 import time
 import unittest
@@ -23,8 +22,8 @@ import ertmp
 import flvutil
 import rilltest
 import rtmpclient as rc
-from hlsutil import Playlist, close_rill, request
-from rilltest import Rill, require_tool, run, wait_until
+from hlsutil import close_rill, ended_playlist_media
+from rilltest import Rill, require_tool, run
 
 FPS = 10
 SECONDS = 3
@@ -103,23 +102,8 @@ class HlsAv1OpusTest(unittest.TestCase):
                     self.assertEqual(got[1:], digests[len(digests) - len(got) + 1:], '%s: not byte-identical' % label)
 
     def check_hls(self, app, name, video_codec, tags):
-        path = '/%s/%s.m3u8' % (app, name)
-
-        def ended():
-            st, _, body = request(self.rill.http_port, 'GET', path)
-            return st == 200 and b'#EXT-X-ENDLIST' in body and body
-        body = wait_until(ended, 20, 0.2)
-        self.assertTrue(body, 'no ended playlist %s\n%s' % (path, self.rill.log_tail()))
-        text = body.decode()
-        m = re.search(r'#EXT-X-MAP:URI="([^"]+)"', text)
-        self.assertTrue(m, 'not fMP4:\n' + text)
-        pl = Playlist(text)
-        self.assertGreaterEqual(len(pl.segments), 2, text)
-        data = b''
-        for uri in [m.group(1)] + [s['uri'] for s in pl.segments]:
-            st, _, seg = request(self.rill.http_port, 'GET', '/%s/%s' % (app, uri))
-            self.assertEqual(st, 200, uri)
-            data += seg
+        text, data = ended_playlist_media(self, self.rill, app, name)
+        self.assertIn('#EXT-X-MAP:', text, 'not fMP4:\n' + text)
         f = os.path.join(self.rill.tmpdir, '%s-%s.mp4' % (app, name))
         with open(f, 'wb') as out:
             out.write(data)

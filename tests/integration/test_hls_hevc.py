@@ -9,7 +9,6 @@ Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_D
 
 import json
 import os
-import re
 import subprocess
 import threading
 import unittest
@@ -17,8 +16,8 @@ import unittest
 import ertmp
 import rilltest
 import test_bench
-from hlsutil import Playlist, close_rill, request
-from rilltest import Rill, require_tool, run, wait_until
+from hlsutil import close_rill, ended_playlist_media
+from rilltest import Rill, require_tool, run
 
 CASES = [('ts', True), ('ts', False), ('fmp4', True), ('fmp4', False)]  # (app, audio)
 BENCH_CASES = ['ts', 'fmp4']  # rill-bench's E-RTMP publish mode (video only)
@@ -63,25 +62,7 @@ class HlsHevcTest(unittest.TestCase):
                 self.check(app, 'bench', False)
 
     def check(self, app, name, audio):
-        path = '/%s/%s.m3u8' % (app, name)
-
-        def ended():
-            st, _, body = request(self.rill.http_port, 'GET', path)
-            return st == 200 and b'#EXT-X-ENDLIST' in body and body
-        body = wait_until(ended, 20, 0.2)
-        self.assertTrue(body, 'no ended playlist %s\n%s' % (path, self.rill.log_tail()))
-        text = body.decode()
-        pl = Playlist(text)
-        self.assertGreaterEqual(len(pl.segments), 2, text)
-        uris = [s['uri'] for s in pl.segments]
-        m = re.search(r'#EXT-X-MAP:URI="([^"]+)"', text)
-        if m:
-            uris.insert(0, m.group(1))
-        data = b''
-        for uri in uris:
-            st, _, seg = request(self.rill.http_port, 'GET', '/%s/%s' % (app, uri))
-            self.assertEqual(st, 200, uri)
-            data += seg
+        _, data = ended_playlist_media(self, self.rill, app, name)
         f = os.path.join(self.rill.tmpdir, '%s-%s.%s' % (app, name, 'ts' if app == 'ts' else 'mp4'))
         with open(f, 'wb') as out:
             out.write(data)
