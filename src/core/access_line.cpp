@@ -14,9 +14,37 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
          });
 }
 
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A parameter name as the token check reads it (protocol/query_string.h decodes names as form
+// data): "%73ign" and "sig%6e" are `sign` too, so they are redacted too.
+std::string form_decoded(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (size_t i = 0; i < key.size(); ++i) {
+    const int hi = key[i] == '%' && i + 2 < key.size() ? hex_value(key[i + 1]) : -1;
+    const int lo = hi >= 0 ? hex_value(key[i + 2]) : -1;
+    if (lo >= 0) {
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += key[i] == '+' ? ' ' : key[i];
+    }
+  }
+  return out;
+}
+
 bool is_redacted(std::string_view key, std::span<const std::string> names) {
+  const bool encoded = key.find_first_of("%+") != std::string_view::npos;
+  const std::string decoded = encoded ? form_decoded(key) : std::string();
+  const std::string_view name = encoded ? std::string_view(decoded) : key;
   return std::any_of(names.begin(), names.end(),
-                     [&](const std::string& n) { return equals_ignoring_case(key, n); });
+                     [&](const std::string& n) { return equals_ignoring_case(name, n); });
 }
 
 // A value between double quotes in the combined format, escaped as nginx escapes its HTTP log

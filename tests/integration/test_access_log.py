@@ -2,7 +2,8 @@
 (ffmpeg, rtmpdump), per HTTP-FLV player and per HLS request, in nginx-rtmp's combined format
 (read back with the regular expression an nginx-rtmp log parser uses) and in JSON; close
 reasons (client closed, kicked through the API, refused); and no token nor secret in any log
-line, metric or API answer after authenticated sessions with debug logging on.
+line, metric or API answer after authenticated sessions with debug logging on. Also the main
+log's formats: log.format: json, and text lines without their own time under the journal.
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... python3 -m unittest -v test_access_log
 """
@@ -58,6 +59,11 @@ def api(r, method, path):
         return resp.status, resp.read().decode('utf-8', 'replace')
     finally:
         conn.close()
+
+
+def read(path):
+    with open(path, errors='replace') as f:
+        return f.read()
 
 
 def parse_line(line):
@@ -121,10 +127,9 @@ class AccessLogTest(unittest.TestCase):
                 self.kick_one_flv_player(r, queries['play'])
             finally:
                 rilltest.stop_process(pub)
-            wait_until(lambda: re.search(r'PUBLISH|"command":"publish"', open(cfg_log).read()), 10)
+            wait_until(lambda: re.search(r'PUBLISH|"command":"publish"', read(cfg_log)), 10)
             self.assert_no_secret(r, cfg_log, queries)
-            with open(cfg_log) as f:
-                return [parse_line(line.rstrip('\n')) for line in f if line.strip()]
+            return [parse_line(line) for line in read(cfg_log).splitlines() if line.strip()]
 
     def rtmpdump_play(self, r, play_query):
         """rtmpdump plays for about 1.5 s, then stops on SIGINT (its -B counts stream time)."""
@@ -160,7 +165,7 @@ class AccessLogTest(unittest.TestCase):
 
     def assert_no_secret(self, r, access_log, queries):
         secrets = [SECRET] + [sign_of(q) for q in queries.values()]
-        texts = {'main log': r.log_text(), 'access log': open(access_log).read()}
+        texts = {'main log': r.log_text(), 'access log': read(access_log)}
         for path in ('/metrics', '/api/v1/streams', '/api/v1/clients', '/api/v1/server'):
             texts[path] = api(r, 'GET', path)[1]
         for where, text in texts.items():
@@ -212,6 +217,33 @@ class AccessLogTest(unittest.TestCase):
         lines = self.run_sessions('json')
         self.assertTrue(all(l['time'] and l['addr'] == HOST for l in lines))
         self.check_lines(lines)
+
+
+class MainLogFormatTest(unittest.TestCase):
+    """log.format: json, and the text lines without their time when stderr is the journal."""
+
+    def test_json_lines(self):
+        with Rill({'workers': 1, 'log': {'format': 'json'}}) as r:
+            self.assertTrue(wait_until(lambda: '"worker":0' in r.log_text(), 5), r.log_text())
+            lines = [json.loads(line) for line in r.log_text().splitlines() if line]
+        self.assertTrue(all(set(l) == {'time', 'level', 'worker', 'message'} for l in lines), lines)
+        self.assertIn(None, [l['worker'] for l in lines])  # the master's
+        self.assertTrue(all(re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$', l['time']) for l in lines))
+
+    def test_no_time_of_its_own_under_the_journal(self):
+        r = Rill({'log': {'file': rilltest.DELETE}}, start=False)
+        try:
+            open(r.stderr_path, 'ab').close()
+            st = os.stat(r.stderr_path)  # what systemd puts in JOURNAL_STREAM: stderr's device and inode
+            r.env = {'JOURNAL_STREAM': '%d:%d' % (st.st_dev, st.st_ino)}
+            r.start()
+            self.assertTrue(wait_until(lambda: '[worker 0]' in r.stderr_text(), 5), r.stderr_text())
+            lines = [l for l in r.stderr_text().splitlines() if l.startswith('[')]
+            self.assertTrue(lines)
+            for line in lines:
+                self.assertRegex(line, r'^\[(trace|debug|info|warning|error|critical)\] \[(master|worker \d+)\] ')
+        finally:
+            r.close()
 
 
 if __name__ == '__main__':

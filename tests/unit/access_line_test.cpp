@@ -23,6 +23,8 @@ TEST(AccessLine, RedactsConfiguredParameters) {
   EXPECT_EQ(redact_query("TOKEN=x&a=1&sign=", kSecrets), "TOKEN=REDACTED&a=1&sign=REDACTED");
   EXPECT_EQ(redact_query("signature=x&sign", kSecrets), "signature=x&sign");  // exact names only
   EXPECT_EQ(redact_query("", kSecrets), "");
+  // Names are read as the token check reads them: percent-decoded.
+  EXPECT_EQ(redact_query("%73ign=ab&sig%6E=cd&%s=1", kSecrets), "%73ign=REDACTED&sig%6E=REDACTED&%s=1");
   EXPECT_EQ(redact_target("/live/a.m3u8?expires=1&sign=zz", kSecrets),
             "/live/a.m3u8?expires=1&sign=REDACTED");
   EXPECT_EQ(redact_target("/live/a.m3u8", kSecrets), "/live/a.m3u8");
