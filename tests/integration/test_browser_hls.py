@@ -78,13 +78,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @unittest.skipIf(_missing(), 'missing: %s' % ', '.join(_missing()))
 class BrowserHlsTest(unittest.TestCase):
-    def serve_page(self, src, hls_js_config=None):
-        """Serves index.html + hls.min.js from a temp dir on another 127.0.0.1 port; returns the URL."""
+    def serve_page(self, src, hls_js_config=None, page=PAGE):
+        """Serves index.html (`page`) + hls.min.js from a temp dir on another 127.0.0.1 port; returns the URL."""
         d = tempfile.mkdtemp(prefix='rill-page-')
         self.addCleanup(shutil.rmtree, d, True)
         shutil.copy(HLS_JS, os.path.join(d, 'hls.min.js'))
         with open(os.path.join(d, 'index.html'), 'w') as f:
-            f.write(PAGE % {'src': json.dumps(src), 'hls_config': json.dumps(hls_js_config or {})})
+            f.write(page % {'src': json.dumps(src), 'hls_config': json.dumps(hls_js_config or {})})
         server = http.server.ThreadingHTTPServer((rilltest.HOST, 0), functools.partial(_QuietHandler, directory=d))
         t = threading.Thread(target=server.serve_forever, daemon=True)
         t.start()

@@ -22,7 +22,9 @@ import ertmp
 import flvutil
 import rilltest
 import rtmpclient as rc
-from hlsutil import close_rill, ended_playlist_media
+import test_browser_hls
+from browserutil import play_page
+from hlsutil import close_rill, ended_playlist_media, request
 from rilltest import Rill, require_tool, run
 
 FPS = 10
@@ -135,6 +137,47 @@ class HlsAv1OpusTest(unittest.TestCase):
         tags = ertmp.av1_opus_tags(*ertmp.make_av1_opus_media('vp9', SECONDS, FPS), codec='vp9', fps=FPS)
         ertmp.publish_tags(rilltest.HOST, self.rill.rtmp_port, 'fmp4', 'vp9', tags, 4.0)
         self.check_hls('fmp4', 'vp9', 'vp9', tags)
+
+
+# The browser test's page, logging first whether this Chromium's MSE takes AV1 and Opus in MP4.
+AV1_PAGE = test_browser_hls.PAGE.replace(
+    "const v = document.getElementById('v');",
+    "const v = document.getElementById('v');\n"
+    "log('av1 ' + MediaSource.isTypeSupported('video/mp4; codecs=\"av01.0.00M.08\"') +"
+    " ' opus ' + MediaSource.isTypeSupported('audio/mp4; codecs=\"opus\"'));", 1)
+BROWSER_SECONDS = 8
+
+
+@unittest.skipIf(test_browser_hls._missing(), 'missing: %s' % ', '.join(test_browser_hls._missing()))
+class BrowserAv1OpusTest(unittest.TestCase):
+    serve_page = test_browser_hls.BrowserHlsTest.serve_page
+
+    def test_chromium_plays_av1_opus_hls(self):
+        tags = ertmp.av1_opus_tags(*ertmp.make_av1_opus_media('av1', 12, FPS), codec='av1', fps=FPS)
+        cfg = {'apps': {'live': {'hls': {'enabled': True, 'fragment': '1s', 'window': 20, 'container': 'ts'}}}}
+        with Rill(cfg) as rill:
+            pub = threading.Thread(target=ertmp.publish_tags,
+                                   args=(rilltest.HOST, rill.rtmp_port, 'live', 'test', tags, 1.0), daemon=True)
+            pub.start()
+
+            def three_segments():
+                st, _, body = request(rill.http_port, 'GET', '/live/test.m3u8')
+                return st == 200 and body.count(b'#EXTINF') >= 3
+            self.assertTrue(rilltest.wait_until(three_segments, 15, 0.2), 'no playlist\n' + rill.log_tail())
+            src = rill.http_url('/live/test.m3u8')
+            page = self.serve_page(src, page=AV1_PAGE)
+            out, diag = play_page(self, page, BROWSER_SECONDS)
+            pub.join(30)
+            support = [l for l in out['log'] if l.startswith('av1 ')]
+            if support and 'av1 false' in support[0]:
+                self.skipTest('this Chromium has no AV1 decoder for MSE (%s)' % support[0])
+            samples = out['samples']
+            frames = max(s.get('totalVideoFrames', 0) for s in samples)
+            self.assertGreater(frames, 0, 'no video frame decoded\n' + diag)
+            times = [s.get('currentTime', 0) for s in samples]
+            self.assertGreaterEqual(max(times) - min(times), 3.0, 'currentTime did not advance 3 s\n' + diag)
+            self.assertFalse([s for s in samples if s.get('error')], diag)
+            self.assertFalse([l for l in out['log'] if 'FATAL' in l], diag)
 
 
 if __name__ == '__main__':
