@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "rill/protocol/audio_multichannel.h"
 #include "rill/protocol/flv_file.h"
 #include "rill/protocol/flv_tag.h"
 
@@ -22,6 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     AudioTagInfo a = parse_audio_tag(in);
     if (a.payload_offset > size) std::abort();
+    if (a.is_multichannel_config) {
+      const AudioMultichannelConfig m = parse_audio_multichannel_config(in.subspan(a.payload_offset));
+      if (m.order == AudioChannelOrder::Custom && m.mapping.size() != m.channel_count) std::abort();
+    }
   } catch (const ProtocolError&) {
   }
   bool meta = is_metadata(in);

@@ -47,6 +47,10 @@ flv = {
     'hevc_ex_modex_x': b'\x97\x02\x00\x01\x00\x03' + fcc('hvc1') + nalu,
     'av1_ex_multitrack': b'\x96\x03' + fcc('av01') + b'\x00\x12\x00',
     'audio_ex_opus': b'\x91' + fcc('Opus') + b'\xfc',
+    'audio_ex_opus_seq': b'\x90' + fcc('Opus') + bytes.fromhex('4f707573486561640102380180bb0000000000'),
+    'audio_ex_multichannel_native': b'\x94' + fcc('Opus') + b'\x01\x06\x00\x00\x00\x3f',
+    'audio_ex_multichannel_custom': b'\x94' + fcc('Opus') + b'\x02\x03\x01\x00\x02',
+    'audio_ex_modex_nano': b'\x97\x02\x01\x86\xa0\x01' + fcc('Opus') + b'\xfc',
     'metadata': s('@setDataFrame') + s('onMetaData') + ecma([('width', n(1280))]),
     'flv_stream': flv_header + tag(18, 0, s('onMetaData') + ecma([('width', n(640))]))
                   + tag(9, 0, b'\x17\x00\x00\x00\x00\x01\x64') + tag(8, 0, b'\xaf\x00\x12\x10')

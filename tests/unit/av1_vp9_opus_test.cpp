@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec_test_data.h"
+#include "rill/protocol/audio_multichannel.h"
 #include "rill/protocol/av1.h"
 #include "rill/protocol/codecs_string.h"
 #include "rill/protocol/error.h"
@@ -270,4 +271,27 @@ TEST(FlvAudioEx, ModExTimestampOffsetNanoIsCarried) {
   auto other = parse_audio_tag(cat({{0x97, 0x02, 0x01, 0x86, 0xA0, 0x11}, fcc("Opus"), {0xFC}}));
   EXPECT_EQ(other.timestamp_offset_ns, 0u);
   EXPECT_THROW(parse_audio_tag(Bytes{0x97, 0x02, 0x01}), ProtocolError);
+}
+
+TEST(FlvAudioEx, MultichannelConfigOrders) {
+  // Native (1): 6 channels, AudioChannelMask
+  // FrontLeft|FrontRight|FrontCenter|LowFrequency1|BackLeft|BackRight.
+  const Bytes native = cat({{0x94}, fcc("Opus"), {0x01, 0x06, 0x00, 0x00, 0x00, 0x3F}});
+  const AudioTagInfo a = parse_audio_tag(native);
+  ASSERT_TRUE(a.is_multichannel_config);
+  const AudioMultichannelConfig n =
+      parse_audio_multichannel_config(std::span(native).subspan(a.payload_offset));
+  EXPECT_EQ(n.order, AudioChannelOrder::Native);
+  EXPECT_EQ(n.channel_count, 6);
+  EXPECT_EQ(n.channel_flags, 0x3Fu);
+  // Custom (2): one AudioChannel per channel.
+  const AudioMultichannelConfig c = parse_audio_multichannel_config(hex("02 03 01 00 02"));
+  EXPECT_EQ(c.order, AudioChannelOrder::Custom);
+  EXPECT_EQ(c.mapping, hex("010002"));
+  // Unspecified (0): the count alone.
+  EXPECT_EQ(parse_audio_multichannel_config(hex("00 02")).channel_count, 2);
+  EXPECT_THROW(parse_audio_multichannel_config(hex("02 03 01 00")), ProtocolError);
+  EXPECT_THROW(parse_audio_multichannel_config(hex("01 06 00 00 00")), ProtocolError);
+  EXPECT_THROW(parse_audio_multichannel_config(hex("03 02")), ProtocolError);
+  EXPECT_THROW(parse_audio_multichannel_config(hex("00")), ProtocolError);
 }
