@@ -76,10 +76,16 @@ std::optional<std::vector<uint8_t>> rebuilt_flv_metadata(std::span<const uint8_t
   FlvFileWriter w(o);  // o.keyframe_capacity: the one that matched
   std::vector<uint8_t> out;
   w.begin(out);
-  for (const protocol::FlvTagEntry& t : ix.tags()) {
-    if (t.offset == meta_at) continue;
-    out.clear();
-    w.write_tag(t.type, t.timestamp_ms, file.subspan(t.offset + 11, t.size - 15), t.keyframe, out);
+  // The tags read again, taken as they come (memory bounded whatever the file's length).
+  RecordingIndex tags;
+  constexpr size_t kPiece = 1 << 20;
+  for (size_t at = 0; at < ix.complete_end(); at += kPiece) {
+    tags.feed(file.subspan(at, std::min<size_t>(kPiece, ix.complete_end() - at)));
+    for (const protocol::FlvTagEntry& t : tags.take_tags()) {
+      if (t.offset == meta_at) continue;
+      out.clear();
+      w.write_tag(t.type, t.timestamp_ms, file.subspan(t.offset + 11, t.size - 15), t.keyframe, out);
+    }
   }
   if (w.size() != ix.complete_end()) {
     why = "its tags do not replay to its size";
@@ -146,7 +152,9 @@ CloseOutResult close_out_file(const std::string& path) {
     return {CloseOutAction::Failed, errno_text("fstat")};
   }
   const auto size = static_cast<uint64_t>(st.st_size);
-  RecordingIndex ix;  // FLV tags kept: an unclosed FLV's are replayed
+  protocol::RecordingIndexLimits totals;
+  totals.keep_entries = false;  // where it ends and what it holds: no list (an FLV's tags are read again)
+  RecordingIndex ix(totals);
   const std::string err = read_recording_index(fd, size, ix, true);
   const bool closed_flv = ix.metadata_duration().value_or(0) > 0;
   CloseOutResult r = closed_flv ? CloseOutResult{} : fix(fd, size, ix, err, path);

@@ -150,9 +150,11 @@ class RecordFilesTest(unittest.TestCase):
 
         rilltest.stop_process(pub)
         self.assertTrue(self.rill.wait_for_log('record mp4/cam: closed ', timeout=15), self.rill.log_tail())
-        status, body = api(self.rill, 'GET', '/api/v1/recordings?app=mp4&name=cam&from=2000-01-01T00:00:00Z')
-        self.assertEqual((status, body['total']), (200, 1), body)
-        self.assertEqual(body['items'][0]['state'], 'complete')
+        # The log line comes when the file's close is queued; its writer thread lets it go after.
+        def listed_complete():
+            status, body = api(self.rill, 'GET', '/api/v1/recordings?app=mp4&name=cam&from=2000-01-01T00:00:00Z')
+            return status == 200 and body['total'] == 1 and body['items'][0]['state'] == 'complete'
+        self.assertTrue(wait_until(listed_complete, 10, 0.2), api(self.rill, 'GET', '/api/v1/recordings'))
         self.assertEqual(api(self.rill, 'GET', '/api/v1/recordings?from=2999-01-01T00:00:00Z')[1]['total'], 0)
         self.assertEqual(api(self.rill, 'GET', '/api/v1/recordings?name=other')[1]['total'], 0)
         self.assertEqual(api(self.rill, 'GET', '/api/v1/recordings?limit=1&offset=1')[1]['items'], [])

@@ -237,3 +237,18 @@ TEST(RecordingIndex, ACallerMaySeekPastWhatIsSkipped) {
   EXPECT_FALSE(ix.stray_mdat());
   EXPECT_LT(read, f.bytes.size());
 }
+
+TEST(RecordingIndex, EntriesTakenAsTheyComeKeepItBounded) {
+  FlvFileWriter w(av_options());
+  const Bytes file = make_flv(w);
+  RecordingIndexLimits lim;
+  lim.max_entries = 16;  // fewer than the file's 103 tags, more than one piece's
+  RecordingIndex ix(lim);
+  size_t taken = 0;
+  for (size_t at = 0; at < file.size(); at += 64) {
+    ix.feed(std::span<const uint8_t>(file).subspan(at, std::min<size_t>(64, file.size() - at)));
+    taken += ix.take_tags().size();
+  }
+  EXPECT_EQ(taken, 103u);
+  EXPECT_TRUE(ix.tags().empty());
+}

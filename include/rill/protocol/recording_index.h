@@ -30,6 +30,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rill::protocol {
@@ -111,6 +112,10 @@ class RecordingIndex {
 
   // FLV
   const std::vector<FlvTagEntry>& tags() const { return tags_; }
+  // The entries listed so far, moved out: a caller that takes them as it feeds keeps its memory
+  // bounded whatever the file's length (max_entries bounds what is kept between two takes).
+  std::vector<FlvTagEntry> take_tags() { return std::exchange(tags_, {}); }
+  std::vector<Fmp4Fragment> take_fragments() { return std::exchange(fragments_, {}); }
   // The `duration` of the first onMetaData tag (seconds), when there is one that says.
   std::optional<double> metadata_duration() const { return metadata_duration_; }
   // Offset and size (header + body + PreviousTagSize) of that onMetaData tag; size 0 when none.
