@@ -200,8 +200,11 @@ void Recorder::write_frame(const MediaFrame& f, bool video) {
 
 bool Recorder::hand_off() {
   if (buf_.empty()) return true;
-  BufferRef bytes = SharedBuffer::copy_of(std::span<const uint8_t>(buf_));
-  buf_.clear();
+  // The staged bytes go to the writer as they are (moved, not copied); the next ones are staged in
+  // a new buffer as large, which then grows without copies.
+  std::vector<uint8_t> bytes = std::move(buf_);
+  buf_ = {};
+  buf_.reserve(bytes.capacity());
   const size_t n = bytes.size();
   if (!writer_.append(file_, std::move(bytes))) {
     rf_->rollback();

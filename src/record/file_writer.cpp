@@ -103,27 +103,37 @@ void FileWriter::push(Command c) {
 
 RecordFilePtr FileWriter::open(std::string path) {
   auto file = std::make_shared<RecordFile>(std::move(path));
-  push(Command{Op::Open, file, {}, 0});
+  push(Command{Op::Open, file, {}, 0, {}});
   return file;
 }
 
-bool FileWriter::append(const RecordFilePtr& file, BufferRef bytes) {
-  const size_t n = bytes.size();
+bool FileWriter::reserve_queue(size_t n) {
   size_t queued = queued_.load(std::memory_order_relaxed);
   do {
     if (queued + n > opt_.max_queue_bytes) return false;
   } while (!queued_.compare_exchange_weak(queued, queued + n, std::memory_order_relaxed));
+  return true;
+}
+
+bool FileWriter::append(const RecordFilePtr& file, BufferRef bytes) {
+  if (!reserve_queue(bytes.size())) return false;
   if (bytes && bytes->use_count() != 1) bytes = SharedBuffer::copy_of(bytes.span());  // see the header
-  push(Command{Op::Append, file, std::move(bytes), 0});
+  push(Command{Op::Append, file, std::move(bytes), 0, {}});
+  return true;
+}
+
+bool FileWriter::append(const RecordFilePtr& file, std::vector<uint8_t> bytes) {
+  if (!reserve_queue(bytes.size())) return false;
+  push(Command{Op::Append, file, {}, 0, std::move(bytes)});
   return true;
 }
 
 void FileWriter::write_at(const RecordFilePtr& file, uint64_t offset, BufferRef bytes) {
   if (bytes && bytes->use_count() != 1) bytes = SharedBuffer::copy_of(bytes.span());
-  push(Command{Op::WriteAt, file, std::move(bytes), offset});
+  push(Command{Op::WriteAt, file, std::move(bytes), offset, {}});
 }
 
-void FileWriter::close(const RecordFilePtr& file) { push(Command{Op::Close, file, {}, 0}); }
+void FileWriter::close(const RecordFilePtr& file) { push(Command{Op::Close, file, {}, 0, {}}); }
 
 void FileWriter::run() {
   for (;;) {
@@ -138,7 +148,7 @@ void FileWriter::run() {
     }
     if (opt_.before_command) opt_.before_command();
     execute(c);
-    if (c.op == Op::Append) queued_.fetch_sub(c.bytes.size(), std::memory_order_relaxed);
+    if (c.op == Op::Append) queued_.fetch_sub(c.data().size(), std::memory_order_relaxed);
     c.bytes.reset();  // released here, on this thread: the only reference
     c.file.reset();
     {
@@ -161,10 +171,10 @@ void FileWriter::execute(Command& c) {
       do_open(f);
       break;
     case Op::Append:
-      do_append(f, c.bytes);
+      do_append(f, c.data());
       break;
     case Op::WriteAt:
-      do_write_at(f, c.offset, c.bytes);
+      do_write_at(f, c.offset, c.data());
       break;
     case Op::Close:
       do_close(f);
@@ -208,7 +218,7 @@ void FileWriter::do_open(RecordFile& f) {
   f.fail("open", EEXIST);
 }
 
-void FileWriter::do_append(RecordFile& f, const BufferRef& bytes) {
+void FileWriter::do_append(RecordFile& f, std::span<const uint8_t> bytes) {
   if (f.fd_ < 0 || f.error() != 0) return;
   const uint64_t before = f.written();
   if (const int err = write_all(f.fd_, bytes.data(), bytes.size())) {
@@ -220,7 +230,7 @@ void FileWriter::do_append(RecordFile& f, const BufferRef& bytes) {
   f.written_.store(before + bytes.size(), std::memory_order_release);
 }
 
-void FileWriter::do_write_at(RecordFile& f, uint64_t offset, const BufferRef& bytes) {
+void FileWriter::do_write_at(RecordFile& f, uint64_t offset, std::span<const uint8_t> bytes) {
   if (f.fd_ < 0 || f.error() != 0) return;
   if (offset + bytes.size() > f.written()) return;  // only over what the file holds
   if (const int err = write_all(f.fd_, bytes.data(), bytes.size(), static_cast<int64_t>(offset)))

@@ -57,6 +57,23 @@ TEST(FileWriter, OpenAppendRewriteClose) {
   EXPECT_EQ(w.queued_bytes(), 0u);
 }
 
+TEST(FileWriter, AppendsMovedVectorsInOrderWithinTheBound) {
+  TempDir d;
+  FileWriterOptions o;
+  o.max_queue_bytes = 10;
+  FileWriter w(o);
+  auto f = w.open(d.path + "/v.mp4");
+  EXPECT_TRUE(w.append(f, std::vector<uint8_t>{'a', 'b', 'c'}));
+  EXPECT_TRUE(w.append(f, text("de")));
+  EXPECT_FALSE(w.append(f, std::vector<uint8_t>(11, 'x')));  // past the bound: refused
+  EXPECT_TRUE(w.append(f, std::vector<uint8_t>{'f'}));
+  w.close(f);
+  w.wait_idle();
+  EXPECT_EQ(f->error(), 0);
+  EXPECT_EQ(slurp(f->path()), "abcdef");
+  EXPECT_EQ(w.queued_bytes(), 0u);
+}
+
 TEST(FileWriter, NeverOverwrites) {
   TempDir d;
   FileWriter w;

@@ -28,8 +28,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "rill/core/buffer.h"
 
@@ -88,6 +90,8 @@ class FileWriter {
   // Queues `bytes` at the end of the file. False, with nothing queued, when the queue would pass
   // max_queue_bytes.
   bool append(const RecordFilePtr& file, BufferRef bytes);
+  // The same with bytes the caller gives up: moved in, not copied, and shared with no one.
+  bool append(const RecordFilePtr& file, std::vector<uint8_t> bytes);
   // Queues `bytes` at `offset` (inside what the file holds). Not bounded: for small rewrites.
   void write_at(const RecordFilePtr& file, uint64_t offset, BufferRef bytes);
   // Queues fdatasync + close. Never refused.
@@ -108,13 +112,17 @@ class FileWriter {
     RecordFilePtr file;
     BufferRef bytes;
     uint64_t offset = 0;
+    std::vector<uint8_t> owned;  // the bytes instead, when appended as a vector
+
+    std::span<const uint8_t> data() const { return bytes ? bytes.span() : std::span<const uint8_t>(owned); }
   };
+  bool reserve_queue(size_t n);  // counts n more bytes queued; false if that passes the bound
   void push(Command c);
   void run();
   void execute(Command& c);
   void do_open(RecordFile& f);
-  void do_append(RecordFile& f, const BufferRef& bytes);
-  void do_write_at(RecordFile& f, uint64_t offset, const BufferRef& bytes);
+  void do_append(RecordFile& f, std::span<const uint8_t> bytes);
+  void do_write_at(RecordFile& f, uint64_t offset, std::span<const uint8_t> bytes);
   void do_close(RecordFile& f);
 
   FileWriterOptions opt_;
