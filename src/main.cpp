@@ -35,6 +35,7 @@
 #endif
 
 #include "rill/config/config.h"
+#include "rill/core/version.h"
 #include "rill/process/master.h"
 #include "rill/process/pid_file.h"
 #include "rill/process/privileges.h"
@@ -82,7 +83,7 @@ std::string version_from_soname(const std::string& file) {
 }
 
 void print_versions() {
-  std::printf("rill %s\n", RILL_VERSION);
+  std::printf("rill %.*s\n", static_cast<int>(rill::core::version().size()), rill::core::version().data());
   std::string ev = event_get_version();
   std::printf("libevent %s%s\n", ev.c_str(),
               ev == LIBEVENT_VERSION ? "" : (" (built with " + std::string(LIBEVENT_VERSION) + ")").c_str());

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "rill/core/access_line.h"
+#include "rill/core/version.h"
 #include "rill/http/http_connection.h"
 #include "rill/net/connection.h"
 #include "rill/net/socket.h"
@@ -144,8 +145,9 @@ const std::string& HttpServer::common_headers() {
     gmtime_r(&now, &tm);
     char date[64];
     const size_t n = std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    common_ = "Server: rill/" RILL_VERSION "\r\nX-Rill-Worker: " + std::to_string(ctx_.worker_id) +
-              "\r\nDate: " + std::string(date, n) + "\r\n";
+    common_ = "Server: rill/" + std::string(core::version()) +
+              "\r\nX-Rill-Worker: " + std::to_string(ctx_.worker_id) + "\r\nDate: " + std::string(date, n) +
+              "\r\n";
   }
   return common_;
 }

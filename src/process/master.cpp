@@ -105,9 +105,8 @@
 #include <map>
 #include <vector>
 
-#include "rill/workers/ownership_table.h"
-#include "rill/workers/server_counters.h"
 #include "rill/core/log.h"
+#include "rill/core/version.h"
 #include "rill/process/close_out_process.h"
 #include "rill/process/listeners.h"
 #include "rill/process/notify.h"
@@ -115,9 +114,11 @@
 #include "rill/process/privileges.h"
 #include "rill/process/proctitle.h"
 #include "rill/process/signals.h"
-#include "rill/server/rtmps_context.h"
 #include "rill/process/worker_process.h"
 #include "rill/record/close_out.h"
+#include "rill/server/rtmps_context.h"
+#include "rill/workers/ownership_table.h"
+#include "rill/workers/server_counters.h"
 
 namespace rill::process {
 
@@ -241,7 +242,7 @@ struct Master::Impl {
     set_proctitle(opts.config_path ? "rill: master -c " + *opts.config_path : "rill: master");
 
     const uint32_t n = cfg->resolved_workers();
-    log->info("rill {} starting: configuration {}, {} worker{}", RILL_VERSION, cfg->source_name, n,
+    log->info("rill {} starting: configuration {}, {} worker{}", core::version(), cfg->source_name, n,
               n == 1 ? "" : "s");
     try {
       if (cfg->user) user = resolve_user(*cfg->user);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "rill/core/version.h"
 #include "rill/media/hls_store.h"
 #include "rill/protocol/stream_summary.h"
 #include "rill/workers/stream_locator.h"
@@ -178,7 +179,7 @@ void WorkerDetails::add_details(json& stats) {
   stats["clients_truncated"] = left_out;
   stats["stream_details"] = stream_details(ctx, locator_, mon, per);
   stats["relays"] = relay_rows(ctx, relays_, mon);
-  stats["version"] = RILL_VERSION;
+  stats["version"] = std::string(core::version());
   stats["master_pid"] = static_cast<int>(::getppid());
   if (mon) {
     stats["hls_viewers"] = mon->hls_viewers();
