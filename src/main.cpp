@@ -36,6 +36,7 @@
 
 #include "rill/config/config.h"
 #include "rill/core/version.h"
+#include "rill/process/binary_upgrade.h"
 #include "rill/process/master.h"
 #include "rill/process/pid_file.h"
 #include "rill/process/privileges.h"
@@ -47,7 +48,7 @@ namespace {
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "Usage: rill [-c FILE] [-t] [-s SIGNAL] [-p PIDFILE] [-v] [-h]\n"
+               "Usage: rill [-c FILE] [-t] [-s SIGNAL [--force]] [-p PIDFILE] [-v] [-h]\n"
                "\n"
                "Live streaming server: RTMP in; RTMP, HTTP-FLV and HLS out.\n"
                "\n"
@@ -58,6 +59,9 @@ void usage(FILE* out) {
                "                           stop    fast stop (SIGTERM)\n"
                "                           quit    graceful stop (SIGQUIT)\n"
                "                           reopen  reopen the log files (SIGUSR1)\n"
+               "                           upgrade exec the binary at its path again, dropping nobody\n"
+               "                                   (SIGUSR2); with --force, a restart when the worker\n"
+               "                                   link versions differ\n"
                "  -p, --pid-file PIDFILE  pid file (overrides pid_file from the configuration)\n"
                "  -v, --version          print the version of rill and of its libraries\n"
                "  -h, --help             print this help\n"
@@ -143,11 +147,16 @@ int test_config(const rill::process::MasterOptions& opts) {
   return 0;
 }
 
-int send_signal(const rill::process::MasterOptions& opts, const std::string& command) {
+int send_signal(const rill::process::MasterOptions& opts, const std::string& command, bool force) {
   auto sig = rill::process::signal_for_command(command);
   if (!sig) {
-    std::fprintf(stderr, "rill: unknown signal '%s' (expected reload, stop, quit or reopen)\n", command.c_str());
+    std::fprintf(stderr, "rill: unknown signal '%s' (expected reload, stop, quit, reopen or upgrade)\n",
+                 command.c_str());
     return 1;
+  }
+  if (force && *sig != SIGUSR2) {
+    std::fprintf(stderr, "rill: --force goes with -s upgrade only\n");
+    return 2;
   }
   std::string pid_path;
   if (opts.pid_file) {
@@ -173,7 +182,10 @@ int send_signal(const rill::process::MasterOptions& opts, const std::string& com
     std::fprintf(stderr, "rill: %s (is rill running?)\n", err.c_str());
     return 1;
   }
-  if (::kill(*pid, *sig) != 0) {
+  // --force rides on the signal's value (sigqueue): the master hands it to the new binary.
+  sigval value{};
+  value.sival_int = force ? rill::process::kUpgradeForceValue : 0;
+  if ((force ? ::sigqueue(*pid, *sig, value) : ::kill(*pid, *sig)) != 0) {
     if (errno == ESRCH)
       std::fprintf(stderr, "rill: no process with pid %d (stale pid file %s?)\n", static_cast<int>(*pid),
                    pid_path.c_str());
@@ -197,10 +209,11 @@ int main(int argc, char** argv) {
       {"config", required_argument, nullptr, 'c'}, {"test", no_argument, nullptr, 't'},
       {"signal", required_argument, nullptr, 's'}, {"pid-file", required_argument, nullptr, 'p'},
       {"version", no_argument, nullptr, 'v'},      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
+      {"force", no_argument, nullptr, 'F'},        {nullptr, 0, nullptr, 0},
   };
   rill::process::MasterOptions opts;
-  bool test = false, version = false, help = false;
+  opts.binary = rill::process::own_executable_path(argv[0]);
+  bool test = false, version = false, help = false, force = false;
   std::optional<std::string> signal_command;
   opterr = 0;
   int c;
@@ -212,6 +225,9 @@ int main(int argc, char** argv) {
       case 'p': opts.pid_file = absolute_path(optarg); break;
       case 'v': version = true; break;
       case 'h': help = true; break;
+      case 'F':
+        force = true;
+        break;
       case ':':
         std::fprintf(stderr, "rill: option '%s' needs an argument\n", argv[optind - 1]);
         usage(stderr);
@@ -240,7 +256,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (test) return test_config(opts);
-  if (signal_command) return send_signal(opts, *signal_command);
+  if (signal_command) return send_signal(opts, *signal_command, force);
+  if (force) {
+    std::fprintf(stderr, "rill: --force goes with -s upgrade only\n");
+    return 2;
+  }
 
   try {
     rill::process::Master master(std::move(opts));

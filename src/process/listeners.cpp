@@ -131,13 +131,15 @@ void raise_somaxconn(int wanted, spdlog::logger& log) {
             current, wanted, current);
 }
 
-Listeners::~Listeners() { close_all(); }
+namespace {
 
-void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::logger& log) {
-  struct Want {
-    ListenerKind kind;
-    const config::ListenAddress* addr;
-  };
+struct Want {
+  ListenerKind kind;
+  const config::ListenAddress* addr;
+};
+
+// Every address CFG listens on, by kind.
+std::vector<Want> wanted_listeners(const config::Config& cfg) {
   std::vector<Want> wants;
   for (const auto& a : cfg.rtmp.listen) wants.push_back({ListenerKind::rtmp, &a});
   for (const auto& a : cfg.http.listen) wants.push_back({ListenerKind::http, &a});
@@ -145,6 +147,46 @@ void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::log
   for (const auto& a : cfg.rtmp.tls_listen) wants.push_back({ListenerKind::rtmps, &a});
   for (const auto& a : cfg.http.tls_listen) wants.push_back({ListenerKind::https, &a});
   for (const auto& a : cfg.api.tls_listen) wants.push_back({ListenerKind::api_tls, &a});
+  return wants;
+}
+
+}  // namespace
+
+Listeners::~Listeners() { close_all(); }
+
+size_t Listeners::adopt(const config::Config& cfg, const std::vector<InheritedListener>& inherited,
+                        spdlog::logger& log) {
+  const std::vector<Want> wants = wanted_listeners(cfg);
+  size_t taken = 0;
+  for (const auto& in : inherited) {
+    auto want = std::find_if(wants.begin(), wants.end(), [&](const Want& w) {
+      return in.kind == to_string(w.kind) && in.address == w.addr->to_string();
+    });
+    const bool known =
+        want != wants.end() && std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+          return e.kind == want->kind && e.addr == *want->addr;
+        });
+    if (want == wants.end() || known) {
+      for (int fd : in.fds) ::close(fd);
+      log.info("closed inherited {} listener {}: not in the configuration", in.kind, in.address);
+      continue;
+    }
+    for (int fd : in.fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // cleared for the exec only
+    entries_.push_back(Entry{want->kind, *want->addr, in.fds});
+    taken += in.fds.size();
+  }
+  return taken;
+}
+
+std::vector<InheritedListener> Listeners::handed_over() const {
+  std::vector<InheritedListener> out;
+  for (const auto& e : entries_)
+    out.push_back(InheritedListener{to_string(e.kind), e.addr.to_string(), e.fds});
+  return out;
+}
+
+void Listeners::reconcile(const config::Config& cfg, uint32_t slots, spdlog::logger& log) {
+  const std::vector<Want> wants = wanted_listeners(cfg);
   for (size_t i = 0; i < wants.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (wants[i].addr->port != 0 && *wants[i].addr == *wants[j].addr)

@@ -1,93 +1,4 @@
-// Process design
-// ==============
-//
-// rill runs as one master process and N worker processes (N = workers, `auto` = online cores).
-// It stays in the foreground (no daemonizing): systemd (Type=notify), a container runtime or a
-// shell supervises the master; the master supervises the workers.
-//
-//   master  "rill: master -c /etc/rill/rill.yaml"   config, sockets, pid file, supervision
-//    ├─ worker 0  "rill: worker 0"                 one libevent loop: RTMP, HTTP, relay
-//    └─ worker N-1
-//
-// Startup (master)
-//   1. Block SIGHUP/SIGTERM/SIGINT/SIGQUIT/SIGUSR1/SIGCHLD for good (they are taken
-//      synchronously with sigtimedwait(), see "Master loop"); ignore SIGPIPE.
-//   2. Load and validate the config (-c FILE, or the embedded default). Invalid: print
-//      "FILE:LINE:COL: message" to stderr and exit 1.
-//   3. Open the log (file or stderr). Resolve `user` (must exist; switching needs root).
-//      Create the log files and runtime_dir and chown them to that user so that workers can
-//      reopen them after dropping privileges.
-//   4. Write the pid file, held with flock() for the master's life: refuse to start if another
-//      live master holds it (the lock, or a live "rill: master" process named in it); a stale
-//      file left by a crash is taken over.
-//   5. Bind the listeners (see listeners.h): for EACH worker slot and EACH listen address one
-//      socket with SO_REUSEADDR + SO_REUSEPORT (+ IPV6_V6ONLY for v6), non-blocking,
-//      close-on-exec, backlog 4096 (net.core.somaxconn is raised to 4096 where writable). A
-//      new address is first probed with a bind without SO_REUSEPORT so that a port already in
-//      use, even by another rill of the same user, fails loudly instead of being shared.
-//      Why the master binds, and per slot: workers drop privileges, so they could not bind
-//      ports < 1024 themselves; the master keeps every socket, so a respawned worker inherits
-//      its slot's socket (connections queued while it was down are served, not refused) and
-//      a reload reuses the sockets of unchanged addresses (no refused connection during a
-//      reload); one socket per slot lets the kernel's SO_REUSEPORT hashing spread
-//      connections over the workers with no accept lock and no thundering herd.
-//   6. Map the stream ownership table (workers/ownership_table.h: anonymous shared memory,
-//      MAP_SHARED|MAP_ANONYMOUS) so that every worker inherits it; it lives as long as the
-//      master, across reloads and respawns. Which worker publishes which stream is claimed
-//      there, lock-free, by the workers themselves (docs/workers.md); the master only frees the
-//      entries of a worker it reaps (any exit, any generation), so that a dead worker's streams
-//      can be published again at once.
-//   7. Fork the workers (slot 0..N-1), then sd_notify READY=1 + MAINPID, title "rill: master".
-//
-// Worker (worker_process.cpp), right after fork
-//   PR_SET_PDEATHSIG(SIGTERM) then getppid() check (the master may already be gone); signal
-//   dispositions reset (signals stay blocked until the worker's handlers exist, so nothing
-//   sent right after fork is lost); close the other slots' sockets, the pid file and the
-//   master's log; title "rill: worker N" (argv overwritten + PR_SET_NAME); open its own log
-//   ("[worker N]"); drop privileges to `user` (initgroups/setgid/setuid; the death signal is
-//   set again since a credential change clears it); event_base + server::Worker(base, ctx),
-//   start(); libevent signal events: SIGTERM/SIGINT -> stop_now() + loopexit,
-//   SIGQUIT -> drain(loopexit) with a hard shutdown_timeout timer, SIGUSR2 -> retire (a
-//   reload: server/worker_retirement.h), SIGUSR1 -> reopen logs,
-//   SIGHUP and SIGPIPE ignored. Second guard against an orphaned worker: the read end of a
-//   pipe whose only write end the master holds; EOF means the master is gone -> stop_now.
-//   The worker ends with _exit() (never runs the master's destructors or flushes its stdio).
-//   Listening sockets stay close-on-exec in the worker too: nothing is exec'ed today, and a
-//   program a worker may exec one day must not inherit them.
-//
-// Master loop
-//   All master signals are blocked and consumed with sigtimedwait(); its timeout is the next
-//   timer (a delayed respawn, a SIGKILL deadline). No handler runs asynchronously, so there is
-//   no async-signal-safety problem, no EINTR in the middle of the master's work, and a
-//   SIGCHLD arriving during fork() simply stays pending until the loop picks it up.
-//   SIGCHLD  reap with waitpid(-1, WNOHANG) until none is left; log the exit status or signal.
-//            A current-generation worker that died is respawned into the same slot (same
-//            sockets) unless the master is stopping. Back-off: a slot whose worker died less
-//            than 1 s after its start more than 3 times in a row is respawned after 100 ms,
-//            doubling up to 10 s; the count is reset once a worker of that slot lived > 10 s.
-//   SIGHUP   reload: sd_notify RELOADING=1; load the config again from the same -c path (the
-//            embedded default without -c). Everything that can fail is done before anything
-//            changes: parse/validate, resolve the user, open the new log file, bind new
-//            listen addresses. On any error: log "reload failed, keeping the running
-//            configuration: ..." and change nothing. On success: close the sockets of removed
-//            addresses (and of slots beyond the new worker count), fork a full new generation
-//            (generation = reload count) with the new config, send SIGUSR2 to every worker of
-//            the old generation (they retire: stop accepting, keep the sessions that carry live
-//            media while they do, close idle ones after shutdown_timeout, exit when none is
-//            left; no SIGKILL deadline), then READY=1. Unchanged addresses keep their
-//            sockets, so old and new generation share them and no connection is refused.
-//   SIGTERM/SIGINT  fast stop: STOPPING=1, SIGTERM to every worker, SIGKILL to those still
-//            alive after shutdown_timeout; then remove the pid file and exit 0.
-//   SIGQUIT  graceful stop: STOPPING=1, SIGQUIT to every worker (each drains for at most
-//            shutdown_timeout), SIGKILL to those still alive 1 s after that; remove the pid
-//            file, exit 0. A SIGTERM during a graceful stop turns it into a fast stop.
-//   SIGUSR1  reopen: create the log files again (owned by `user`), reopen the master's log,
-//            forward SIGUSR1 to every worker, which reopens its own.
-//
-// Never a zombie: every child is reaped by the loop, including old-generation workers. No fd
-// leak: the master holds exactly the listening sockets, the pid file, its log file and the
-// master pipe; a worker closes everything of the master's but its own slot's sockets and the
-// pipe's read end.
+// The master process; the whole process design is the comment in include/rill/process/master.h.
 #include "rill/process/master.h"
 
 #include <fcntl.h>
@@ -107,6 +18,7 @@
 
 #include "rill/core/log.h"
 #include "rill/core/version.h"
+#include "rill/process/binary_upgrade.h"
 #include "rill/process/close_out_process.h"
 #include "rill/process/listeners.h"
 #include "rill/process/notify.h"
@@ -114,6 +26,7 @@
 #include "rill/process/privileges.h"
 #include "rill/process/proctitle.h"
 #include "rill/process/signals.h"
+#include "rill/process/upgrade_coordinator.h"
 #include "rill/process/worker_process.h"
 #include "rill/record/close_out.h"
 #include "rill/server/rtmps_context.h"
@@ -142,17 +55,6 @@ bool same_log_config(const config::LogConfig& a, const config::LogConfig& b) {
 }
 
 }  // namespace
-
-config::Config load_master_config(const MasterOptions& opts) {
-  config::Config c = opts.config_path ? config::load_config_file(*opts.config_path)
-                                      : config::load_default_config();
-  if (opts.pid_file) c.pid_file = *opts.pid_file;
-  // An unreadable or mismatched certificate or key fails here, with the file's name.
-  server::make_rtmps_context(c.rtmp);
-  server::make_https_context(c.http);
-  server::make_api_tls_context(c);
-  return c;
-}
 
 struct Master::Impl {
   struct Proc {
@@ -183,6 +85,7 @@ struct Master::Impl {
   std::vector<Slot> slots;      // the current generation
   int generation = 0;
   StopMode stop = StopMode::none;
+  UpgradeCoordinator upgrade;  // SIGUSR2: a binary upgrade; once handed over, only retiring
   std::optional<Clock::time_point> stop_kill_at;
   pid_t self = 0;
 
@@ -240,6 +143,13 @@ struct Master::Impl {
       return 1;
     }
     set_proctitle(opts.config_path ? "rill: master -c " + *opts.config_path : "rill: master");
+    std::optional<UpgradeStart> upgrade;  // started by an old master's binary upgrade
+    try {
+      upgrade = take_upgrade_start(*log);
+    } catch (const std::exception& e) {
+      return fatal(e.what());
+    }
+    if (upgrade) generation = upgrade->handoff.generation + 1;
 
     const uint32_t n = cfg->resolved_workers();
     log->info("rill {} starting: configuration {}, {} worker{}", core::version(), cfg->source_name, n,
@@ -262,6 +172,10 @@ struct Master::Impl {
     }
 
     raise_somaxconn(kListenBacklog, *log);
+    if (upgrade)
+      log->info("binary upgrade from rill {} (master pid {}): took over {} listening socket(s)",
+                upgrade->handoff.version, upgrade->handoff.old_master,
+                listeners.adopt(*cfg, upgrade->handoff.listeners, *log));
     try {
       listeners.reconcile(*cfg, n, *log);
     } catch (const std::exception& e) {
@@ -274,8 +188,7 @@ struct Master::Impl {
     pipe_w = p[1];
 
     try {
-      ownership = std::make_unique<workers::OwnershipTable>();
-      counters = std::make_unique<workers::ServerCounters>();
+      map_shared_areas(upgrade ? &*upgrade : nullptr, ownership, counters);
     } catch (const std::exception& e) {
       return fatal(e.what());
     }
@@ -286,7 +199,15 @@ struct Master::Impl {
     slots.assign(n, Slot{});
     for (uint32_t i = 0; i < n; ++i) spawn(i);
 
-    notify::ready(status_line());
+    if (upgrade) {
+      // The old master tells systemd (MAINPID) and retires its workers; this one must not say
+      // READY itself, it is not the unit's main process yet.
+      if (!tell_old_master_ready(upgrade->handoff.old_master, upgrade->restart))
+        log->warn("binary upgrade: cannot tell the old master (pid {}) that this one is ready: {}",
+                  upgrade->handoff.old_master, std::strerror(errno));
+    } else {
+      notify::ready(status_line());
+    }
     log->info("master started (pid {}, {})", self, status_line());
     return loop();
   }
@@ -296,7 +217,7 @@ struct Master::Impl {
   int loop() {
     const sigset_t set = master_signal_set();
     for (;;) {
-      if (stop != StopMode::none && procs.empty()) break;
+      if ((stop != StopMode::none || upgrade.handed_over()) && procs.empty()) break;
 
       timespec ts = next_timeout();
       siginfo_t info{};
@@ -319,6 +240,7 @@ struct Master::Impl {
 
   timespec next_timeout() const {
     std::optional<Clock::time_point> next = stop_kill_at;
+    if (auto t = upgrade.deadline(); t && (!next || *t < *next)) next = t;
     auto consider = [&](const std::optional<Clock::time_point>& t) {
       if (t && (!next || *t < *next)) next = t;
     };
@@ -339,6 +261,14 @@ struct Master::Impl {
       case SIGINT: begin_stop(StopMode::fast, sig); break;
       case SIGQUIT: begin_stop(StopMode::graceful, sig); break;
       case SIGUSR1: reopen(); break;
+      case SIGUSR2:
+        start_upgrade(info.si_code == SI_QUEUE && info.si_value.sival_int == kUpgradeForceValue);
+        break;
+      case SIGWINCH:
+        if (upgrade.ready(info.si_pid,
+                          info.si_code == SI_QUEUE && info.si_value.sival_int == kUpgradeForceValue, *log))
+          hand_over(info.si_value.sival_int == kUpgradeForceValue);
+        break;
       default: break;
     }
   }
@@ -361,6 +291,7 @@ struct Master::Impl {
         ::kill(pid, SIGKILL);
       }
     }
+    upgrade.on_timer(now, *log);
     if (stop_kill_at && *stop_kill_at <= now) {
       stop_kill_at.reset();
       for (auto& [pid, p] : procs) {
@@ -431,6 +362,15 @@ struct Master::Impl {
   }
 
   void on_child_exit(pid_t pid, int status) {
+    switch (upgrade.reaped(pid, status, pid_file.get(), *log)) {
+      case UpgradeCoordinator::Exit::Failed:
+        return;
+      case UpgradeCoordinator::Exit::SuccessorGone:  // the service stopped: so do the old workers
+        if (stop == StopMode::none) begin_stop(StopMode::fast, SIGTERM);
+        return;
+      case UpgradeCoordinator::Exit::NotOurs:
+        break;
+    }
     auto it = procs.find(pid);
     if (it == procs.end()) {
       log->debug("reaped unknown child {} ({})", pid, describe_wait_status(status));
@@ -493,6 +433,7 @@ struct Master::Impl {
     log->info("{} received: {} stop of {} worker process(es)", signal_name(sig), fast ? "fast" : "graceful",
               procs.size());
     stop = mode;
+    upgrade.cancel();  // an upgrade in progress fails
     for (auto& s : slots) s.respawn_at.reset();
     for (auto& [pid, p] : procs) ::kill(pid, fast ? SIGTERM : SIGQUIT);
     auto deadline = Clock::now() + cfg->shutdown_timeout + (fast ? milliseconds{0} : kQuitGrace);
@@ -513,6 +454,10 @@ struct Master::Impl {
   void reload() {
     if (stop != StopMode::none) {
       log->info("SIGHUP received while stopping: ignored");
+      return;
+    }
+    if (upgrade.new_master() || upgrade.handed_over()) {
+      log->info("SIGHUP received during a binary upgrade: ignored (reload the new master)");
       return;
     }
     notify::reloading();
@@ -568,6 +513,41 @@ struct Master::Impl {
     log->info("configuration reloaded (generation {}): {} new worker(s) started, {} old worker(s) retiring",
               generation, n, old.size());
     notify::ready(status_line());
+  }
+
+  // SIGUSR2: exec the binary at its path with the listening sockets and the shared areas.
+  void start_upgrade(bool force) {
+    if (stop != StopMode::none || upgrade.new_master() || upgrade.handed_over()) {
+      log->warn("SIGUSR2 received: binary upgrade ignored ({})",
+                stop != StopMode::none ? "stopping" : "an upgrade is in progress already");
+      return;
+    }
+    const auto fds = ownership->shared_fds();
+    const UpgradeHandoff h{kWorkerLinkVersion,
+                           std::string(core::version()),
+                           self,
+                           generation,
+                           force,
+                           fds.table,
+                           fds.hls_memo,
+                           fds.stream_totals,
+                           counters->shared_fd(),
+                           listeners.handed_over()};
+    std::vector<std::string> args{opts.binary};
+    if (opts.config_path) args.insert(args.end(), {"-c", *opts.config_path});
+    if (opts.pid_file) args.insert(args.end(), {"-p", *opts.pid_file});
+    log->flush();
+    upgrade.start(opts.binary, args, h, pid_file.get(), *log);
+  }
+
+  // The new master is ready: this one's workers retire as in a reload (or stop, after a forced
+  // restart), nothing is respawned, and the master exits after the last of them.
+  void hand_over(bool restart) {
+    slots.clear();
+    for (auto& [pid, p] : procs) {
+      p.retiring = true;
+      ::kill(pid, restart ? SIGTERM : SIGUSR2);
+    }
   }
 
   void move_pid_file(const std::optional<std::string>& path) {

@@ -39,6 +39,11 @@ void ready(std::string_view status) {
   send(text);
 }
 
+void handed_over(pid_t new_master, std::string_view status) {
+  if (!enabled()) return;
+  send("MAINPID=" + std::to_string(new_master) + "\nREADY=1\nSTATUS=" + std::string(status));
+}
+
 void reloading() {
   if (!enabled()) return;
   timespec ts{};

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -93,6 +94,12 @@ void PidFile::close_in_child() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   removed_ = true;  // never unlink from a child
+}
+
+bool PidFile::rename_to(const std::string& path) {
+  if (::rename(path_.c_str(), path.c_str()) != 0) return false;
+  path_ = path;
+  return true;
 }
 
 void PidFile::remove() {

@@ -11,6 +11,7 @@ std::optional<int> signal_for_command(std::string_view command) {
   if (command == "stop") return SIGTERM;
   if (command == "quit") return SIGQUIT;
   if (command == "reopen") return SIGUSR1;
+  if (command == "upgrade") return SIGUSR2;
   return std::nullopt;
 }
 
@@ -37,6 +38,8 @@ std::string signal_name(int sig) {
     case SIGXCPU: return "SIGXCPU";
     case SIGXFSZ: return "SIGXFSZ";
     case SIGSYS: return "SIGSYS";
+    case SIGWINCH:
+      return "SIGWINCH";
     default: return "signal " + std::to_string(sig);
   }
 }
@@ -44,13 +47,16 @@ std::string signal_name(int sig) {
 sigset_t master_signal_set() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGCHLD}) sigaddset(&set, sig);
+  // SIGUSR2: a binary upgrade; SIGWINCH: the new master of one says it is ready.
+  for (int sig : {SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD})
+    sigaddset(&set, sig);
   return set;
 }
 
 namespace {
-// Sent by the master to an old worker (retire after a reload). Blocked in the master too, so a
-// worker forked from it holds it pending until its handler exists instead of dying of it.
+// Sent by the master to an old worker (retire after a reload or an upgrade). Also a master signal
+// (an upgrade), and blocked, so a worker forked from the master holds it pending until its
+// handler exists instead of dying of it.
 constexpr int kWorkerOnlySignal = SIGUSR2;
 }  // namespace
 

@@ -1,3 +1,19 @@
+// A worker, right after the master forked it (the process design: include/rill/process/master.h)
+//   PR_SET_PDEATHSIG(SIGTERM) then getppid() check (the master may already be gone); signal
+//   dispositions reset (signals stay blocked until the worker's handlers exist, so nothing
+//   sent right after fork is lost); close the other slots' sockets, the pid file and the
+//   master's log; title "rill: worker N" (argv overwritten + PR_SET_NAME); open its own log
+//   ("[worker N]"); drop privileges to `user` (initgroups/setgid/setuid; the death signal is
+//   set again since a credential change clears it); event_base + server::Worker(base, ctx),
+//   start(); libevent signal events: SIGTERM/SIGINT -> stop_now() + loopexit,
+//   SIGQUIT -> drain(loopexit) with a hard shutdown_timeout timer, SIGUSR2 -> retire (a
+//   reload: server/worker_retirement.h), SIGUSR1 -> reopen logs,
+//   SIGHUP and SIGPIPE ignored. Second guard against an orphaned worker: the read end of a
+//   pipe whose only write end the master holds; EOF means the master is gone -> stop_now.
+//   The worker ends with _exit() (never runs the master's destructors or flushes its stdio).
+//   Listening sockets stay close-on-exec in the worker too: only the master's binary upgrade
+//   clears it, in the child that execs the new master; a program a worker may exec one day
+//   must not inherit them.
 #include "rill/process/worker_process.h"
 
 #include <event2/event.h>

@@ -28,17 +28,16 @@ uint64_t holder_word(int slot, pid_t pid) {
 }
 }  // namespace
 
-HlsSequenceMemo::HlsSequenceMemo() {
-  map_size_ = kSlots * sizeof(Slot);
-  void* map = ::mmap(nullptr, map_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap of the HLS sequence memo");
-  slots_ = static_cast<Slot*>(map);
-  for (size_t i = 0; i < kSlots; ++i) new (&slots_[i]) Slot();
+HlsSequenceMemo::HlsSequenceMemo(int inherited_fd)
+    : area_(std::make_unique<SharedArea>("rill-hls-sequence-memo", kSlots * sizeof(Slot), inherited_fd)) {
+  slots_ = static_cast<Slot*>(area_->data());
+  if (!area_->adopted())
+    for (size_t i = 0; i < kSlots; ++i) new (&slots_[i]) Slot();
 }
 
-HlsSequenceMemo::~HlsSequenceMemo() {
-  if (slots_) ::munmap(slots_, map_size_);
-}
+HlsSequenceMemo::~HlsSequenceMemo() = default;
+
+int HlsSequenceMemo::shared_fd() const { return area_->fd(); }
 
 std::optional<media::HlsPosition> HlsSequenceMemo::recall(const std::string& key) const {
   const uint64_t h = key_hash(key);

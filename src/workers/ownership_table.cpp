@@ -13,16 +13,17 @@
 // table is well defined across processes.
 #include "rill/workers/ownership_table.h"
 
-#include "rill/workers/hls_sequence_memo.h"
-#include "rill/workers/stream_totals.h"
-
 #include <signal.h>
 #include <sys/mman.h>
 
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <system_error>
+
+#include "rill/workers/hls_sequence_memo.h"
+#include "rill/workers/stream_totals.h"
 
 namespace rill::workers {
 
@@ -162,25 +163,31 @@ bool loses_to_a_rival(OwnershipTable::Entry* entries, size_t start, size_t cand,
 
 }  // namespace
 
-OwnershipTable::OwnershipTable() {
-  map_size_ = sizeof(Header) + 64 + kCapacity * sizeof(Entry);
-  map_ = ::mmap(nullptr, map_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (map_ == MAP_FAILED) {
-    map_ = nullptr;
-    throw std::system_error(errno, std::generic_category(), "mmap of the stream ownership table");
-  }
-  header_ = new (map_) Header();
-  auto* base = static_cast<unsigned char*>(map_) + 64;  // entries start on a cache line
+OwnershipTable::OwnershipTable() : OwnershipTable(SharedFds{}) {}
+
+OwnershipTable::OwnershipTable(const SharedFds& inherited)
+    : area_(std::make_unique<SharedArea>("rill-ownership", sizeof(Header) + 64 + kCapacity * sizeof(Entry),
+                                         inherited.table)) {
   static_assert(sizeof(Header) <= 64);
+  auto* base = static_cast<unsigned char*>(area_->data()) + 64;  // entries start on a cache line
   entries_ = reinterpret_cast<Entry*>(base);
-  for (size_t i = 0; i < kCapacity; ++i) new (&entries_[i]) Entry();
-  header_->magic.store(kMagic, std::memory_order_release);
-  hls_memo_ = std::make_unique<HlsSequenceMemo>();
-  stream_totals_ = std::make_unique<StreamTotals>();
+  if (area_->adopted()) {
+    header_ = static_cast<Header*>(area_->data());
+    if (header_->magic.load(std::memory_order_acquire) != kMagic)
+      throw std::runtime_error("the inherited stream ownership table is not of this build's layout");
+  } else {
+    header_ = new (area_->data()) Header();
+    for (size_t i = 0; i < kCapacity; ++i) new (&entries_[i]) Entry();
+    header_->magic.store(kMagic, std::memory_order_release);
+  }
+  hls_memo_ = std::make_unique<HlsSequenceMemo>(inherited.hls_memo);
+  stream_totals_ = std::make_unique<StreamTotals>(inherited.stream_totals);
 }
 
-OwnershipTable::~OwnershipTable() {
-  if (map_) ::munmap(map_, map_size_);
+OwnershipTable::~OwnershipTable() = default;
+
+OwnershipTable::SharedFds OwnershipTable::shared_fds() const {
+  return SharedFds{area_->fd(), hls_memo_->shared_fd(), stream_totals_->shared_fd()};
 }
 
 bool OwnershipTable::process_gone(pid_t pid) {

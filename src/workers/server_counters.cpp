@@ -13,19 +13,20 @@ namespace rill::workers {
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters are shared between processes");
 
-ServerCounters::ServerCounters() {
-  void* p = ::mmap(nullptr, sizeof(Area), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    throw std::runtime_error(std::string("cannot map the shared counters: ") + std::strerror(errno));
+ServerCounters::ServerCounters(int inherited_fd)
+    : shared_(std::make_unique<SharedArea>("rill-server-counters", sizeof(Area), inherited_fd)) {
+  if (shared_->adopted()) {
+    area_ = static_cast<Area*>(shared_->data());  // alive in the previous master's generations
+    return;
   }
-  area_ = new (p) Area();  // the mapping is zeroed; this only starts the atomics' lifetimes
+  area_ = new (shared_->data()) Area();  // the mapping is zeroed; this only starts the atomics' lifetimes
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   area_->started_unix_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
 }
 
-ServerCounters::~ServerCounters() {
-  if (area_) ::munmap(area_, sizeof(Area));
-}
+ServerCounters::~ServerCounters() = default;
+
+int ServerCounters::shared_fd() const { return shared_->fd(); }
 
 void ServerCounters::add(uint32_t slot, Counter c, uint64_t delta) {
   if (slot >= kCounterSlots || delta == 0) return;

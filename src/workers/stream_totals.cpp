@@ -51,17 +51,16 @@ bool take_lock(StreamTotals::Cell& c, pid_t self) {
 
 }  // namespace
 
-StreamTotals::StreamTotals() {
-  map_size_ = kCells * sizeof(Cell);
-  void* map = ::mmap(nullptr, map_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap of the stream totals");
-  cells_ = static_cast<Cell*>(map);
-  for (size_t i = 0; i < kCells; ++i) new (&cells_[i]) Cell();
+StreamTotals::StreamTotals(int inherited_fd)
+    : area_(std::make_unique<SharedArea>("rill-stream-totals", kCells * sizeof(Cell), inherited_fd)) {
+  cells_ = static_cast<Cell*>(area_->data());
+  if (!area_->adopted())
+    for (size_t i = 0; i < kCells; ++i) new (&cells_[i]) Cell();
 }
 
-StreamTotals::~StreamTotals() {
-  if (cells_) ::munmap(cells_, map_size_);
-}
+StreamTotals::~StreamTotals() = default;
+
+int StreamTotals::shared_fd() const { return area_->fd(); }
 
 StreamTotals::Added StreamTotals::add(Life life, const Values& delta, pid_t self) {
   if (life.index >= kCells || life.ticket == 0) return Added::Ended;

@@ -16,6 +16,7 @@
 
 #include "rill/config/config.h"
 #include "rill/net/acceptor.h"
+#include "rill/process/upgrade_handoff.h"
 
 namespace rill::process {
 
@@ -51,6 +52,15 @@ class Listeners {
   // bind new ones (and new slots), close removed addresses and slots >= `slots`.
   // Transactional: on failure nothing changes and std::runtime_error is thrown.
   void reconcile(const config::Config& cfg, uint32_t slots, spdlog::logger& log);
+
+  // A new master after a binary upgrade, before its first reconcile: take over the sockets the
+  // old master handed over (upgrade_handoff.h) whose kind and address CFG still has, so that
+  // reconcile keeps them as a reload would (no connection refused); close the others. Returns
+  // the count of sockets taken over.
+  size_t adopt(const config::Config& cfg, const std::vector<InheritedListener>& inherited,
+               spdlog::logger& log);
+  // What a binary upgrade hands over: every address with its sockets, one per slot.
+  std::vector<InheritedListener> handed_over() const;
 
   // Slot's sockets, in the order of rtmp.listen / http.listen.
   std::vector<int> fds(ListenerKind kind, uint32_t slot) const;

@@ -24,6 +24,11 @@ class PidFile {
   // In a forked child: close the descriptor without touching the file or the lock (the lock
   // belongs to the open file description the master still holds).
   void close_in_child();
+  // A binary upgrade: move the file to PATH (the old master's "<pid file>.oldbin"), keeping its
+  // lock, so that the new master writes its own at the old name; and back when the new binary
+  // failed. Returns false (errno set) when rename(2) fails; the file then stays where it was.
+  bool rename_to(const std::string& path);
+
   // Remove the file now (idempotent).
   void remove();
 

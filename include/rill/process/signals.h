@@ -7,6 +7,8 @@
 //   SIGINT   same as SIGTERM                          same as SIGTERM
 //   SIGQUIT  graceful stop (SIGQUIT to workers)       stop accepting, drain, exit
 //   SIGUSR1  reopen log files, forward to workers     reopen log files
+//   SIGUSR2  binary upgrade (binary_upgrade.h)         retire (after a reload or an upgrade)
+//   SIGWINCH the new master of an upgrade is ready     -
 //   SIGCHLD  reap and respawn workers                 -
 //   SIGPIPE  ignored                                  ignored
 #include <signal.h>
@@ -17,7 +19,8 @@
 
 namespace rill::process {
 
-// `rill -s NAME`: reload -> SIGHUP, stop -> SIGTERM, quit -> SIGQUIT, reopen -> SIGUSR1.
+// `rill -s NAME`: reload -> SIGHUP, stop -> SIGTERM, quit -> SIGQUIT, reopen -> SIGUSR1,
+// upgrade -> SIGUSR2.
 std::optional<int> signal_for_command(std::string_view command);
 
 // "SIGTERM"; "signal 42" for anything unnamed.

@@ -23,17 +23,22 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "rill/media/hls_store.h"
+#include "rill/workers/shared_area.h"
 
 namespace rill::workers {
 
 class HlsSequenceMemo final : public media::HlsContinuity {
  public:
   static constexpr size_t kSlots = 4096;
-  HlsSequenceMemo();  // maps (throws std::system_error); inherited across fork()
+  // Maps a new area, or the one behind inherited_fd (a binary upgrade: shared_area.h); throws
+  // std::runtime_error. Inherited across fork().
+  explicit HlsSequenceMemo(int inherited_fd = -1);
+  int shared_fd() const;
   ~HlsSequenceMemo() override;
   HlsSequenceMemo(const HlsSequenceMemo&) = delete;
   HlsSequenceMemo& operator=(const HlsSequenceMemo&) = delete;
@@ -57,8 +62,8 @@ class HlsSequenceMemo final : public media::HlsContinuity {
   struct Slot;  // shared-memory layout (hls_sequence_memo.cpp)
 
  private:
+  std::unique_ptr<SharedArea> area_;
   Slot* slots_ = nullptr;
-  size_t map_size_ = 0;
   uint64_t self_ = 0;  // this process as a holder word (0: none)
 };
 

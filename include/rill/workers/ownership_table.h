@@ -1,8 +1,9 @@
 #pragma once
 // OwnershipTable: which worker owns (publishes) which stream, shared by the master and every
-// worker process. A fixed-size open-addressing hash table in anonymous shared memory
-// (mmap MAP_SHARED|MAP_ANONYMOUS) that the master creates before it forks the first worker; the
-// workers inherit the mapping, and it outlives reloads and respawns with the master.
+// worker process. A fixed-size open-addressing hash table in shared memory (a memfd mapped
+// MAP_SHARED: shared_area.h) that the master creates before it forks the first worker; the
+// workers inherit the mapping, and it outlives reloads and respawns with the master, and a binary
+// upgrade with the descriptors the new master inherits.
 //
 // Lock-free: every entry has one 64-bit atomic state word (state, version, pid); entries change
 // hands only by compare-and-swap on it. Readers copy an entry and validate it by reading the
@@ -20,6 +21,8 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+
+#include "rill/workers/shared_area.h"
 
 namespace rill::workers {
 
@@ -47,8 +50,19 @@ class OwnershipTable {
     uint64_t ticket = 0;   // the claim's ticket (lookup only), unique and increasing; 0: unknown
   };
 
-  // Maps a fresh table (throws std::system_error). The mapping is inherited across fork().
+  // The descriptors of the table's areas (the table, the HLS sequence memo, the stream totals):
+  // what a binary upgrade hands to the new master. -1: create a new area.
+  struct SharedFds {
+    int table = -1;
+    int hls_memo = -1;
+    int stream_totals = -1;
+  };
+
+  // Maps a fresh table, or the areas of `inherited` (throws std::runtime_error, also when an
+  // inherited table is not one of this layout). The mapping is inherited across fork().
   OwnershipTable();
+  explicit OwnershipTable(const SharedFds& inherited);
+  SharedFds shared_fds() const;
   ~OwnershipTable();  // unmaps (in this process only)
   OwnershipTable(const OwnershipTable&) = delete;
   OwnershipTable& operator=(const OwnershipTable&) = delete;
@@ -78,8 +92,7 @@ class OwnershipTable {
  private:
   Header* header_ = nullptr;
   Entry* entries_ = nullptr;
-  size_t map_size_ = 0;
-  void* map_ = nullptr;
+  std::unique_ptr<SharedArea> area_;
   std::unique_ptr<HlsSequenceMemo> hls_memo_;
   std::unique_ptr<StreamTotals> stream_totals_;
 };

@@ -11,6 +11,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "rill/workers/shared_area.h"
 
 namespace rill::workers {
 
@@ -34,7 +37,10 @@ class ServerCounters {
  public:
   // Maps the area (MAP_SHARED | MAP_ANONYMOUS, zeroed) and notes the master's start time.
   // Throws std::runtime_error when mmap fails.
-  ServerCounters();
+  // Maps a new zeroed area, or the one behind inherited_fd (a binary upgrade: shared_area.h, the
+  // totals and the start time go on); throws std::runtime_error.
+  explicit ServerCounters(int inherited_fd = -1);
+  int shared_fd() const;
   ~ServerCounters();
   ServerCounters(const ServerCounters&) = delete;
   ServerCounters& operator=(const ServerCounters&) = delete;
@@ -53,6 +59,7 @@ class ServerCounters {
     std::atomic<int64_t> started_unix_ms;
     Row rows[kCounterSlots];
   };
+  std::unique_ptr<SharedArea> shared_;
   Area* area_ = nullptr;
 };
 

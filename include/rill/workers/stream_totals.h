@@ -21,7 +21,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+
+#include "rill/workers/shared_area.h"
 
 namespace rill::workers {
 
@@ -41,7 +44,10 @@ class StreamTotals {
     Ended,  // a later life took the cell: this one is over, there is nothing to add to
   };
 
-  StreamTotals();  // maps the area, zeroed (throws std::system_error); inherited across fork()
+  // Maps a new zeroed area, or the one behind inherited_fd (a binary upgrade: shared_area.h);
+  // throws std::runtime_error. Inherited across fork().
+  explicit StreamTotals(int inherited_fd = -1);
+  int shared_fd() const;
   ~StreamTotals();
   StreamTotals(const StreamTotals&) = delete;
   StreamTotals& operator=(const StreamTotals&) = delete;
@@ -60,8 +66,8 @@ class StreamTotals {
   struct Cell;  // shared-memory layout (stream_totals.cpp)
 
  private:
+  std::unique_ptr<SharedArea> area_;
   Cell* cells_ = nullptr;
-  size_t map_size_ = 0;
 };
 
 }  // namespace rill::workers
