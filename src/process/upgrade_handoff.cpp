@@ -51,7 +51,7 @@ std::string encode_upgrade_handoff(const UpgradeHandoff& h) {
     return first;
   };
   field("link", std::to_string(h.link_version));
-  field("version", h.version);
+  if (!h.version.empty()) field("version", h.version);  // optional: for the logs only
   field("master", std::to_string(h.old_master));
   field("generation", std::to_string(h.generation));
   field("force", h.force ? "1" : "0");
