@@ -365,9 +365,10 @@ struct Master::Impl {
     switch (upgrade.reaped(pid, status, pid_file.get(), *log)) {
       case UpgradeCoordinator::Exit::Failed:
         return;
-      case UpgradeCoordinator::Exit::SuccessorGone:  // the service stopped: so do the old workers
+      case UpgradeCoordinator::Exit::ServiceStopped:  // so do the retiring workers
         if (stop == StopMode::none) begin_stop(StopMode::fast, SIGTERM);
         return;
+      case UpgradeCoordinator::Exit::SuccessorHandedOver: return;
       case UpgradeCoordinator::Exit::NotOurs:
         break;
     }

@@ -53,9 +53,13 @@ bool UpgradeCoordinator::ready(pid_t from, bool restart, spdlog::logger& log) {
 UpgradeCoordinator::Exit UpgradeCoordinator::reaped(pid_t pid, int status, PidFile* pid_file,
                                                     spdlog::logger& log) {
   if (successor_ > 0 && pid == successor_) {
-    log.info("the new master (pid {}) {}", pid, describe_wait_status(status));
     successor_ = -1;  // still handed over
-    return Exit::SuccessorGone;
+    std::optional<pid_t> current;
+    if (!pid_path_.empty()) current = read_pid_file(pid_path_, nullptr);
+    const bool goes_on = pid_path_.empty() || (current && *current != pid && ::kill(*current, 0) == 0);
+    log.info("the new master (pid {}) {}; {}", pid, describe_wait_status(status),
+             goes_on ? "the service goes on" : "the service stopped");
+    return goes_on ? Exit::SuccessorHandedOver : Exit::ServiceStopped;
   }
   if (new_master_ == 0 || pid != new_master_) return Exit::NotOurs;
   new_master_ = 0;

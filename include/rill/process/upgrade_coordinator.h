@@ -35,9 +35,13 @@ class UpgradeCoordinator {
   // successor (MAINPID for systemd); the caller retires its workers (`*restart`: stops them).
   bool ready(pid_t from, bool restart, spdlog::logger& log);
 
-  enum class Exit { NotOurs, Failed, SuccessorGone };
+  enum class Exit { NotOurs, Failed, SuccessorHandedOver, ServiceStopped };
   // A reaped child: the new master that exited before it was ready (Failed: the pid file is
-  // back, logged), the successor (SuccessorGone), or NotOurs.
+  // back, logged); the successor, which exits either after it handed over to a later upgrade
+  // itself (SuccessorHandedOver: the pid file names a live master, the service goes on) or
+  // because the service stopped (ServiceStopped: the pid file is gone; this master stops its
+  // retiring workers too); or NotOurs. Without a pid file a successor's exit is taken as a
+  // hand-over: the retiring workers finish on their own.
   Exit reaped(pid_t pid, int status, PidFile* pid_file, spdlog::logger& log);
 
   // The master's timer: kills a new master not ready by the deadline (reaped: Failed).
