@@ -199,17 +199,18 @@ struct Master::Impl {
     slots.assign(n, Slot{});
     for (uint32_t i = 0; i < n; ++i) spawn(i);
 
-    if (upgrade) {
-      // The old master tells systemd (MAINPID) and retires its workers; this one must not say
-      // READY itself, it is not the unit's main process yet.
-      if (!tell_old_master_ready(upgrade->handoff.old_master, upgrade->restart))
-        log->warn("binary upgrade: cannot tell the old master (pid {}) that this one is ready: {}",
-                  upgrade->handoff.old_master, std::strerror(errno));
-    } else {
-      notify::ready(status_line());
-    }
+    announce_ready(upgrade ? &*upgrade : nullptr);
     log->info("master started (pid {}, {})", self, status_line());
     return loop();
+  }
+
+  void announce_ready(const UpgradeStart* upgrade) {
+    if (!upgrade) return notify::ready(status_line());
+    // The old master tells systemd (MAINPID) and retires its workers; this one must not say READY
+    // itself, it is not the unit's main process yet.
+    if (!tell_old_master_ready(upgrade->handoff.old_master, upgrade->restart))
+      log->warn("binary upgrade: cannot tell the old master (pid {}) that this one is ready: {}",
+                upgrade->handoff.old_master, std::strerror(errno));
   }
 
   // ---- the loop ------------------------------------------------------------------------

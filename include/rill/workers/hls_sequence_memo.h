@@ -1,6 +1,6 @@
 #pragma once
 // HlsSequenceMemo: the HLS position (next media sequence, discontinuities so far) of every stream
-// last segmented on any worker, in anonymous shared memory mapped by the master before it forks
+// last segmented on any worker, in shared memory (shared_area.h) mapped by the master before it forks
 // (owned by the OwnershipTable, so every worker and every generation inherits it). A stream
 // published again on another worker — a publisher reconnecting after a reload lands on the new
 // generation — continues its media sequence instead of restarting at 0 (RFC 8216 §6.2.2).

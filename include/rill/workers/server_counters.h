@@ -1,5 +1,5 @@
 #pragma once
-// ServerCounters: the control plane's `_total` counters, in anonymous shared memory that the
+// ServerCounters: the control plane's `_total` counters, in shared memory (shared_area.h) that the
 // master maps before it forks (like the ownership table), one row per worker slot.
 //
 // Why shared memory: a counter must never go backwards, and a worker can die at any moment
@@ -35,8 +35,6 @@ inline constexpr uint32_t kCounterSlots = 1024;  // = the largest `workers`
 
 class ServerCounters {
  public:
-  // Maps the area (MAP_SHARED | MAP_ANONYMOUS, zeroed) and notes the master's start time.
-  // Throws std::runtime_error when mmap fails.
   // Maps a new zeroed area, or the one behind inherited_fd (a binary upgrade: shared_area.h, the
   // totals and the start time go on); throws std::runtime_error.
   explicit ServerCounters(int inherited_fd = -1);

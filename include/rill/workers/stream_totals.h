@@ -1,6 +1,6 @@
 #pragma once
 // StreamTotals: the per-stream `_total` counters of the control plane (bytes in and out, dropped
-// frames, HLS segments), added up over every worker, in anonymous shared memory mapped with the
+// frames, HLS segments), added up over every worker, in shared memory (shared_area.h) mapped with the
 // OwnershipTable (one cell per table entry), so inherited by every worker of every generation.
 //
 // A stream's counters belong to its *life*: one claim of the ownership table (one publish), named
