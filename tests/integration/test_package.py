@@ -58,7 +58,8 @@ class PackageTest(unittest.TestCase):
         # A package upgrade upgrades a running service's binary (SIGUSR2), it does not restart it.
         postinst = run(['sh', '-c', 'dpkg-deb --ctrl-tarfile "$0" | tar -xO ./postinst', self.deb], check=True).stdout
         self.assertIn('--signal=SIGUSR2 --kill-who=main rill.service', postinst)
-        self.assertNotIn('restart', postinst)
+        self.assertNotIn('systemctl restart', postinst)
+        self.assertNotIn('try-restart', postinst)
 
     def test_files(self):
         r = self.root
