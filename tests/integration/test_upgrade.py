@@ -21,13 +21,15 @@ import test_api
 from hlsutil import hls_config
 from rilltest import BUILD_DIR, Rill, require_tool, wait_until
 from test_bench import bench_binary, finish_bench, start_bench
+from test_memory import sanitized
 
 HOST = '127.0.0.1'
 WORKERS = 2
 STREAMS = ('a', 'b')
 RTMP_PER_STREAM, FLV_PER_STREAM, HLS_PLAYERS = 25, 10, 5
 RUN_S = 32  # the players' run: both upgrades and the failed one happen inside it
-MAX_GAP_MS = 200
+MAX_GAP_MS = 200  # the issue's bound, for the plain build
+MAX_GAP_SANITIZED_MS = 600  # ASan+UBSan slow every worker down; that pass checks correctness
 
 
 def peer_binary():
@@ -190,7 +192,8 @@ class UpgradeTest(unittest.TestCase):
             self.assertEqual(c['ok'], c['target'], '%s: %s' % (label, r))
             self.assertNotIn('hls_seq_backwards', r['errors'], '%s: %s' % (label, r))
             if not label.startswith('hls'):
-                self.assertLessEqual(r['longest_gap_ms'], MAX_GAP_MS, '%s: %s' % (label, r))
+                bound = MAX_GAP_SANITIZED_MS if sanitized(self.builds['rill']) else MAX_GAP_MS
+                self.assertLessEqual(r['longest_gap_ms'], bound, '%s: %s' % (label, r))
 
 
 if __name__ == '__main__':
