@@ -316,16 +316,7 @@ void TsMuxer::packetize(uint16_t pid, bool pcr, bool random_access, uint64_t pcr
     p += kPacketSize;
   };
   put_packet(true, left < first_room ? left : first_room);
-  while (left >= kTsPayload) {  // full packets: no adaptation field
-    p[0] = 0x47;
-    p[1] = pid_hi;
-    p[2] = pid_lo;
-    p[3] = static_cast<uint8_t>(0x10 | cc);
-    copy_out(p + kTsHeader, kTsPayload);
-    left -= kTsPayload;
-    cc = static_cast<uint8_t>((cc + 1) & 0x0F);
-    p += kPacketSize;
-  }
+  while (left >= kTsPayload) put_packet(false, kTsPayload);  // full packets: no adaptation field
   if (left) put_packet(false, left);
   cc_slot = cc;
   stats_.packets += packets;
