@@ -80,6 +80,12 @@ void RtmpClientSession::send_connect() {
     obj.set("audioCodecs", Amf0Value::number(4071));
     obj.set("videoCodecs", Amf0Value::number(252));
     obj.set("videoFunction", Amf0Value::number(1));
+    // E-RTMP: a relay passes every tag through, so it declares the FourCCs the server may refuse
+    // a legacy player (AV1, VP9, Opus) and the others it carries.
+    Amf0Value fourccs = Amf0Value::strict_array();
+    for (const char* f : {"av01", "vp09", "hvc1", "avc1", "Opus", "mp4a"})
+      fourccs.push_back(Amf0Value::string(f));
+    obj.set("fourCcList", std::move(fourccs));
   }
   for (const Amf0Property& p : opt_.connect_extra) obj.set(p.key, p.value);
   // 7.2.1.1: "The transaction ID is always set to 1" for connect.

@@ -69,6 +69,9 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
   if (auto tc = c.command_object.find_string("tcUrl")) tc_url_ = std::string(*tc);
   if (auto pu = c.command_object.find_string("pageUrl")) page_url_ = std::string(*pu);
   if (auto fv = c.command_object.find_string("flashVer")) flash_ver_ = std::string(*fv);
+  // E-RTMP v1/v2 "Extending NetConnection connect Command": a client lists the FourCCs it handles.
+  for (const char* key : {"fourCcList", "videoFourCcInfoMap", "audioFourCcInfoMap", "capsEx"})
+    enhanced_client_ = enhanced_client_ || c.command_object.find(key) != nullptr;
   relay_hops_ =
       static_cast<uint32_t>(std::clamp(c.command_object.find_number("rill-hops").value_or(0), 0.0, 255.0));
   app_cfg_ = ctx_.config->find_app(app_);
@@ -276,6 +279,20 @@ void RtmpSession::stop_playing() {
 // ---------------------------------------------------------------- media::Subscriber
 
 void RtmpSession::on_frame(const media::FramePtr& f) {
+  if (refused_codec_) return;
+  if (!enhanced_client_ && (f->codec == media::FrameCodec::AV1 || f->codec == media::FrameCodec::VP9 ||
+                            f->codec == media::FrameCodec::Opus)) {
+    // AV1, VP9 and Opus exist in FLV only as E-RTMP tags (no legacy codec id): a player that did
+    // not declare E-RTMP support in connect would get tags it cannot read. E-RTMP v2: a server
+    // "should not" send a client FourCCs it did not list.
+    refused_codec_ = true;
+    const std::string why =
+        media::codec_description(*f) + " needs an Enhanced RTMP player (fourCcList in connect)";
+    ctx_.log->info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, why);
+    send_status(play_msid_, "error", "NetStream.Play.Failed", "cannot play " + stream_name_ + ": " + why);
+    refuse("codec needs Enhanced RTMP", why);
+    return;
+  }
   if (state_ == State::Closed || paused_) {
     if (paused_ && f->type == media::MediaType::Video) wait_keyframe_ = true;
     return;

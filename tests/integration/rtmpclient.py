@@ -825,11 +825,12 @@ def status_info(amf_values):
     return {}
 
 
-def connect_and_play(host, port, app, name, timeout=5.0, rcvbuf=None):
-    """Connect, createStream and play; return (connection, stream id)."""
+def connect_and_play(host, port, app, name, timeout=5.0, rcvbuf=None, connect_extra=None):
+    """Connect (with `connect_extra` fields in the command object), createStream and play; return
+    (connection, stream id)."""
     c = RtmpConnection(host, port, timeout=timeout, rcvbuf=rcvbuf)
     try:
-        res, vals = c.connect(app)
+        res, vals = c.connect(app, extra=connect_extra)
         if res != '_result':
             raise RtmpError('connect rejected: %r' % (vals,))
         sid = c.create_stream()
@@ -898,8 +899,9 @@ class Player:
       closed    True once the server closed the connection
     """
 
-    def __init__(self, host, port, app, name, timeout=5.0, rcvbuf=None, connect_timeout=5.0):
+    def __init__(self, host, port, app, name, timeout=5.0, rcvbuf=None, connect_timeout=5.0, connect_extra=None):
         self.host, self.port, self.app, self.name = host, port, app, name
+        self.connect_extra = connect_extra
         self.timeout = timeout
         self.rcvbuf = rcvbuf
         self.connect_timeout = connect_timeout
@@ -945,7 +947,7 @@ class Player:
         try:
             self.conn, self.stream_id = connect_and_play(self.host, self.port, self.app,
                                                          self.name, self.connect_timeout,
-                                                         self.rcvbuf)
+                                                         self.rcvbuf, self.connect_extra)
             self.play_sent = time.monotonic()
         except Exception as e:  # noqa: BLE001 - reported through .error
             self.error = e

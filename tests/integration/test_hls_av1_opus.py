@@ -1,6 +1,7 @@
 """AV1 + Opus over Enhanced RTMP (docs/hls.md "Codecs"): the test's own E-RTMP publisher
 (tests/integration/ertmp.py) sends `av01` and `Opus` tags made from ffmpeg files (libaom-av1 in
-IVF, libopus in Ogg, 160x90, 3 s). RTMP and HTTP-FLV players get the tags byte-identical; the
+IVF, libopus in Ogg, 160x90, 3 s). RTMP (declaring E-RTMP in connect) and HTTP-FLV players get
+the tags byte-identical, an RTMP player that did not declare it gets NetStream.Play.Failed; the
 stream's HLS is fMP4 (av01 + av1C, Opus + dOps) even under `container: ts`, and ffprobe reads
 every published frame and packet from init + segments with the right codecs. A VP9 + Opus publish
 gets the same. hls.js in headless Chromium plays the AV1 stream when the browser test's tools are
@@ -74,8 +75,12 @@ class HlsAv1OpusTest(unittest.TestCase):
                                args=(rilltest.HOST, self.rill.rtmp_port, app, name, tags, 1.0))
         pub.start()
         time.sleep(0.4)  # the stream exists; the players join in its first GOP (1 s)
-        player = rc.Player(rilltest.HOST, self.rill.rtmp_port, app, name)
+        # E-RTMP v2: a player lists the FourCCs it reads in connect (fourCcList).
+        player = rc.Player(rilltest.HOST, self.rill.rtmp_port, app, name,
+                           connect_extra={'fourCcList': ['av01', 'vp09', 'Opus']})
         player.start()
+        legacy = rc.Player(rilltest.HOST, self.rill.rtmp_port, app, name)  # declares nothing
+        legacy.start()
         flv, stop = {}, threading.Event()
         reader = threading.Thread(target=read_flv, args=(self.rill.http_port, '/%s/%s.flv' % (app, name), flv, stop))
         reader.start()
@@ -84,7 +89,14 @@ class HlsAv1OpusTest(unittest.TestCase):
         time.sleep(0.5)
         stop.set()
         player.stop()
+        legacy.stop()
         reader.join(10)
+        # A legacy player of AV1 gets a clear error and the connection closes, no AV1 tags.
+        self.assertIn('NetStream.Play.Failed', legacy.statuses, self.rill.log_tail())
+        failed = [i for i in legacy.status_infos if i.get('code') == 'NetStream.Play.Failed'][0]
+        self.assertIn('Enhanced RTMP', failed.get('description', ''))
+        self.assertTrue(legacy.closed, 'legacy player not closed')
+        self.assertFalse([m for m in legacy.media if m.type == 9], 'legacy player got video')
         self.assertEqual(flv.get('status'), 200, self.rill.log_tail())
         return player.media, flvutil.parse_bytes(flv.get('data', b'')).tags
 

@@ -10,12 +10,12 @@
 
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
+#include "rill/net/connection.h"
+#include "rill/net/worker_core.h"
 #include "rill/protocol/chunk_reader.h"
 #include "rill/protocol/rtmp_command.h"
 #include "rill/protocol/rtmp_handshake.h"
 #include "rill/protocol/rtmp_message.h"
-#include "rill/net/connection.h"
-#include "rill/net/worker_core.h"
 
 namespace rill::server {
 
@@ -67,18 +67,20 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   void stop_publishing();
   void stop_playing();
   // Admission (server/stream_gate.h): the request for this connection, and the gate's answers.
-  std::optional<media::StreamKey> stream_key_of(const protocol::RtmpCommand& c, uint32_t msid, const char* refusal,
-                                               std::string& query);
+  std::optional<media::StreamKey> stream_key_of(const protocol::RtmpCommand& c, uint32_t msid,
+                                                const char* refusal, std::string& query);
   AdmissionRequest admission_request(const media::StreamKey& key, std::string query) const;
   void on_publish_decision(uint32_t msid, GateDecision d);
   void on_play_decision(uint32_t msid, GateDecision d);
 
   // Output
   void send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts, BufferRef payload);
-  void send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts, std::span<const uint8_t> payload);
-  void send_command(uint32_t csid, uint32_t msid, std::string_view name, double tid, const protocol::Amf0Value& obj,
-                    std::span<const protocol::Amf0Value> args = {});
-  void send_status(uint32_t msid, std::string_view level, std::string_view code, std::string_view description);
+  void send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts,
+                    std::span<const uint8_t> payload);
+  void send_command(uint32_t csid, uint32_t msid, std::string_view name, double tid,
+                    const protocol::Amf0Value& obj, std::span<const protocol::Amf0Value> args = {});
+  void send_status(uint32_t msid, std::string_view level, std::string_view code,
+                   std::string_view description);
   void send_user_control(uint16_t event, uint32_t value);
   void queue_control(BufferRef bytes);
   void close_after_flush(const char* reason);
@@ -112,7 +114,7 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   std::string tc_url_;
   std::string page_url_;
   std::string flash_ver_;
-  uint32_t relay_hops_ = 0;  // connect's "rill-hops": servers the media crossed (cluster loops)
+  uint32_t relay_hops_ = 0;    // connect's "rill-hops": servers the media crossed (cluster loops)
   std::string connect_query_;  // "live?token=x": the query of the connect app, kept for the gate
   const config::AppConfig* app_cfg_ = nullptr;
 
@@ -121,6 +123,10 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   media::Stream* stream_ = nullptr;
   bool publishing_ = false;
   bool playing_ = false;
+  // The client's connect declared Enhanced RTMP (fourCcList, video/audioFourCcInfoMap or capsEx):
+  // it may be sent AV1, VP9 and Opus tags; a player that did not is refused them (on_frame).
+  bool enhanced_client_ = false;
+  bool refused_codec_ = false;  // such a refusal was sent: nothing more is queued
   // What it last published or played: a closed session is described by it (its byte totals go
   // on counting for that stream: workers/worker_monitor.h).
   net::SessionKind last_kind_ = net::SessionKind::Connecting;
@@ -132,7 +138,7 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   uint32_t play_msid_ = media::kRtmpPlayStreamId;
   std::string stream_name_;
   bool awaiting_gate_ = false;  // a publish or play waits for the gate's decision
-  uint64_t gate_ticket_ = 0;     // its ticket, while it waits
+  uint64_t gate_ticket_ = 0;    // its ticket, while it waits
   uint64_t frames_out_ = 0;
   bool closing_after_flush_ = false;
   // The access log's: the last publish or play asked for, its query redacted, and why it was
