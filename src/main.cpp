@@ -8,11 +8,18 @@
 //                                          print a signed token query (docs/security.md)
 //   rill -v | -h
 #include <dlfcn.h>
+#include <event2/event.h>
+#include <fmt/core.h>
 #include <getopt.h>
+#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
 #include <signal.h>
+#include <spdlog/version.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -20,13 +27,6 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-
-#include <event2/event.h>
-#include <fmt/core.h>
-#include <openssl/crypto.h>
-#include <openssl/opensslv.h>
-#include <spdlog/version.h>
-#include <yaml-cpp/yaml.h>
 #ifdef RILL_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #endif
@@ -147,6 +147,37 @@ int test_config(const rill::process::MasterOptions& opts) {
   return 0;
 }
 
+// `rill -s upgrade`: the master's answer (binary_upgrade.h), within the time it gives the new
+// master to be ready. Exit 0: upgraded; 1: failed or refused (the master's log says why).
+int wait_upgrade_outcome(pid_t master, const sigset_t& answer, const std::string& pid_path) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + rill::process::kUpgradeReadyTimeout + std::chrono::seconds(5);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    timespec ts{static_cast<time_t>(left.count() / 1000), static_cast<long>(left.count() % 1000) * 1000000L};
+    siginfo_t info{};
+    if (::sigtimedwait(&answer, &info, &ts) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (info.si_pid != master) continue;
+    if (info.si_value.sival_int == 0) {
+      auto now = rill::process::read_pid_file(pid_path, nullptr);
+      std::printf("rill: upgraded: the new master is pid %d\n", now ? static_cast<int>(*now) : 0);
+      return 0;
+    }
+    std::fprintf(stderr,
+                 "rill: binary upgrade failed; the running master (pid %d) keeps serving: see its log\n",
+                 static_cast<int>(master));
+    return 1;
+  }
+  std::fprintf(stderr, "rill: no answer from the master (pid %d) about the upgrade: see its log\n",
+               static_cast<int>(master));
+  return 1;
+}
+
 int send_signal(const rill::process::MasterOptions& opts, const std::string& command, bool force) {
   auto sig = rill::process::signal_for_command(command);
   if (!sig) {
@@ -182,10 +213,16 @@ int send_signal(const rill::process::MasterOptions& opts, const std::string& com
     std::fprintf(stderr, "rill: %s (is rill running?)\n", err.c_str());
     return 1;
   }
-  // --force rides on the signal's value (sigqueue): the master hands it to the new binary.
+  // An upgrade is sent with sigqueue: the master answers its outcome to this pid, and --force
+  // rides on the value. The answer's signal is blocked first, so it cannot come too early.
+  const bool upgrade = *sig == SIGUSR2;
+  sigset_t answer;
+  sigemptyset(&answer);
+  sigaddset(&answer, rill::process::upgrade_outcome_signal());
+  if (upgrade) sigprocmask(SIG_BLOCK, &answer, nullptr);
   sigval value{};
   value.sival_int = force ? rill::process::kUpgradeForceValue : 0;
-  if ((force ? ::sigqueue(*pid, *sig, value) : ::kill(*pid, *sig)) != 0) {
+  if ((upgrade ? ::sigqueue(*pid, *sig, value) : ::kill(*pid, *sig)) != 0) {
     if (errno == ESRCH)
       std::fprintf(stderr, "rill: no process with pid %d (stale pid file %s?)\n", static_cast<int>(*pid),
                    pid_path.c_str());
@@ -194,7 +231,7 @@ int send_signal(const rill::process::MasterOptions& opts, const std::string& com
                    static_cast<int>(*pid), std::strerror(errno));
     return 1;
   }
-  return 0;
+  return upgrade ? wait_upgrade_outcome(*pid, answer, pid_path) : 0;
 }
 
 }  // namespace

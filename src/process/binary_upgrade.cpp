@@ -45,6 +45,15 @@ extern char** environ;
 
 namespace rill::process {
 
+int upgrade_outcome_signal() { return SIGRTMIN + 1; }
+
+void report_upgrade_outcome(pid_t requester, bool upgraded) {
+  if (requester <= 1) return;
+  sigval value{};
+  value.sival_int = upgraded ? 0 : 1;
+  ::sigqueue(requester, upgrade_outcome_signal(), value);
+}
+
 std::string own_executable_path(const char* argv0) {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);

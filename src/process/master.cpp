@@ -263,7 +263,9 @@ struct Master::Impl {
       case SIGQUIT: begin_stop(StopMode::graceful, sig); break;
       case SIGUSR1: reopen(); break;
       case SIGUSR2:
-        start_upgrade(info.si_code == SI_QUEUE && info.si_value.sival_int == kUpgradeForceValue);
+        // `rill -s upgrade` (sigqueue) waits for the outcome; systemd's or kill's sender is told nothing.
+        start_upgrade(info.si_code == SI_QUEUE && info.si_value.sival_int == kUpgradeForceValue,
+                      info.si_code == SI_QUEUE && info.si_pid > 1 ? info.si_pid : 0);
         break;
       case SIGWINCH:
         if (upgrade.ready(info.si_pid,
@@ -518,10 +520,11 @@ struct Master::Impl {
   }
 
   // SIGUSR2: exec the binary at its path with the listening sockets and the shared areas.
-  void start_upgrade(bool force) {
+  void start_upgrade(bool force, pid_t requester) {
     if (stop != StopMode::none || upgrade.new_master() || upgrade.handed_over()) {
       log->warn("SIGUSR2 received: binary upgrade ignored ({})",
                 stop != StopMode::none ? "stopping" : "an upgrade is in progress already");
+      report_upgrade_outcome(requester, false);
       return;
     }
     const auto fds = ownership->shared_fds();
@@ -539,7 +542,7 @@ struct Master::Impl {
     if (opts.config_path) args.insert(args.end(), {"-c", *opts.config_path});
     if (opts.pid_file) args.insert(args.end(), {"-p", *opts.pid_file});
     log->flush();
-    upgrade.start(opts.binary, args, h, pid_file.get(), *log);
+    upgrade.start(opts.binary, args, h, pid_file.get(), requester, *log);
   }
 
   // The new master is ready: this one's workers retire as in a reload (or stop, after a forced

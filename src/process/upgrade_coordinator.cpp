@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "rill/core/version.h"
 #include "rill/process/binary_upgrade.h"
@@ -13,7 +14,8 @@
 namespace rill::process {
 
 void UpgradeCoordinator::start(const std::string& binary, const std::vector<std::string>& args,
-                               const UpgradeHandoff& handoff, PidFile* pid_file, spdlog::logger& log) {
+                               const UpgradeHandoff& handoff, PidFile* pid_file, pid_t requester,
+                               spdlog::logger& log) {
   log.info("binary upgrade{}: starting {} (this is rill {}, worker link version {})",
            handoff.force ? " (forced)" : "", binary, core::version(), kWorkerLinkVersion);
   if (pid_file) {
@@ -21,6 +23,7 @@ void UpgradeCoordinator::start(const std::string& binary, const std::vector<std:
     if (!pid_file->rename_to(own + ".oldbin")) {
       log.error("binary upgrade failed, still serving: cannot rename {} to {}.oldbin: {}", own, own,
                 std::strerror(errno));
+      report_upgrade_outcome(requester, false);
       return;
     }
     pid_path_ = own;
@@ -30,9 +33,11 @@ void UpgradeCoordinator::start(const std::string& binary, const std::vector<std:
   } catch (const std::exception& e) {
     if (pid_file && !pid_path_.empty()) pid_file->rename_to(pid_path_);
     log.error("binary upgrade failed, still serving: {}", e.what());
+    report_upgrade_outcome(requester, false);
     return;
   }
   binary_ = binary;
+  requester_ = requester;
   deadline_ = Clock::now() + kUpgradeReadyTimeout;
   log.info("binary upgrade: new master started (pid {}); waiting up to {} s for it to be ready", new_master_,
            kUpgradeReadyTimeout.count());
@@ -45,6 +50,7 @@ bool UpgradeCoordinator::ready(pid_t from, bool restart, spdlog::logger& log) {
   deadline_.reset();
   const std::string status = "upgraded: new master pid " + std::to_string(successor_);
   notify::handed_over(successor_, status);
+  report_upgrade_outcome(std::exchange(requester_, 0), true);
   log.info("binary upgrade: the new master (pid {}) is ready; {} this master's workers, then exiting",
            successor_, restart ? "stopping (a forced restart)" : "retiring");
   return true;
@@ -71,6 +77,7 @@ UpgradeCoordinator::Exit UpgradeCoordinator::reaped(pid_t pid, int status, PidFi
       "still serving with rill {}; the upgrade can be retried",
       pid, binary_, describe_wait_status(status), core::version());
   notify::ready("binary upgrade failed, still serving");
+  report_upgrade_outcome(std::exchange(requester_, 0), false);
   return Exit::Failed;
 }
 

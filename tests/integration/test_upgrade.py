@@ -111,7 +111,8 @@ class UpgradeTest(unittest.TestCase):
         before = self.master_pid()
         offset = self.rill.log_offset()
         p = self.cli_upgrade()
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 0, p.stderr)  # it waits for the master's answer
+        self.assertIn('rill: upgraded: the new master is pid', p.stdout)
         self.assertTrue(self.rill.wait_for_log(r'binary upgrade: the new master \(pid \d+\) is ready', 15, since=offset),
                         'no hand-over\n' + self.rill.log_since(offset))
         self.assertTrue(wait_until(lambda: self.master_pid() != before, 5), 'the pid file did not move')
@@ -168,7 +169,9 @@ class UpgradeTest(unittest.TestCase):
         os.chmod(self.path + '.new', 0o755)
         os.replace(self.path + '.new', self.path)
         offset = self.rill.log_offset()
-        self.assertEqual(self.cli_upgrade().returncode, 0)
+        p = self.cli_upgrade()
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn('binary upgrade failed', p.stderr)
         self.assertTrue(self.rill.wait_for_log(r'binary upgrade failed: the new master \(pid \d+, \S+\) exited with '
                                                r'code 1 before it was ready', 10, since=offset),
                         self.rill.log_since(offset))

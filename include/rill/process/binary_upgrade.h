@@ -30,6 +30,14 @@ inline constexpr std::chrono::seconds kUpgradeReadyTimeout{30};
 // workers stop at once instead of retiring).
 inline constexpr int kUpgradeForceValue = 1;
 
+// `rill -s upgrade` waits for the outcome: the master answers the pid that sent SIGUSR2 with
+// sigqueue() this signal, value 0 (the new master is ready) or 1 (the upgrade failed or was
+// ignored; the log says why).
+int upgrade_outcome_signal();  // SIGRTMIN + 1 (not a constant in glibc)
+
+// Tells `requester` (0: nobody) the outcome of its upgrade.
+void report_upgrade_outcome(pid_t requester, bool upgraded);
+
 // The path this process was started from, resolved at start (/proc/self/exe, else argv0 made
 // absolute): the path, not the inode, so that an upgrade execs the file that is at that path now
 // (a package upgrade replaces the file; /proc/self/exe would then name the deleted one).

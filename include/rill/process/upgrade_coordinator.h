@@ -27,9 +27,9 @@ class UpgradeCoordinator {
   std::optional<Clock::time_point> deadline() const { return deadline_; }
 
   // SIGUSR2. Logs what it does; when the new master cannot be started, logs why and leaves
-  // everything as it was.
+  // everything as it was. `requester` (0: none) is told the outcome (report_upgrade_outcome).
   void start(const std::string& binary, const std::vector<std::string>& args, const UpgradeHandoff& handoff,
-             PidFile* pid_file, spdlog::logger& log);
+             PidFile* pid_file, pid_t requester, spdlog::logger& log);
 
   // SIGWINCH from `from`. True when it is the new master saying it is ready: it becomes the
   // successor (MAINPID for systemd); the caller retires its workers (`*restart`: stops them).
@@ -52,6 +52,7 @@ class UpgradeCoordinator {
  private:
   pid_t new_master_ = 0;
   pid_t successor_ = 0;
+  pid_t requester_ = 0;
   std::string binary_;
   std::string pid_path_;  // the pid file's own name while it is <pid file>.oldbin
   std::optional<Clock::time_point> deadline_;
