@@ -4,7 +4,8 @@ IVF, libopus in Ogg, 160x90, 3 s). RTMP (declaring E-RTMP in connect) and HTTP-F
 the tags byte-identical, an RTMP player that did not declare it gets NetStream.Play.Failed; the
 stream's HLS is fMP4 (av01 + av1C, Opus + dOps) even under `container: ts`, and ffprobe reads
 every published frame and packet from init + segments with the right codecs. A VP9 + Opus publish
-gets the same. hls.js in headless Chromium plays the AV1 stream when the browser test's tools are
+gets the same. Two workers: players and HLS requests reach the stream's owner or the other
+worker (over the worker link). hls.js in headless Chromium plays the AV1 stream when the browser test's tools are
 there (skipped with the reason otherwise, or when this Chromium has no AV1 decoder).
 
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_DIR=... \\
@@ -65,7 +66,7 @@ class HlsAv1OpusTest(unittest.TestCase):
                 self.skipTest('ffmpeg has no %s' % enc)
         apps = {name: {'hls': {'enabled': True, 'fragment': '1s', 'window': 10, 'container': name}}
                 for name in ('ts', 'fmp4')}
-        self.rill = Rill({'apps': apps})
+        self.rill = Rill({'apps': apps, 'workers': 2})  # HLS requests reach the owner or the other worker
         self.addCleanup(lambda: close_rill(self, self.rill))
 
     def publish_and_play(self, app, name, tags):
