@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "rill/api/api_record.h"
 #include "rill/api/api_relays.h"
 #include "rill/api/api_server.h"
 #include "rill/api/api_views.h"
@@ -70,15 +71,22 @@ void get_clients(ApiServer& api, HttpExchange& ex) {
   });
 }
 
-// /api/v1/streams/{app}/{name}: GET one, DELETE its publisher.
+// /api/v1/streams/{app}/{name}: GET one, DELETE its publisher; POST .../record (api_record.h).
 void stream_resource(ApiServer& api, HttpExchange& ex) {
-  const std::string rest = ex.info().path.substr(kStreamsPrefix.size());
+  std::string rest = ex.info().path.substr(kStreamsPrefix.size());
+  constexpr std::string_view kRecord = "/record";
+  const bool record = ex.info().method == HttpMethod::Post;
+  if (record) {
+    if (!rest.ends_with(kRecord)) return api.reply_error(ex, 404, "expected POST /api/v1/streams/{app}/{name}/record");
+    rest.resize(rest.size() - kRecord.size());
+  }
   const size_t slash = rest.find('/');
   std::string why = "expected /api/v1/streams/{app}/{name}";
   const auto key = slash == std::string::npos
                        ? std::nullopt
                        : media::StreamKey::make(rest.substr(0, slash), rest.substr(slash + 1), &why);
   if (!key) return api.reply_error(ex, 404, "no such stream: " + why);
+  if (record) return post_record(api, ex, *key);
   const std::string text = key->str();
   if (ex.info().method == HttpMethod::Delete) {
     workers::WorkerDetails& details = api.details();
@@ -135,7 +143,7 @@ void mount_api_routes(ApiServer& api) {
           });
   api.add(HttpMethod::Get, "/api/v1/streams", PathMatch::Exact,
           [&api](HttpExchange& ex) { get_streams(api, ex); });
-  api.add(HttpMethod::Get | HttpMethod::Delete, std::string(kStreamsPrefix), PathMatch::Prefix,
+  api.add(HttpMethod::Get | HttpMethod::Delete | HttpMethod::Post, std::string(kStreamsPrefix), PathMatch::Prefix,
           [&api](HttpExchange& ex) { stream_resource(api, ex); });
   api.add(HttpMethod::Get, "/api/v1/clients", PathMatch::Exact,
           [&api](HttpExchange& ex) { get_clients(api, ex); });

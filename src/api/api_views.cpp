@@ -116,6 +116,7 @@ json stream_item(const Merged& m, size_t hls_players, int64_t now_unix_ms) {
             {"media_sequence", u64(hls, "media_sequence")},
             {"segments", u64(hls, "segments")},
             {"segments_total", segments}}},
+          {"record", d.value("record", json{{"state", "off"}})},
           {"source", d.value("source", "publish")}};
 }
 

@@ -152,6 +152,23 @@ void relay_families(std::string& out, const json& gathered) {
   }
 }
 
+// Server-wide: a per-stream label would grow with every stream ever recorded.
+void record_families(std::string& out, const json& gathered, const json& streams) {
+  double bytes = 0, failures = 0, recording = 0;
+  for (const json& r : arr(gathered, "rows")) {
+    bytes += num(r, "record_bytes");
+    failures += num(r, "record_failures");
+  }
+  for (const json& s : streams) {
+    if (s.value("record", json::object()).value("state", "") == "recording") ++recording;
+  }
+  Family(out, "rill_record_bytes_total", "counter", "Bytes written to recording files.").sample(bytes);
+  Family(out, "rill_record_failures_total", "counter",
+         "Recordings stopped by a write error (disk full, EACCES, EIO) or a full write queue.")
+      .sample(failures);
+  Family(out, "rill_recordings", "gauge", "Streams whose recording file is being written.").sample(recording);
+}
+
 void worker_families(std::string& out, const json& gathered) {
   Family cpu(out, "rill_worker_cpu_seconds_total", "counter", "CPU time of the worker slot's processes.");
   for (const json& r : arr(gathered, "rows"))
@@ -233,6 +250,7 @@ std::string metrics_text(const json& gathered, int64_t now_unix_ms) {
   server_families(out, gathered, server, streams);
   stream_families(out, streams);
   relay_families(out, gathered);
+  record_families(out, gathered, streams);
   worker_families(out, gathered);
   return out;
 }

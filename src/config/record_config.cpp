@@ -149,6 +149,8 @@ std::string_view to_string(RecordMode mode) {
       return "video";
     case RecordMode::Audio:
       return "audio";
+    case RecordMode::Manual:
+      return "manual";
   }
   return "?";
 }
@@ -162,15 +164,11 @@ void read_record(const YamlReader& reader, const YamlMap& app_map, AppConfig& ap
   const YamlMap map(reader, *field, kRecordKeys);
   if (auto f = map.get("mode")) {
     const std::string mode = reader.one_of(*f, kModes);
-    if (mode == "manual") {
-      reader.fail(*f,
-                  "mode manual needs the recording control API (POST /api/v1/streams/APP/NAME/record), "
-                  "which is not built yet (docs/recording.md): use all, video or audio");
-    }
-    rec.mode = mode == "all"     ? RecordMode::All
-               : mode == "video" ? RecordMode::Video
-               : mode == "audio" ? RecordMode::Audio
-                                 : RecordMode::Off;
+    rec.mode = mode == "all"      ? RecordMode::All
+               : mode == "video"  ? RecordMode::Video
+               : mode == "audio"  ? RecordMode::Audio
+               : mode == "manual" ? RecordMode::Manual
+                                  : RecordMode::Off;
   }
   if (auto f = map.get("format"))
     rec.format = reader.one_of(*f, kFormats) == "flv" ? RecordFormat::Flv : RecordFormat::Fmp4;

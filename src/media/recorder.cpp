@@ -28,18 +28,66 @@ Recorder::Recorder(record::FileWriter& writer, StreamKey key, const config::Reco
       key_(std::move(key)),
       label_("record " + key_.app + "/" + key_.name),
       cfg_(cfg),
-      log_(log) {}
+      log_(log) {
+  if (cfg_.mode == config::RecordMode::Manual) {
+    paused_ = true;
+    state_ = State::Stopped;
+  }
+}
 
-Recorder::~Recorder() { stop(); }
+Recorder::~Recorder() { stop("shutdown"); }
 
-void Recorder::stop() {
+void Recorder::stop(const char* reason) {
   if (stopped_) return;
   stopped_ = true;
   if (file_) {
     check_file();
-    if (file_) close_file(rf_->duration_ms(), true);
+    if (file_) close_file(rf_->duration_ms(), true, reason);
   }
   held_audio_.clear();
+}
+
+Recorder::State Recorder::control(bool start) {
+  if (stopped_ || start != paused_) return state_;  // already so
+  if (start) {
+    paused_ = false;
+    state_ = State::Waiting;
+    failure_.clear();
+    retry_ms_ = kFirstRetryMs;
+    log_.info("{}: recording started by the API: a file opens at the next keyframe", label_);
+    return state_;
+  }
+  if (file_) {
+    check_file();
+    if (file_) close_file(rf_->duration_ms(), true, "stopped");
+  }
+  paused_ = true;
+  resuming_ = false;
+  held_audio_.clear();
+  state_ = State::Stopped;
+  failure_.clear();
+  log_.info("{}: recording stopped by the API", label_);
+  return state_;
+}
+
+Recorder::Status Recorder::status() const {
+  Status st{state_, failure_, {}, 0, 0};
+  if (file_) {
+    st.path = file_->path();
+    st.bytes = file_->written();
+    st.started = file_started_unix_;
+  }
+  return st;
+}
+
+void Recorder::note_close(const std::string& reason) {
+  record::RecordCloseNote note;
+  note.app = key_.app;
+  note.name = key_.name;
+  note.started = file_started_unix_;
+  note.duration_ms = rf_ ? rf_->duration_ms() : 0;
+  note.reason = reason;
+  file_->set_note(std::move(note));
 }
 
 void Recorder::tick(uint32_t ts) {
@@ -63,9 +111,12 @@ void Recorder::on_frame(const FramePtr& fp) {
   if (f.sequence_header) return on_header(fp, video);
   if (!f.coded) return;
   if (file_) check_file();
-  if (!file_) return start_when_due(fp, video);
+  if (!file_) {
+    if (!paused_) start_when_due(fp, video);
+    return;
+  }
   if (rotation_due(f, video)) {
-    close_file(file_ts(f.timestamp), true);
+    close_file(file_ts(f.timestamp), true, "rotated");
     if (state_ != State::Failed) open_file(fp, video);
     return;
   }
@@ -147,7 +198,8 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
     retry_at_ = now_ + kMaxRetryMs;
     return;
   }
-  const std::string path = config::expand_record_path(cfg_.path, key_.app, key_.name, writer_.now(),
+  file_started_unix_ = writer_.now();
+  const std::string path = config::expand_record_path(cfg_.path, key_.app, key_.name, file_started_unix_,
                                                       config::record_extension(cfg_.format));
   file_ = writer_.open(path);
   ++files_;
@@ -228,7 +280,7 @@ void Recorder::check_file() {
   }
 }
 
-void Recorder::close_file(uint32_t end_ts, bool finish) {
+void Recorder::close_file(uint32_t end_ts, bool finish, const char* reason) {
   bool refused = false;
   if (finish) {
     rf_->cut(end_ts, buf_);
@@ -238,6 +290,7 @@ void Recorder::close_file(uint32_t end_ts, bool finish) {
                        SharedBuffer::copy_of(std::span<const uint8_t>(rewrite->second)));
     }
   }
+  note_close(reason);
   writer_.close(file_);
   if (finish && !refused) {
     log_.info("{}: closed {}: {:.1f} s, {}", label_, file_->path(), rf_->duration_ms() / 1000.0,
@@ -260,11 +313,13 @@ void Recorder::fail(const std::string& reason, bool disk_ok) {
                          SharedBuffer::copy_of(std::span<const uint8_t>(rewrite->second)));
       }
     }
+    note_close("failed: " + reason);
     writer_.close(file_);
     file_.reset();
     rf_.reset();
     buf_.clear();
   }
+  if (!again) writer_.note_failure();
   if (again) {
     log_.debug("{}: still failing: {}", label_, reason);
   } else {

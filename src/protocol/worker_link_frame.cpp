@@ -325,6 +325,12 @@ LinkRequest parse_link_request(std::string_view line) {
     return LinkKickRequest{*id};
   }
   if (w[0] == "DROP" && count == 2) return with_key<LinkDropRequest>(w[1]);
+  if (w[0] == "RECORD" && count == 3) {
+    if (w[2] != "start" && w[2] != "stop") throw ProtocolError("worker link request: RECORD expects start or stop");
+    auto r = with_key<LinkRecordRequest>(w[1]);
+    r.start = w[2] == "start";
+    return r;
+  }
   if (w[0] == "HLS" && count == 3) {
     auto r = with_key<LinkHlsRequest>(w[1]);
     const auto object = parse_hls_object(w[2]);
@@ -346,6 +352,9 @@ std::string format_link_request(const LinkRequest& r) {
     return "RELAY ADD " + a->id + " " + a->kind + " " + a->app + "/" + a->name + " " + a->url + "\n";
   }
   if (const auto* x = std::get_if<LinkRelayDelRequest>(&r)) return "RELAY DEL " + x->id + "\n";
+  if (const auto* c = std::get_if<LinkRecordRequest>(&r)) {
+    return "RECORD " + c->app + "/" + c->name + (c->start ? " start\n" : " stop\n");
+  }
   return std::get<LinkStatsRequest>(r).all ? "STATS ALL\n" : "STATS\n";
 }
 

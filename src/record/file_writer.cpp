@@ -148,6 +148,7 @@ void FileWriter::run() {
     }
     if (opt_.before_command) opt_.before_command();
     execute(c);
+    if (c.op == Op::Close && opt_.on_closed) opt_.on_closed(c.file);
     if (c.op == Op::Append) queued_.fetch_sub(c.data().size(), std::memory_order_relaxed);
     c.bytes.reset();  // released here, on this thread: the only reference
     c.file.reset();
@@ -228,6 +229,7 @@ void FileWriter::do_append(RecordFile& f, std::span<const uint8_t> bytes) {
     return f.fail("write", err);
   }
   f.written_.store(before + bytes.size(), std::memory_order_release);
+  bytes_written_.fetch_add(bytes.size(), std::memory_order_relaxed);
 }
 
 void FileWriter::do_write_at(RecordFile& f, uint64_t offset, std::span<const uint8_t> bytes) {

@@ -31,6 +31,7 @@
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_flv_session.h"
+#include "rill/server/record_reports.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/rtmps_context.h"
 #include "rill/server/session_address_limit.h"
@@ -48,6 +49,12 @@ namespace rill::server {
 
 namespace {
 
+record::FileWriterOptions record_writer_options(RecordReports& reports) {
+  record::FileWriterOptions o;
+  o.on_closed = [&reports](record::RecordFilePtr f) { reports.closed(std::move(f)); };
+  return o;
+}
+
 bool records(const config::Config& c) {
   return std::any_of(c.apps.begin(), c.apps.end(), [](const auto& a) { return a.second.record.enabled(); });
 }
@@ -62,6 +69,9 @@ struct Worker::Impl {
   net::Resolver resolver;
   EventTimerQueue timers;
   net::FlushScheduler flusher;
+  // Its closed files' on_record_done callbacks, on this loop; before the writer, whose thread
+  // reports to it until it is joined.
+  std::unique_ptr<RecordReports> record_reports;
   // apps.NAME.record: the thread that writes recording files, when an app records. Before the
   // streams: their recorders close their files through it.
   std::unique_ptr<record::FileWriter> record_writer;
@@ -95,7 +105,11 @@ struct Worker::Impl {
         resolver(b),
         timers(b),
         flusher(b, net::merge_writes_of(*wctx.config)),
-        record_writer(records(*wctx.config) ? std::make_unique<record::FileWriter>() : nullptr),
+        record_reports(records(*wctx.config)
+                           ? std::make_unique<RecordReports>(b, &resolver, wctx.config, *wctx.log)
+                           : nullptr),
+        record_writer(record_reports ? std::make_unique<record::FileWriter>(record_writer_options(*record_reports))
+                                     : nullptr),
         streams(timers, wctx.log,
                 [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) {
                   return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o);

@@ -9,6 +9,7 @@
 #include "rill/core/version.h"
 #include "rill/media/hls_store.h"
 #include "rill/protocol/stream_summary.h"
+#include "rill/workers/record_view.h"
 #include "rill/workers/stream_locator.h"
 #include "rill/workers/worker_monitor.h"
 
@@ -119,6 +120,7 @@ json stream_details(const net::WorkerCore& ctx, const StreamLocator* locator, co
                     {"dropped_frames", p.dropped + s.info().frames_dropped},
                     {"players", {{"rtmp", p.rtmp}, {"flv", p.flv}}},
                     {"hls", hls_json(ctx, s, mon)},
+                    {"record", record_json(s)},
                     {"source", source_of(s.publish_origin())}});
     // The owner reports the stream's totals over every worker (published first: add_details).
     if (const auto t = owner && mon ? mon->stream_totals(key) : std::nullopt) {
@@ -224,6 +226,17 @@ json WorkerDetails::drop_publisher(const std::string& key) {
   core_.log->info("api: dropping the publisher of {} (client {}) on request", key, found->id());
   found->kick("publisher dropped by the API");
   return {{"closed", 1}};
+}
+
+json WorkerDetails::control_record(const media::StreamKey& key, bool start) {
+  media::Stream* s = core_.streams->find(key);
+  // The owner's stream has a publisher here; a worker link's copy records nothing.
+  if (!s || !s->has_publisher() || s->publish_origin() == media::PublishOrigin::WorkerLink) return {{"found", 0}};
+  media::Recorder* r = recorder_of(*s);
+  if (!r) return {{"found", 1}, {"records", 0}};
+  core_.log->info("api: {} recording of {}", start ? "starting" : "stopping", key.str());
+  r->control(start);
+  return {{"found", 1}, {"records", 1}, {"record", record_json(*s)}};
 }
 
 }  // namespace rill::workers

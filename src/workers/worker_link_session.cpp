@@ -176,6 +176,13 @@ void WorkerLinkSession::serve(const protocol::LinkDropRequest& r) {
   answer(protocol::LinkStats{details_.drop_publisher(key->str()).dump()});
 }
 
+void WorkerLinkSession::serve(const protocol::LinkRecordRequest& r) {
+  std::string why;
+  const auto key = media::StreamKey::make(r.app, r.name, &why);
+  if (!key) return refuse("bad RECORD request: " + why);
+  answer(protocol::LinkStats{details_.control_record(*key, r.start).dump()});
+}
+
 void WorkerLinkSession::serve(const protocol::LinkRelayAddRequest& r) {
   answer(protocol::LinkStats{details_.add_relay(r).dump()});
 }

@@ -10,6 +10,7 @@
 
 #include "rill/media/hls_store.h"
 #include "rill/net/flush_scheduler.h"
+#include "rill/record/file_writer.h"
 #include "rill/workers/ownership_table.h"
 #include "rill/workers/stream_locator.h"
 
@@ -240,6 +241,9 @@ json WorkerMonitor::counters() {
   c["dropped_frames"] = publisher_.publish(Counter::DroppedFrames, t.dropped);
   c["hls_segments"] = publisher_.publish(Counter::HlsSegments, hls_segments_total());
   c["cpu_seconds"] = static_cast<double>(publisher_.publish(Counter::CpuMicros, cpu_micros())) / 1e6;
+  const record::FileWriter* rec = ctx_.streams->record_writer();
+  c["record_bytes"] = publisher_.publish(Counter::RecordBytes, rec ? rec->bytes_written() : 0);
+  c["record_failures"] = publisher_.publish(Counter::RecordFailures, rec ? rec->failures() : 0);
   return c;
 }
 
@@ -271,7 +275,9 @@ json WorkerMonitor::all_rows(uint32_t slots) {
                     {"dropped_frames", get(Counter::DroppedFrames)},
                     {"hls_segments", get(Counter::HlsSegments)},
                     {"cpu_seconds", static_cast<double>(get(Counter::CpuMicros)) / 1e6},
-                    {"restarts", get(Counter::Respawns)}});
+                    {"restarts", get(Counter::Respawns)},
+                    {"record_bytes", get(Counter::RecordBytes)},
+                    {"record_failures", get(Counter::RecordFailures)}});
   }
   return rows;
 }

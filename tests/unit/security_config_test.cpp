@@ -31,7 +31,7 @@ TEST(SecurityConfig, ReadsEveryKey) {
       "    auth: {secret: s3, publish: token+callback, play: token}\n"
       "    access: ['allow publish 127.0.0.1', 'deny publish all', 'allow play ::/0']\n"
       "    callbacks:\n      on_publish: http://127.0.0.1:9000/auth\n      on_update: http://h/u\n"
-      "      update_interval: 5s\n      timeout: 500ms\n");
+      "      on_record_done: https://h/rec\n      update_interval: 5s\n      timeout: 500ms\n");
   const AppConfig& app = c.apps.at("live");
   EXPECT_EQ(*app.auth.secret, "s3");
   EXPECT_EQ(app.auth.publish, AuthMode::TokenAndCallback);
@@ -40,6 +40,7 @@ TEST(SecurityConfig, ReadsEveryKey) {
   EXPECT_FALSE(app.access[1].allow);
   EXPECT_EQ(*app.callbacks.on_publish, "http://127.0.0.1:9000/auth");
   EXPECT_EQ(*app.callbacks.on_update, "http://h/u");
+  EXPECT_EQ(*app.callbacks.on_record_done, "https://h/rec");
   EXPECT_EQ(app.callbacks.update_interval, Duration(5000));
   EXPECT_EQ(app.callbacks.timeout, Duration(500));
   EXPECT_EQ(c.rtmp.max_connections_per_ip, 5u);

@@ -250,6 +250,9 @@ TEST(LinkRequest, KickAndDrop) {
   EXPECT_EQ(parse_link_request("DROP live/cam"), LinkRequest(LinkDropRequest{"live", "cam"}));
   EXPECT_EQ(format_link_request(LinkKickRequest{42}), "KICK 42\n");
   EXPECT_EQ(format_link_request(LinkDropRequest{"live", "cam"}), "DROP live/cam\n");
+  EXPECT_EQ(parse_link_request("RECORD live/cam start"), LinkRequest(LinkRecordRequest{"live", "cam", true}));
+  EXPECT_EQ(format_link_request(LinkRecordRequest{"live", "cam", false}), "RECORD live/cam stop\n");
+  EXPECT_THROW(parse_link_request("RECORD live/cam pause"), ProtocolError);
   for (const char* bad : {"KICK", "KICK 01", "KICK -1", "KICK 18446744073709551616", "KICK 1 2", "KICK x",
                           "DROP", "DROP live", "DROP live/cam extra"}) {
     EXPECT_THROW(parse_link_request(bad), ProtocolError) << bad;

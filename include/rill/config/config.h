@@ -122,6 +122,7 @@ struct CallbacksConfig {
   std::optional<std::string> on_publish_done;
   std::optional<std::string> on_play_done;
   std::optional<std::string> on_update;
+  std::optional<std::string> on_record_done;  // after each recording file is closed (docs/recording.md)
   Duration update_interval{30000};
   Duration timeout{3000};
   // https:// callback URLs: the server is verified against this CA file (PEM), or the system's
@@ -131,7 +132,8 @@ struct CallbacksConfig {
 };
 
 // Recording of an app's streams to files (docs/recording.md; parsed by record_config.cpp).
-enum class RecordMode : uint8_t { Off, All, Video, Audio };
+// Manual: video and audio, but only between a start and a stop of the API (docs/recording.md).
+enum class RecordMode : uint8_t { Off, All, Video, Audio, Manual };
 enum class RecordFormat : uint8_t { Fmp4, Flv };
 struct RecordRetention {
   Duration max_age{0};     // 0: no age limit

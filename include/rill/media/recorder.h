@@ -20,10 +20,14 @@
 //           time (1 s doubling to 30 s), and is Recording again (with a log line) only once the
 //           writer has written to that file.
 //
-// mode video / audio records one track; the other is skipped. media/: no file, no clock.
+// mode video / audio records one track; the other is skipped. mode manual records both, between
+// a control(true) (the API's start: a file at the next start point) and a control(false) (stop:
+// the file ends); it starts stopped. control() works in every mode: after a stop, `all` records
+// nothing more until a start or the next publish (a new Recorder). media/: no file, no clock.
 #include <spdlog/logger.h>
 
 #include <cstdint>
+#include <ctime>
 #include <deque>
 #include <memory>
 #include <string>
@@ -39,7 +43,7 @@ namespace rill::media {
 
 class Recorder final : public StreamOutput {
  public:
-  enum class State : uint8_t { Waiting, Recording, Failed };
+  enum class State : uint8_t { Waiting, Recording, Failed, Stopped };
   static constexpr int64_t kAudioOnlyProbeMs = 1000;
   static constexpr size_t kMaxHeldAudio = 256;       // audio frames held while waiting for video
   static constexpr int32_t kHeldAudioSpanMs = 1000;  // held audio this much older than the start goes in
@@ -53,9 +57,22 @@ class Recorder final : public StreamOutput {
 
   std::string_view name() const override { return "record"; }
   void on_frame(const FramePtr& f) override;
-  void on_stop(const PublishSession&) override { stop(); }
-  // Closes the open file (its last fragment, the FLV rewrite). Idempotent.
-  void stop();
+  void on_stop(const PublishSession&) override { stop("unpublished"); }
+  // Closes the open file (its last fragment, the FLV rewrite), the note saying `reason`; nothing
+  // more is recorded. Idempotent.
+  void stop(const char* reason = "shutdown");
+  // The API's start (true) or stop (false) of the recording; returns the state after it.
+  State control(bool start);
+
+  // What the API shows of the recording: the state, and the open file (path "" when none).
+  struct Status {
+    State state;
+    std::string reason;  // why it failed
+    std::string path;
+    uint64_t bytes = 0;        // in the file so far
+    std::time_t started = 0;   // wall clock of its open
+  };
+  Status status() const;
 
   State state() const { return state_; }
   const std::string& failure() const { return failure_; }  // why it failed ("" unless Failed)
@@ -73,7 +90,8 @@ class Recorder final : public StreamOutput {
   uint32_t file_ts(uint32_t ts) const;
   bool hand_off();  // buf_ to the writer; false: refused (the queue is full)
   void check_file();
-  void close_file(uint32_t end_ts, bool finish);
+  void close_file(uint32_t end_ts, bool finish, const char* reason);
+  void note_close(const std::string& reason);  // the file's RecordCloseNote, before its close
   void fail(const std::string& reason, bool disk_ok);
 
   record::FileWriter& writer_;
@@ -96,11 +114,13 @@ class Recorder final : public StreamOutput {
       false;           // a configuration the open file cannot carry: a new one at the next start point
   uint32_t base_ = 0;  // stream timestamp of the file's first frame
   int64_t file_start_ = 0, last_flush_ = 0;
+  std::time_t file_started_unix_ = 0;
   uint64_t handed_ = 0;  // bytes the writer took for this file
   // State.
   State state_ = State::Waiting;
   std::string failure_;
   bool stopped_ = false;
+  bool paused_ = false;  // stopped by control(false) (or manual mode not started): no file is opened
   bool resuming_ = false;  // a file opened after a failure, not yet known to be written
   int64_t retry_at_ = 0, retry_ms_ = kFirstRetryMs;
   uint64_t files_ = 0, frames_written_ = 0, frames_skipped_ = 0;

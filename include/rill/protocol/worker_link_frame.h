@@ -19,6 +19,9 @@
 //                                                 no leading zero, 64 bits); a Stats frame
 //                                                 {"closed": 0|1}
 //   DROP <app>/<name>           LinkDropRequest   close the stream's publisher; {"closed": 0|1}
+//   RECORD <app>/<name> <start|stop>
+//                               LinkRecordRequest start or stop the stream's recording (the
+//                                                 owner's recorder); {"found": 0|1, "state": ...}
 //   RELAY ADD <id> <push|pull> <app>/<name> <url>
 //                               LinkRelayAddRequest  create a run-time relay on this worker;
 //                                                 {"created": 0|1, "error": "..."}
@@ -205,6 +208,12 @@ struct LinkDropRequest {
   std::string name;
   bool operator==(const LinkDropRequest&) const = default;
 };
+struct LinkRecordRequest {
+  std::string app;
+  std::string name;
+  bool start = false;  // start; false: stop
+  bool operator==(const LinkRecordRequest&) const = default;
+};
 // A relay created or removed at run time (POST/DELETE /api/v1/relays), told to every worker.
 struct LinkRelayAddRequest {
   std::string id;    // [A-Za-z0-9_-]{1,64}
@@ -219,7 +228,7 @@ struct LinkRelayDelRequest {
   bool operator==(const LinkRelayDelRequest&) const = default;
 };
 using LinkRequest = std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest, LinkKickRequest, LinkDropRequest,
-                                 LinkRelayAddRequest, LinkRelayDelRequest>;
+                                 LinkRelayAddRequest, LinkRelayDelRequest, LinkRecordRequest>;
 
 // Parses one request line (without the '\n'; a trailing '\r' is tolerated): at most
 // kLinkMaxRequestLine bytes of printable ASCII, words split by single spaces, a known verb with

@@ -39,6 +39,15 @@ namespace rill::record {
 
 class FileWriter;
 
+// What the loop says of a file as it closes it (set before close() is queued; read by
+// FileWriterOptions::on_closed, after the close): for the on_record_done callback.
+struct RecordCloseNote {
+  std::string app, name;
+  std::time_t started = 0;  // wall clock of the open
+  uint32_t duration_ms = 0;
+  std::string reason;  // rotated | unpublished | stopped | failed: WHY | shutdown
+};
+
 // One file, shared by the loop (which reads it) and the writer thread (which updates it).
 class RecordFile {
  public:
@@ -53,6 +62,9 @@ class RecordFile {
   std::string failed_call() const;
   uint64_t written() const { return written_.load(std::memory_order_acquire); }  // bytes in the file
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  // The loop's, before close(); the writer thread reads it only after the close.
+  void set_note(RecordCloseNote note) { note_ = std::move(note); }
+  const RecordCloseNote& note() const { return note_; }
 
  private:
   friend class FileWriter;
@@ -66,6 +78,7 @@ class RecordFile {
   std::atomic<int> error_{0};
   std::atomic<uint64_t> written_{0};
   std::atomic<bool> closed_{false};
+  RecordCloseNote note_;
 };
 using RecordFilePtr = std::shared_ptr<RecordFile>;
 
@@ -75,6 +88,9 @@ struct FileWriterOptions {
   std::function<std::time_t()> clock = [] { return std::time(nullptr); };
   // Test-only: called on the writer thread before each command (a test holds it to play a slow disk).
   std::function<void()> before_command;
+  // Called on the writer thread after each close is carried out (the file's closed() is true):
+  // what hands the close back to the worker's loop (server/record_reports.h).
+  std::function<void(RecordFilePtr)> on_closed;
 };
 
 class FileWriter {
@@ -102,6 +118,11 @@ class FileWriter {
   void wait_idle();
 
   size_t queued_bytes() const { return queued_.load(std::memory_order_relaxed); }
+  // Running totals of this writer, for the metrics: bytes written to files, and recordings that
+  // stopped for an error (counted by the recorders, note_failure()).
+  uint64_t bytes_written() const { return bytes_written_.load(std::memory_order_relaxed); }
+  uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
+  void note_failure() { failures_.fetch_add(1, std::memory_order_relaxed); }
   size_t max_queue_bytes() const { return opt_.max_queue_bytes; }
   std::time_t now() const { return opt_.clock(); }
 
@@ -127,6 +148,7 @@ class FileWriter {
 
   FileWriterOptions opt_;
   std::atomic<size_t> queued_{0};
+  std::atomic<uint64_t> bytes_written_{0}, failures_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Command> queue_;  // guarded by mu_

@@ -28,6 +28,8 @@ enum class Counter : uint8_t {
   HlsSegments,     // HLS segments produced
   CpuMicros,       // the worker processes' user + system CPU time
   Respawns,        // the master's respawns of the slot's worker after it died
+  RecordBytes,     // bytes written to recording files
+  RecordFailures,  // recordings stopped by a write error or a full write queue
   kCount,
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

@@ -11,12 +11,15 @@
 //   "process":        CPU, memory, descriptors, loop lag
 //   "relays":         this worker's edge pulls, pulls and pushes (workers/relay_control.h)
 //
-// And the two actions the API routes to workers: close a client by id, drop a stream's publisher.
+// A stream's details carry its recording ("record", record_view.h) where this worker owns it.
+// And the actions the API routes to workers: close a client by id, drop a stream's publisher,
+// start or stop a stream's recording.
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "rill/media/stream_key.h"
 #include "rill/net/worker_core.h"
 #include "rill/protocol/worker_link_frame.h"
 #include "rill/workers/relay_control.h"
@@ -49,6 +52,9 @@ class WorkerDetails {
   // Closes the local publisher of app/name (an RTMP publisher gets NetStream.Unpublish first when
   // its session supports it). {"closed": 0 | 1}.
   nlohmann::json drop_publisher(const std::string& key);
+  // Starts or stops the recording of app/name where this worker records it (its owner):
+  // {"found": 0|1, "records": 0|1 (the app records), "record": {state...}}.
+  nlohmann::json control_record(const media::StreamKey& key, bool start);
   // Run-time relays (POST/DELETE /api/v1/relays) on this worker: {"created": 0|1, "error": ...}
   // and {"closed": 0|1}.
   nlohmann::json add_relay(const protocol::LinkRelayAddRequest& r);

@@ -64,6 +64,7 @@ class WorkerLinkSession final : public net::Session, public net::ConnectionHandl
   void serve(const protocol::LinkHlsRequest& r);
   void serve(const protocol::LinkKickRequest& r);
   void serve(const protocol::LinkDropRequest& r);
+  void serve(const protocol::LinkRecordRequest& r);
   void serve(const protocol::LinkRelayAddRequest& r);
   void serve(const protocol::LinkRelayDelRequest& r);
   // The HLS responder's answer as one HlsObject frame (media/hls_responder.h).
