@@ -32,8 +32,8 @@ void post_record(ApiServer& api, HttpExchange& ex, const media::StreamKey& key) 
         for (const json& w : all["workers"]) {
           if (w.value("found", 0) == 0) continue;
           if (w.value("records", 0) == 0 || !records) {
-            return api.reply_error(ex, 409, "app " + key.app + " does not record (apps." + key.app +
-                                                ".record.mode is off)");
+            return api.reply_error(
+                ex, 409, "app " + key.app + " does not record (apps." + key.app + ".record.mode is off)");
           }
           return api.reply_json(ex, 200, json{{"app", key.app}, {"name", key.name}, {"record", w["record"]}});
         }

@@ -77,7 +77,8 @@ void stream_resource(ApiServer& api, HttpExchange& ex) {
   constexpr std::string_view kRecord = "/record";
   const bool record = ex.info().method == HttpMethod::Post;
   if (record) {
-    if (!rest.ends_with(kRecord)) return api.reply_error(ex, 404, "expected POST /api/v1/streams/{app}/{name}/record");
+    if (!rest.ends_with(kRecord))
+      return api.reply_error(ex, 404, "expected POST /api/v1/streams/{app}/{name}/record");
     rest.resize(rest.size() - kRecord.size());
   }
   const size_t slash = rest.find('/');
@@ -143,8 +144,8 @@ void mount_api_routes(ApiServer& api) {
           });
   api.add(HttpMethod::Get, "/api/v1/streams", PathMatch::Exact,
           [&api](HttpExchange& ex) { get_streams(api, ex); });
-  api.add(HttpMethod::Get | HttpMethod::Delete | HttpMethod::Post, std::string(kStreamsPrefix), PathMatch::Prefix,
-          [&api](HttpExchange& ex) { stream_resource(api, ex); });
+  api.add(HttpMethod::Get | HttpMethod::Delete | HttpMethod::Post, std::string(kStreamsPrefix),
+          PathMatch::Prefix, [&api](HttpExchange& ex) { stream_resource(api, ex); });
   api.add(HttpMethod::Get, "/api/v1/clients", PathMatch::Exact,
           [&api](HttpExchange& ex) { get_clients(api, ex); });
   api.add(HttpMethod::Delete, std::string(kClientsPrefix), PathMatch::Prefix,

@@ -14,9 +14,9 @@ using std::chrono::milliseconds;
 
 const std::vector<std::string_view> kAuthKeys = {"secret", "secret_file", "publish", "play"};
 const std::vector<std::string_view> kAuthModes = {"open", "token", "callback", "token+callback"};
-const std::vector<std::string_view> kCallbackKeys = {"on_publish",   "on_play",    "on_publish_done",
-                                                     "on_play_done", "on_update",  "on_record_done", "update_interval",
-                                                     "timeout",      "tls_ca_file"};
+const std::vector<std::string_view> kCallbackKeys = {"on_publish",      "on_play",   "on_publish_done",
+                                                     "on_play_done",    "on_update", "on_record_done",
+                                                     "update_interval", "timeout",   "tls_ca_file"};
 constexpr size_t kMaxSecretFile = 64 * 1024;
 
 AuthMode mode_of(const std::string& word) {
@@ -91,8 +91,11 @@ CallbacksConfig read_callbacks(const YamlReader& reader, const YamlField& f) {
   CallbacksConfig cb;
   const YamlMap map(reader, f, kCallbackKeys);
   const std::pair<const char*, std::optional<std::string>*> urls[] = {
-      {"on_publish", &cb.on_publish}, {"on_play", &cb.on_play}, {"on_publish_done", &cb.on_publish_done},
-      {"on_play_done", &cb.on_play_done}, {"on_update", &cb.on_update},
+      {"on_publish", &cb.on_publish},
+      {"on_play", &cb.on_play},
+      {"on_publish_done", &cb.on_publish_done},
+      {"on_play_done", &cb.on_play_done},
+      {"on_update", &cb.on_update},
       {"on_record_done", &cb.on_record_done}};
   bool any_https = false;
   for (const auto& [key, out] : urls) {

@@ -326,7 +326,8 @@ LinkRequest parse_link_request(std::string_view line) {
   }
   if (w[0] == "DROP" && count == 2) return with_key<LinkDropRequest>(w[1]);
   if (w[0] == "RECORD" && count == 3) {
-    if (w[2] != "start" && w[2] != "stop") throw ProtocolError("worker link request: RECORD expects start or stop");
+    if (w[2] != "start" && w[2] != "stop")
+      throw ProtocolError("worker link request: RECORD expects start or stop");
     auto r = with_key<LinkRecordRequest>(w[1]);
     r.start = w[2] == "start";
     return r;

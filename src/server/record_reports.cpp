@@ -14,8 +14,8 @@
 
 namespace rill::server {
 
-RecordReports::RecordReports(event_base* base, net::Resolver* resolver, std::shared_ptr<const config::Config> config,
-                             spdlog::logger& log)
+RecordReports::RecordReports(event_base* base, net::Resolver* resolver,
+                             std::shared_ptr<const config::Config> config, spdlog::logger& log)
     : config_(std::move(config)), log_(log), client_(base, resolver) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw std::runtime_error(std::string("record reports: eventfd: ") + std::strerror(errno));

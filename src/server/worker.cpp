@@ -108,8 +108,9 @@ struct Worker::Impl {
         record_reports(records(*wctx.config)
                            ? std::make_unique<RecordReports>(b, &resolver, wctx.config, *wctx.log)
                            : nullptr),
-        record_writer(record_reports ? std::make_unique<record::FileWriter>(record_writer_options(*record_reports))
-                                     : nullptr),
+        record_writer(record_reports
+                          ? std::make_unique<record::FileWriter>(record_writer_options(*record_reports))
+                          : nullptr),
         streams(timers, wctx.log,
                 [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) {
                   return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o);

@@ -11,10 +11,14 @@ media::Recorder* recorder_of(const media::Stream& s) {
 
 std::string_view record_state_name(media::Recorder::State state) {
   switch (state) {
-    case media::Recorder::State::Waiting: return "waiting";
-    case media::Recorder::State::Recording: return "recording";
-    case media::Recorder::State::Failed: return "failed";
-    case media::Recorder::State::Stopped: return "stopped";
+    case media::Recorder::State::Waiting:
+      return "waiting";
+    case media::Recorder::State::Recording:
+      return "recording";
+    case media::Recorder::State::Failed:
+      return "failed";
+    case media::Recorder::State::Stopped:
+      return "stopped";
   }
   return "?";
 }

@@ -231,7 +231,8 @@ json WorkerDetails::drop_publisher(const std::string& key) {
 json WorkerDetails::control_record(const media::StreamKey& key, bool start) {
   media::Stream* s = core_.streams->find(key);
   // The owner's stream has a publisher here; a worker link's copy records nothing.
-  if (!s || !s->has_publisher() || s->publish_origin() == media::PublishOrigin::WorkerLink) return {{"found", 0}};
+  if (!s || !s->has_publisher() || s->publish_origin() == media::PublishOrigin::WorkerLink)
+    return {{"found", 0}};
   media::Recorder* r = recorder_of(*s);
   if (!r) return {{"found", 1}, {"records", 0}};
   core_.log->info("api: {} recording of {}", start ? "starting" : "stopping", key.str());

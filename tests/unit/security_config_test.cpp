@@ -26,12 +26,12 @@ TEST(SecurityConfig, DefaultsAreOpen) {
 }
 
 TEST(SecurityConfig, ReadsEveryKey) {
-  const Config c = load(
-      "rtmp: {max_connections_per_ip: 5}\nhttp: {max_connections_per_ip: 7}\n" + kLive +
-      "    auth: {secret: s3, publish: token+callback, play: token}\n"
-      "    access: ['allow publish 127.0.0.1', 'deny publish all', 'allow play ::/0']\n"
-      "    callbacks:\n      on_publish: http://127.0.0.1:9000/auth\n      on_update: http://h/u\n"
-      "      on_record_done: https://h/rec\n      update_interval: 5s\n      timeout: 500ms\n");
+  const Config c =
+      load("rtmp: {max_connections_per_ip: 5}\nhttp: {max_connections_per_ip: 7}\n" + kLive +
+           "    auth: {secret: s3, publish: token+callback, play: token}\n"
+           "    access: ['allow publish 127.0.0.1', 'deny publish all', 'allow play ::/0']\n"
+           "    callbacks:\n      on_publish: http://127.0.0.1:9000/auth\n      on_update: http://h/u\n"
+           "      on_record_done: https://h/rec\n      update_interval: 5s\n      timeout: 500ms\n");
   const AppConfig& app = c.apps.at("live");
   EXPECT_EQ(*app.auth.secret, "s3");
   EXPECT_EQ(app.auth.publish, AuthMode::TokenAndCallback);

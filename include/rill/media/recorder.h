@@ -69,8 +69,8 @@ class Recorder final : public StreamOutput {
     State state;
     std::string reason;  // why it failed
     std::string path;
-    uint64_t bytes = 0;        // in the file so far
-    std::time_t started = 0;   // wall clock of its open
+    uint64_t bytes = 0;       // in the file so far
+    std::time_t started = 0;  // wall clock of its open
   };
   Status status() const;
 
@@ -120,7 +120,7 @@ class Recorder final : public StreamOutput {
   State state_ = State::Waiting;
   std::string failure_;
   bool stopped_ = false;
-  bool paused_ = false;  // stopped by control(false) (or manual mode not started): no file is opened
+  bool paused_ = false;    // stopped by control(false) (or manual mode not started): no file is opened
   bool resuming_ = false;  // a file opened after a failure, not yet known to be written
   int64_t retry_at_ = 0, retry_ms_ = kFirstRetryMs;
   uint64_t files_ = 0, frames_written_ = 0, frames_skipped_ = 0;

@@ -227,8 +227,9 @@ struct LinkRelayDelRequest {
   std::string id;
   bool operator==(const LinkRelayDelRequest&) const = default;
 };
-using LinkRequest = std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest, LinkKickRequest, LinkDropRequest,
-                                 LinkRelayAddRequest, LinkRelayDelRequest, LinkRecordRequest>;
+using LinkRequest =
+    std::variant<LinkPlayRequest, LinkStatsRequest, LinkHlsRequest, LinkKickRequest, LinkDropRequest,
+                 LinkRelayAddRequest, LinkRelayDelRequest, LinkRecordRequest>;
 
 // Parses one request line (without the '\n'; a trailing '\r' is tolerated): at most
 // kLinkMaxRequestLine bytes of printable ASCII, words split by single spaces, a known verb with

@@ -15,9 +15,8 @@
 // And the actions the API routes to workers: close a client by id, drop a stream's publisher,
 // start or stop a stream's recording.
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "rill/media/stream_key.h"
 #include "rill/net/worker_core.h"

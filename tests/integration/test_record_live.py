@@ -1,0 +1,262 @@
+"""Recording under live control (docs/recording.md): mode manual started and stopped through
+POST /api/v1/streams/{app}/{name}/record on a 2-worker server (the request lands on either
+worker, the owner records), the stream's record state in the API, callbacks.on_record_done
+reaching a small HTTP backend with nginx-rtmp's fields, the rill_record_* metrics; and a record
+path on a 20 MB tmpfs that fills up: the recording fails with "No space", the live HTTP-FLV
+player sees no gap, and recording resumes by itself once files are deleted.
+
+Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_DIR=... \
+          python3 -m unittest -v test_record_live
+"""
+
+import glob
+import http.client
+import http.server
+import json
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+
+import flvutil
+import rilltest
+from rilltest import HOST, Rill, require_tool, wait_until
+
+
+class Backend:
+    """An on_record_done receiver: keeps every form it got."""
+
+    def __init__(self):
+        self.forms = []
+        self.lock = threading.Lock()
+        backend = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get('Content-Length') or 0)
+                body = self.rfile.read(length).decode()
+                form = {k: v[-1] for k, v in urllib.parse.parse_qs(body, keep_blank_values=True).items()}
+                with backend.lock:
+                    backend.forms.append(form)
+                self.send_response(200)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer((HOST, 0), Handler)
+        self.server.daemon_threads = True
+        self.url = 'http://%s:%d/record_done' % (HOST, self.server.server_address[1])
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def wait_form(self, predicate, timeout=10):
+        found = []
+
+        def check():
+            with self.lock:
+                found[:] = [f for f in self.forms if predicate(f)]
+            return bool(found)
+        wait_until(check, timeout, 0.1)
+        return found[0] if found else None
+
+
+def api(r, method, path, body=None):
+    """(status, parsed JSON or text) of one API request, on a new connection (so that requests
+    spread over the workers)."""
+    conn = http.client.HTTPConnection(HOST, r.api_port, timeout=10)
+    try:
+        conn.request(method, path, body=body, headers={'Content-Type': 'application/json'} if body else {})
+        resp = conn.getresponse()
+        text = resp.read().decode()
+        try:
+            return resp.status, json.loads(text)
+        except ValueError:
+            return resp.status, text
+    finally:
+        conn.close()
+
+
+def record_state(r, app, name='cam'):
+    status, s = api(r, 'GET', '/api/v1/streams/%s/%s' % (app, name))
+    return s.get('record', {}) if status == 200 else {}
+
+
+def metric(r, name):
+    _, text = api(r, 'GET', '/metrics')
+    m = re.search(r'^%s (\S+)$' % name, text, re.M)
+    return float(m.group(1)) if m else None
+
+
+class FlvPlayer:
+    """An HTTP-FLV player on a thread: keeps the timestamps of the media tags it read."""
+
+    def __init__(self, r, path):
+        self.sock = socket.create_connection((HOST, r.http_port), timeout=5)
+        self.sock.sendall(('GET %s HTTP/1.1\r\nHost: x\r\n\r\n' % path).encode())
+        self.data = b''
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.data += chunk
+
+    def close(self):
+        self.stop.set()
+        self.sock.close()
+        self.thread.join(5)
+
+    def body(self):
+        """The FLV bytes: the chunked body up to its last whole chunk."""
+        pos, out = self.data.find(b'\r\n\r\n') + 4, b''
+        while True:
+            eol = self.data.find(b'\r\n', pos)
+            if eol < 0:
+                return out
+            size = int(self.data[pos:eol].split(b';')[0], 16)
+            if size == 0 or eol + 2 + size > len(self.data):
+                return out
+            out += self.data[eol + 2:eol + 2 + size]
+            pos = eol + 2 + size + 2
+
+    def largest_gap_ms(self, tag_type):
+        flv = flvutil.parse_bytes(self.body(), allow_truncated=True, check_back_pointers=False)
+        ts = [t.timestamp for t in flv.tags if t.type == tag_type and not t.is_seq_header]
+        return max((b - a for a, b in zip(ts, ts[1:])), default=None), len(ts)
+
+
+class RecordLiveTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        require_tool('ffmpeg')
+        cls.media = rilltest.make_test_media(seconds=8, gop=25)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix='rill-reclive-')
+        self.backend = Backend()
+        self.addCleanup(self.backend.close)
+
+    def start_rill(self, apps, workers=1):
+        self.rill = Rill({'workers': workers, 'apps': apps})
+        self.addCleanup(self.rill.close)
+
+    def publish(self, app):
+        pub = rilltest.ffmpeg_publish(self.rill.rtmp_url('cam', app=app), self.media)
+        self.addCleanup(rilltest.stop_process, pub)
+        self.assertTrue(wait_until(lambda: record_state(self.rill, app), 15, 0.2), self.rill.log_tail())
+        return pub
+
+    def test_manual_start_stop_and_record_done(self):
+        callbacks = {'on_record_done': self.backend.url}
+        self.start_rill({
+            'man': {'record': {'mode': 'manual', 'path': os.path.join(self.dir, '{name}-{start}')},
+                    'callbacks': callbacks},
+            'live': {}}, workers=2)
+        self.publish('man')
+        self.publish('live')
+        self.assertEqual(record_state(self.rill, 'man')['state'], 'stopped')
+        self.assertEqual(record_state(self.rill, 'live')['state'], 'off')
+        self.assertEqual(glob.glob(os.path.join(self.dir, '*')), [])
+        # Errors, as JSON.
+        self.assertEqual(api(self.rill, 'POST', '/api/v1/streams/man/cam/record', '{"action":"go"}')[0], 400)
+        self.assertEqual(api(self.rill, 'POST', '/api/v1/streams/man/cam/record', 'not json')[0], 400)
+        status, body = api(self.rill, 'POST', '/api/v1/streams/man/none/record', '{"action":"start"}')
+        self.assertEqual(status, 404, body)
+        self.assertIn('error', body)
+        status, body = api(self.rill, 'POST', '/api/v1/streams/live/cam/record', '{"action":"start"}')
+        self.assertEqual(status, 409, body)
+        self.assertIn('does not record', body['error'])
+        # Start, asked several times on new connections: either worker may take the request.
+        for _ in range(4):
+            status, body = api(self.rill, 'POST', '/api/v1/streams/man/cam/record', '{"action":"start"}')
+            self.assertEqual(status, 200, body)
+            self.assertIn(body['record']['state'], ('waiting', 'recording'))
+        self.assertTrue(wait_until(lambda: record_state(self.rill, 'man')['state'] == 'recording', 10, 0.2),
+                        self.rill.log_tail())
+        time.sleep(2.5)
+        rec = record_state(self.rill, 'man')
+        self.assertTrue(rec['file'].startswith(os.path.join(self.dir, 'cam-')), rec)
+        self.assertGreater(rec['bytes'], 0)
+        self.assertRegex(rec['started'], r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$')
+        self.assertEqual(metric(self.rill, 'rill_recordings'), 1)
+        status, body = api(self.rill, 'POST', '/api/v1/streams/man/cam/record', '{"action":"stop"}')
+        self.assertEqual((status, body['record']['state']), (200, 'stopped'), body)
+        form = self.backend.wait_form(lambda f: f.get('reason') == 'stopped')
+        self.assertIsNotNone(form, self.rill.log_tail())
+        self.assertEqual((form['call'], form['app'], form['name']), ('record_done', 'man', 'cam'))
+        self.assertEqual(form['path'], rec['file'])
+        self.assertEqual(form['start'], rec['started'])
+        self.assertGreater(float(form['duration']), 2.0)
+        self.assertEqual(int(form['bytes']), os.path.getsize(form['path']))
+        self.assertGreater(metric(self.rill, 'rill_record_bytes_total'), 0)
+        self.assertEqual(metric(self.rill, 'rill_recordings'), 0)
+        self.assertEqual(metric(self.rill, 'rill_record_failures_total'), 0)
+        # Stays stopped; a start opens a new file.
+        time.sleep(1)
+        self.assertEqual(len(glob.glob(os.path.join(self.dir, 'cam-*'))), 1)
+        self.assertEqual(api(self.rill, 'POST', '/api/v1/streams/man/cam/record', '{"action":"start"}')[0], 200)
+        self.assertTrue(wait_until(lambda: len(glob.glob(os.path.join(self.dir, 'cam-*'))) == 2, 10, 0.2))
+
+    def test_disk_full_fails_then_resumes(self):
+        if os.geteuid() != 0:
+            self.skipTest('mounting a tmpfs needs root')
+        mnt = os.path.join(self.dir, 'small')
+        os.mkdir(mnt)
+        if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', mnt]).returncode != 0:
+            self.skipTest('cannot mount a tmpfs here')
+        self.addCleanup(subprocess.run, ['umount', '-l', mnt])
+        # The disk is nearly full before the stream starts: about 1 MB left, some 10 s of this stream.
+        filler = os.path.join(mnt, 'filler')
+        with open(filler, 'wb') as f:
+            f.write(b'\0' * (19 * 1024 * 1024))
+        self.start_rill({'live': {'record': {'mode': 'all', 'path': os.path.join(mnt, 'rec', '{name}-{start}'),
+                                             'flush': '500ms'},
+                                  'callbacks': {'on_record_done': self.backend.url}}})
+        self.publish('live')
+        player = FlvPlayer(self.rill, '/live/cam.flv')
+        self.addCleanup(player.close)
+
+        def failed():
+            return record_state(self.rill, 'live').get('state') == 'failed'
+        self.assertTrue(wait_until(failed, 25, 0.2), self.rill.log_tail())
+        rec = record_state(self.rill, 'live')
+        self.assertIn('No space', rec['reason'])
+        self.assertGreater(metric(self.rill, 'rill_record_failures_total'), 0)
+        form = self.backend.wait_form(lambda f: f.get('reason', '').startswith('failed: '))
+        self.assertIsNotNone(form, self.rill.log_tail())
+        self.assertIn('No space', form['reason'])
+        self.assertGreater(int(form['bytes']), 0)
+        self.assertIn('recording stopped', self.rill.log_text())
+        # Space again: recording resumes by itself at a keyframe after its back-off.
+        os.unlink(filler)
+        for p in glob.glob(os.path.join(mnt, 'rec', '*')):
+            os.unlink(p)
+        self.assertTrue(wait_until(lambda: record_state(self.rill, 'live').get('state') == 'recording', 15, 0.2),
+                        self.rill.log_tail())
+        player.close()
+        for tag_type, name in ((9, 'video'), (8, 'audio')):
+            gap, count = player.largest_gap_ms(tag_type)
+            self.assertGreater(count, 100, name)
+            self.assertLessEqual(gap, 200, name)
+
+
+if __name__ == '__main__':
+    unittest.main()
