@@ -1,4 +1,5 @@
-"""Recording under live control (docs/recording.md): mode manual started and stopped through
+"""Recording under live control (docs/recording.md): 60 s published as fast as ffmpeg sends it,
+recorded in 10 s files that concatenate to exactly the frames published; mode manual started and stopped through
 POST /api/v1/streams/{app}/{name}/record on a 2-worker server (the request lands on either
 worker, the owner records), the stream's record state in the API, callbacks.on_record_done
 reaching a small HTTP backend with nginx-rtmp's fields, the rill_record_* metrics; and a record
@@ -142,6 +143,26 @@ class FlvPlayer:
         return max((b - a for a, b in zip(ts, ts[1:])), default=None), len(ts)
 
 
+def count_frames(path, fmt=None):
+    """{'video': n, 'audio': n} decoded by ffprobe -count_frames, and the format's duration."""
+    cmd = ['ffprobe', '-v', 'error']
+    if fmt:
+        cmd += ['-f', fmt, '-safe', '0']
+    cmd += ['-count_frames', '-show_entries', 'stream=codec_type,nb_read_frames:format=duration', '-of', 'json', path]
+    info = json.loads(rilltest.run(cmd, timeout=60).stdout)
+    counts = {s['codec_type']: int(s['nb_read_frames']) for s in info['streams']}
+    return counts, float(info.get('format', {}).get('duration', 'nan'))
+
+
+def video_duration(path):
+    """The video stream's duration in seconds: its frames' timestamps span plus the last frame's."""
+    cmd = ['ffprobe', '-v', 'error', '-select_streams', 'v', '-show_entries', 'packet=pts_time,duration_time',
+           '-of', 'json', path]
+    packets = json.loads(rilltest.run(cmd, timeout=60).stdout)['packets']
+    pts = [float(p['pts_time']) for p in packets]
+    return max(pts) - min(pts) + float(packets[-1].get('duration_time') or 0.04)
+
+
 class RecordLiveTest(unittest.TestCase):
 
     @classmethod
@@ -163,6 +184,32 @@ class RecordLiveTest(unittest.TestCase):
         self.addCleanup(rilltest.stop_process, pub)
         self.assertTrue(wait_until(lambda: record_state(self.rill, app), 15, 0.2), self.rill.log_tail())
         return pub
+
+    def test_sixty_seconds_in_ten_second_files(self):
+        media = rilltest.make_test_media(seconds=60, gop=25)
+        source, _ = count_frames(media)
+        self.start_rill({'rec': {'record': {'mode': 'all', 'segment': '10s',
+                                            'path': os.path.join(self.dir, '{name}-{start}')},
+                                 'callbacks': {'on_record_done': self.backend.url}}})
+        # As fast as ffmpeg sends it: the recorder counts stream time, not the clock.
+        pub = rilltest.ffmpeg_publish(self.rill.rtmp_url('cam', app='rec'), media, loop=False, realtime=False)
+        self.addCleanup(rilltest.stop_process, pub)
+        self.assertEqual(pub.wait(60), 0, 'ffmpeg failed, log in %s' % pub.log_path)
+        # on_record_done comes once a file is closed on disk (the log line comes when it is queued).
+        self.backend.wait_form(lambda f: f.get('reason') == 'unpublished', 30)
+        with self.backend.lock:
+            forms = list(self.backend.forms)
+        self.assertEqual([f['reason'] for f in forms], ['rotated'] * 5 + ['unpublished'], forms)
+        files = [f['path'] for f in forms]  # [0, 10) ... [50, 60)
+        self.assertEqual(sorted(files), sorted(glob.glob(os.path.join(self.dir, 'cam-*'))))
+        listing = os.path.join(self.dir, 'files.txt')
+        with open(listing, 'w') as f:
+            f.writelines("file '%s'\n" % p for p in files)
+        counts, _ = count_frames(listing, fmt='concat')
+        self.assertEqual(counts, source, files)
+        # The files' video durations add up to the published one, within one frame (25 fps).
+        durations = [video_duration(p) for p in files]
+        self.assertAlmostEqual(sum(durations), video_duration(media), delta=0.04, msg=durations)
 
     def test_manual_start_stop_and_record_done(self):
         callbacks = {'on_record_done': self.backend.url}
