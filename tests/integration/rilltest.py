@@ -36,6 +36,7 @@ import atexit
 import errno
 import fcntl
 import glob
+import http.server
 import json
 import os
 import re
@@ -46,16 +47,18 @@ import string
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
 
 __all__ = [
     'HOST', 'SOURCE_DIR', 'BUILD_DIR', 'rill_binary', 'free_port', 'port_open', 'port_listening', 'wait_port', 'wait_until',
     'run', 'rill_cli', 'to_yaml', 'deep_merge', 'DELETE', 'Rill', 'RillStartError',
     'proc_children', 'proc_cmdline', 'proc_state', 'proc_starttime', 'fd_targets', 'process_log', 'pid_alive', 'fd_count', 'descendants',
-    'have_tool', 'require_tool', 'make_test_media', 'ffmpeg_publish', 'stop_process', 'http_get',
+    'have_tool', 'require_tool', 'make_test_media', 'ffmpeg_publish', 'stop_process', 'http_get', 'FormBackend',
 ]
 
 HOST = '127.0.0.1'
@@ -841,6 +844,50 @@ def make_test_media(path=None, seconds=10, gop=50):
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return path
+
+
+class FormBackend:
+    """An HTTP callback backend on a loopback port (a ThreadingHTTPServer on a thread): keeps every
+    form POSTed to it in `forms` (each field's last value, plus '_content_type'; under `lock`) and
+    answers with answer(), 200 "ok" unless a subclass says otherwise. `url` ends with `path`.
+    close() when done."""
+
+    def __init__(self, path='/auth'):
+        self.forms = []
+        self.lock = threading.Lock()
+        backend = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get('Content-Length') or 0)
+                body = self.rfile.read(length).decode()
+                form = {k: v[-1] for k, v in urllib.parse.parse_qs(body, keep_blank_values=True).items()}
+                form['_content_type'] = self.headers.get('Content-Type')
+                with backend.lock:
+                    backend.forms.append(form)
+                backend.answer(self, form)
+
+        self.server = http.server.ThreadingHTTPServer((HOST, 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.url = 'http://%s:%d%s' % (HOST, self.port, path)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, h, form):
+        try:
+            h.send_response(200)
+            h.send_header('Content-Length', '2')
+            h.end_headers()
+            h.wfile.write(b'ok')
+        except OSError:
+            pass  # rill gave up on it
 
 
 def ffmpeg_publish(url, media=None, loop=True, log_path=None, extra_args=(), realtime=True):

@@ -7,14 +7,12 @@ refuses an HTTP-FLV player. A healthy publisher keeps streaming throughout.
 Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... python3 -m unittest -v test_auth_callbacks
 """
 
-import http.server
 import shutil
 import subprocess
 import threading
 import time
 import unittest
 import urllib.error
-import urllib.parse
 import urllib.request
 
 import rilltest
@@ -22,38 +20,16 @@ from hlsutil import make_gop1_media
 from rilltest import Rill, wait_until
 
 
-class Backend:
+class Backend(rilltest.FormBackend):
     """The auth backend: answers by (call, name) and records every form it got."""
 
     def __init__(self):
-        self.forms = []
-        self.lock = threading.Lock()
         self.release = threading.Event()
-        backend = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get('Content-Length') or 0)
-                body = self.rfile.read(length).decode()
-                form = {k: v[-1] for k, v in urllib.parse.parse_qs(body, keep_blank_values=True).items()}
-                form['_content_type'] = self.headers.get('Content-Type')
-                with backend.lock:
-                    backend.forms.append(form)
-                backend.answer(self, form)
-
-        self.server = http.server.ThreadingHTTPServer((rilltest.HOST, 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.url = 'http://%s:%d/auth' % (rilltest.HOST, self.port)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__()
 
     def close(self):
         self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        super().close()
 
     def answer(self, h, form):
         name, call = form.get('name', ''), form.get('call', '')

@@ -118,7 +118,7 @@ class PromtoolTest(unittest.TestCase):
     def test_check_rules(self):
         res = run(['promtool', 'check', 'rules', ALERTS], timeout=30)
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
-        self.assertIn('SUCCESS: 5 rules found', res.stdout + res.stderr)
+        self.assertIn('SUCCESS: 6 rules found', res.stdout + res.stderr)
 
     def test_rule_unit_tests(self):
         res = run(['promtool', 'test', 'rules', ALERT_TESTS], timeout=60)
@@ -308,7 +308,7 @@ class PrometheusScrapeTest(unittest.TestCase):
 
     def check_alerts(self, prom):
         rules = alert_rules()
-        self.assertEqual(len(rules), 5)
+        self.assertEqual(len(rules), 6)
         for name, expr in rules:
             ans = prom.query(expr)
             self.assertEqual(ans.get('status'), 'success', '%s: %s -> %s' % (name, expr, ans))
@@ -320,6 +320,7 @@ class PrometheusScrapeTest(unittest.TestCase):
         self.assertEqual(prom.vector(exprs['RillStreamNoInput']), [])
         self.assertEqual(prom.vector(exprs['RillWorkerFileDescriptors']), [])
         self.assertEqual(prom.vector(exprs['RillWorkerRespawned']), [])
+        self.assertEqual(prom.vector(exprs['RillRecordingFailed']), [])
         # The server loaded the file and evaluates every rule without error.
 
         def healthy():

@@ -12,7 +12,6 @@ Run:  cd tests/integration && RILL_BIN=.../rill RILL_BUILD_DIR=... RILL_SOURCE_D
 
 import glob
 import http.client
-import http.server
 import json
 import os
 import re
@@ -22,43 +21,14 @@ import tempfile
 import threading
 import time
 import unittest
-import urllib.parse
 
 import flvutil
 import rilltest
 from rilltest import HOST, Rill, require_tool, wait_until
 
 
-class Backend:
-    """An on_record_done receiver: keeps every form it got."""
-
-    def __init__(self):
-        self.forms = []
-        self.lock = threading.Lock()
-        backend = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get('Content-Length') or 0)
-                body = self.rfile.read(length).decode()
-                form = {k: v[-1] for k, v in urllib.parse.parse_qs(body, keep_blank_values=True).items()}
-                with backend.lock:
-                    backend.forms.append(form)
-                self.send_response(200)
-                self.send_header('Content-Length', '0')
-                self.end_headers()
-
-        self.server = http.server.ThreadingHTTPServer((HOST, 0), Handler)
-        self.server.daemon_threads = True
-        self.url = 'http://%s:%d/record_done' % (HOST, self.server.server_address[1])
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+class Backend(rilltest.FormBackend):
+    """An on_record_done receiver."""
 
     def wait_form(self, predicate, timeout=10):
         found = []
@@ -172,7 +142,7 @@ class RecordLiveTest(unittest.TestCase):
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix='rill-reclive-')
-        self.backend = Backend()
+        self.backend = Backend('/record_done')
         self.addCleanup(self.backend.close)
 
     def start_rill(self, apps, workers=1):

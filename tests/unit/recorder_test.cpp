@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 
 #include "codec_test_data.h"
 #include "media_test_util.h"
@@ -403,6 +404,56 @@ INSTANTIATE_TEST_SUITE_P(, RecorderFormats,
                          [](const auto& info) {
                            return info.param == config::RecordFormat::Flv ? "Flv" : "Fmp4";
                          });
+
+}  // namespace
+}  // namespace rill::media
+
+namespace rill::media {
+namespace {
+
+// mode manual: nothing until control(true), a file from the next keyframe, closed by
+// control(false) with a note that says so; each close reaches the writer's on_closed.
+TEST(RecorderControl, ManualRecordsBetweenStartAndStopAndNotesTheClose) {
+  std::mutex mu;
+  std::vector<record::RecordFilePtr> closed;
+  record::FileWriterOptions o;
+  o.on_closed = [&](record::RecordFilePtr f) {
+    std::lock_guard lock(mu);
+    closed.push_back(std::move(f));
+  };
+  Rig rig(config::RecordFormat::Fmp4, o);
+  rig.cfg.mode = config::RecordMode::Manual;
+  rig.rec = std::make_unique<Recorder>(*rig.writer, StreamKey{"live", "cam"}, rig.cfg, *rig.log);
+  EXPECT_EQ(rig.rec->state(), Recorder::State::Stopped);
+  const Feed f = stream(5000);
+  const auto at = [&](uint32_t ms) {  // the first coded frame at or after ms
+    return static_cast<size_t>(std::find_if(f.frames.begin() + 3, f.frames.end(),
+                                            [ms](const FramePtr& p) { return p->timestamp >= ms; }) -
+                               f.frames.begin());
+  };
+  rig.feed(f.frames, 0, at(1500));
+  EXPECT_EQ(rig.rec->control(true), Recorder::State::Waiting);
+  rig.feed(f.frames, at(1500), at(3500));  // a file from the keyframe at 2000 ms
+  EXPECT_EQ(rig.rec->state(), Recorder::State::Recording);
+  EXPECT_EQ(rig.rec->status().started, std::time_t{1'700'000'000});
+  EXPECT_EQ(rig.rec->control(false), Recorder::State::Stopped);
+  EXPECT_TRUE(rig.rec->status().path.empty());
+  rig.feed(f.frames, at(3500));
+  const auto files = rig.finish();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(rig.read(files[0]).video, 38u);  // 2000 ms to 3480 ms at 25 fps
+  std::lock_guard lock(mu);
+  ASSERT_EQ(closed.size(), 1u);
+  const record::RecordCloseNote& n = closed[0]->note();
+  EXPECT_EQ(n.app, "live");
+  EXPECT_EQ(n.name, "cam");
+  EXPECT_EQ(n.reason, "stopped");
+  EXPECT_EQ(n.started, std::time_t{1'700'000'000});
+  EXPECT_NEAR(n.duration_ms, 1540, 60);  // from the audio frame before the keyframe (1978 ms)
+  EXPECT_EQ(closed[0]->path(), files[0]);
+  EXPECT_EQ(closed[0]->written(), fs::file_size(files[0]));
+  EXPECT_EQ(rig.writer->bytes_written(), fs::file_size(files[0]));
+}
 
 }  // namespace
 }  // namespace rill::media
