@@ -152,6 +152,15 @@ void skip_scaling_list(BitReader& br, int size) {  // 7.3.2.1.1.1
   }
 }
 
+// H.264 7.3.2.1.1: these profile_idc values carry chroma_format_idc, bit depths and scaling
+// matrices in the SPS.
+bool has_chroma_format_fields(uint8_t profile_idc) {
+  static constexpr uint8_t kProfiles[] = {100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135};
+  for (uint8_t p : kProfiles)
+    if (p == profile_idc) return true;
+  return false;
+}
+
 }  // namespace
 
 AvcSpsInfo parse_avc_sps(std::span<const uint8_t> nal) {
@@ -175,34 +184,17 @@ AvcSpsInfo parse_avc_sps(std::span<const uint8_t> nal) {
   ue_max(br, 31, "seq_parameter_set_id");
   uint32_t chroma_format_idc = 1;
   bool separate_colour_plane = false;
-  switch (info.profile_idc) {
-    case 100:
-    case 110:
-    case 122:
-    case 244:
-    case 44:
-    case 83:
-    case 86:
-    case 118:
-    case 128:
-    case 138:
-    case 139:
-    case 134:
-    case 135: {
-      chroma_format_idc = ue_max(br, 3, "chroma_format_idc");
-      if (chroma_format_idc == 3) separate_colour_plane = br.bit();
-      ue_max(br, 6, "bit_depth_luma_minus8");
-      ue_max(br, 6, "bit_depth_chroma_minus8");
-      br.bit();        // qpprime_y_zero_transform_bypass_flag
-      if (br.bit()) {  // seq_scaling_matrix_present_flag
-        int lists = chroma_format_idc != 3 ? 8 : 12;
-        for (int i = 0; i < lists; ++i)
-          if (br.bit()) skip_scaling_list(br, i < 6 ? 16 : 64);
-      }
-      break;
+  if (has_chroma_format_fields(info.profile_idc)) {
+    chroma_format_idc = ue_max(br, 3, "chroma_format_idc");
+    if (chroma_format_idc == 3) separate_colour_plane = br.bit();
+    ue_max(br, 6, "bit_depth_luma_minus8");
+    ue_max(br, 6, "bit_depth_chroma_minus8");
+    br.bit();        // qpprime_y_zero_transform_bypass_flag
+    if (br.bit()) {  // seq_scaling_matrix_present_flag
+      int lists = chroma_format_idc != 3 ? 8 : 12;
+      for (int i = 0; i < lists; ++i)
+        if (br.bit()) skip_scaling_list(br, i < 6 ? 16 : 64);
     }
-    default:
-      break;
   }
   ue_max(br, 12, "log2_max_frame_num_minus4");
   uint32_t poc_type = ue_max(br, 2, "pic_order_cnt_type");
