@@ -13,7 +13,7 @@ using std::chrono::hours;
 using std::chrono::milliseconds;
 
 const std::vector<std::string_view> kRecordKeys = {"mode",     "format", "path",     "segment",
-                                                   "max_size", "flush",  "retention"};
+                                                   "max_size", "flush",  "retention", "serve"};
 const std::vector<std::string_view> kRetentionKeys = {"max_age", "max_bytes"};
 const std::vector<std::string_view> kModes = {"off", "all", "video", "audio", "manual"};
 const std::vector<std::string_view> kFormats = {"fmp4", "flv"};
@@ -187,6 +187,7 @@ void read_record(const YamlReader& reader, const YamlMap& app_map, AppConfig& ap
   rec.max_size = max_size;
   map.read_duration("flush", rec.flush, milliseconds(100), std::chrono::seconds(60));
   if (auto f = map.get("retention")) rec.retention = read_retention(reader, *f);
+  map.read_bool("serve", rec.serve);
 }
 
 }  // namespace rill::config

@@ -35,9 +35,21 @@ RecordingFilesService::RecordingFilesService(net::WorkerCore& ctx, api::ApiServe
   if (retention_) schedule_retention(kFirstRetention);
 }
 
-// The thread goes first (its continuations capture this), then the timer.
+void RecordingFilesService::serve_files(http::HttpServer& http, StreamRoutes& routes, StreamGate& gate) {
+  bool serves = false;
+  for (const auto& app : store_.apps) serves = serves || ctx_.config->apps.at(app.root.app).record.serve;
+  if (!serves || !work_) return;
+  files_ = std::make_unique<RecordingFileRoute>(ctx_, gate, *work_, store_.catalog, store_.apps);
+  files_->mount(http);
+  playlists_ = std::make_unique<RecordingPlaylistRoute>(ctx_, gate, *work_, store_.catalog, store_.apps);
+  playlists_->install(routes);
+}
+
+// The thread goes first (its continuations capture this and the route), then the timer.
 RecordingFilesService::~RecordingFilesService() {
   work_.reset();
+  files_.reset();
+  playlists_.reset();
   if (timer_) ctx_.timers->cancel(timer_);
 }
 

@@ -50,6 +50,7 @@ StreamPath parse_stream_path(std::string_view path) {
     return {};
   }
   if (n == 3) {  // /APP/STREAM/SEQ.ts, /APP/STREAM/SEQ.m4s, /APP/STREAM/init-ID.mp4
+    if (seg[2] == "recording.m3u8") return stream_path(StreamRoute::RecordingPlaylist, seg[0], seg[1], 0);
     const auto split = protocol::split_hls_segment_file(seg[2]);
     if (!split) return {};
     const std::string_view file = split->second;
@@ -66,8 +67,7 @@ StreamPath parse_stream_path(std::string_view path) {
 void StreamRoutes::set(StreamRoute kind, Handler h) {
   // The stream paths are mounted by the first handler: a server with none (the API's) has none.
   if (handlers_.empty()) {
-    http_.routes().add(HttpMethod::Get, "/", PathMatch::Prefix,
-                       [this](HttpExchange& ex) { serve(ex); });
+    http_.routes().add(HttpMethod::Get, "/", PathMatch::Prefix, [this](HttpExchange& ex) { serve(ex); });
   }
   handlers_.emplace_back(kind, std::move(h));
 }
@@ -81,7 +81,9 @@ void StreamRoutes::serve(HttpExchange& ex) {
                               sp.why);
     return ex.reply_error(400, sp.why);
   }
-  if (sp.kind == StreamRoute::HlsPlaylist || sp.kind == StreamRoute::HlsSegment) ex.set_log_protocol("hls");
+  if (sp.kind == StreamRoute::HlsPlaylist || sp.kind == StreamRoute::HlsSegment ||
+      sp.kind == StreamRoute::RecordingPlaylist)
+    ex.set_log_protocol("hls");
   if (sp.kind == StreamRoute::Flv) ex.set_log_protocol("http-flv");  // a refusal or a HEAD
   for (auto& [kind, handler] : handlers_) {
     if (sp.kind != StreamRoute::None && kind == sp.kind) return handler(ex, sp);

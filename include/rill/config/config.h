@@ -149,6 +149,7 @@ struct RecordConfig {
   uint64_t max_size = 0;  // rotate also at the first keyframe past this size; 0: no limit
   Duration flush{1000};   // data reaches the file at least this often (stream time)
   RecordRetention retention;
+  bool serve = true;  // the files under /recordings/... and recording.m3u8 (docs/recording.md)
   bool enabled() const { return mode != RecordMode::Off; }
   bool operator==(const RecordConfig&) const = default;
 };

@@ -13,6 +13,8 @@
 
 #include "rill/api/api_recordings.h"
 #include "rill/core/timer_queue.h"
+#include "rill/server/recording_file_route.h"
+#include "rill/server/recording_playlist_route.h"
 
 namespace rill::net {
 struct WorkerCore;
@@ -29,6 +31,11 @@ class RecordingFilesService {
   RecordingFilesService(const RecordingFilesService&) = delete;
   RecordingFilesService& operator=(const RecordingFilesService&) = delete;
 
+  // Mounts /recordings/... (server/recording_file_route.h) on the stream server `http` and
+  // recording.m3u8 (server/recording_playlist_route.h) on its stream routes when an app records
+  // with record.serve; `http`, `routes` and `gate` outlive this service.
+  void serve_files(http::HttpServer& http, StreamRoutes& routes, StreamGate& gate);
+
  private:
   void schedule_retention(std::chrono::milliseconds after);
   void run_retention();
@@ -36,6 +43,8 @@ class RecordingFilesService {
   net::WorkerCore& ctx_;
   std::unique_ptr<net::BlockingWorkThread> work_;
   api::RecordingStore store_;
+  std::unique_ptr<RecordingFileRoute> files_;
+  std::unique_ptr<RecordingPlaylistRoute> playlists_;
   TimerId timer_ = 0;
   bool retention_ = false;
 };

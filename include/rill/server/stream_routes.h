@@ -4,6 +4,7 @@
 //   parse_stream_path("/live/cam.flv")             -> Flv          live/cam
 //   parse_stream_path("/live/cam.m3u8")            -> HlsPlaylist  live/cam
 //   parse_stream_path("/live/cam/12.ts")           -> HlsSegment   live/cam, segment 12
+//   parse_stream_path("/live/cam/recording.m3u8")  -> RecordingPlaylist live/cam (docs/recording.md)
 //   StreamRoutes: mounts prefix "/" (GET, and so HEAD) on an HttpServer and hands each stream
 //                 path to the handler of its kind; a name that breaks the rule gets 400, any
 //                 other path (or a kind without a handler) 404.
@@ -26,7 +27,7 @@
 
 namespace rill::server {
 
-enum class StreamRoute : uint8_t { None, Flv, HlsPlaylist, HlsSegment };
+enum class StreamRoute : uint8_t { None, Flv, HlsPlaylist, HlsSegment, RecordingPlaylist };
 
 struct StreamPath {
   StreamRoute kind = StreamRoute::None;

@@ -1,0 +1,63 @@
+#pragma once
+// GET|HEAD /recordings/{id}/{file name}: a recording file, read-only (docs/recording.md,
+// "Playback"). The id is the API's (record/recording_catalog.h), resolved through a scan on the
+// worker's BlockingWorkThread, so no request names a file outside the recording roots; the file
+// name must be the file's own.
+//
+//   - Auth: the request asks the worker's StreamGate as a live HLS request of the recording's
+//     app and stream name would (access rules, the token of that name in the query, on_play).
+//   - Range: one byte range, 206 + Content-Range; 416 when unsatisfiable; a header this does not
+//     take is ignored (protocol/http_byte_range.h, RFC 9110 §14.2). Content-Type video/mp4 or
+//     video/x-flv, ETag (size and mtime) and Last-Modified.
+//   - A body is read into memory on the work thread, at most kMaxBody bytes: a longer range is
+//     answered with its first kMaxBody bytes (206, Content-Range says which, §14.4), a request
+//     without Range for a file past kMaxBody gets 413 (ask with Range).
+//   - A file still being written: 409. apps.NAME.record.serve false: 404.
+// Nothing here reads a file on the event loop.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "rill/http/http_exchange.h"
+#include "rill/record/recording_catalog.h"
+
+namespace rill::net {
+struct WorkerCore;
+class BlockingWorkThread;
+}  // namespace rill::net
+
+namespace rill::http {
+class HttpServer;
+}
+
+namespace rill::server {
+
+class StreamGate;
+
+class RecordingFileRoute {
+ public:
+  static constexpr uint64_t kMaxBody = 32u << 20;
+  static constexpr std::string_view kPrefix = "/recordings/";
+
+  // Everything given outlives the route; the work thread is destroyed before it.
+  RecordingFileRoute(net::WorkerCore& ctx, StreamGate& gate, net::BlockingWorkThread& work,
+                     std::shared_ptr<record::RecordingCatalog> catalog,
+                     std::vector<record::RecordingCatalog::App> apps);
+  RecordingFileRoute(const RecordingFileRoute&) = delete;
+  RecordingFileRoute& operator=(const RecordingFileRoute&) = delete;
+
+  void mount(http::HttpServer& http);
+
+ private:
+  void serve(http::HttpExchange& ex);
+  void admit(http::HttpExchange& ex, const record::RecordingEntry& e);
+  void send_file(http::HttpExchange& ex, const record::RecordingEntry& e);
+
+  net::WorkerCore& ctx_;
+  StreamGate& gate_;
+  net::BlockingWorkThread& work_;
+  std::shared_ptr<record::RecordingCatalog> catalog_;  // used on the work thread only
+  std::vector<record::RecordingCatalog::App> apps_;
+};
+
+}  // namespace rill::server
