@@ -102,11 +102,6 @@ void reply_file(http::HttpExchange& ex, const FileAnswer& a, protocol::Recording
 
 }  // namespace
 
-RecordingFileRoute::RecordingFileRoute(net::WorkerCore& ctx, StreamGate& gate, net::BlockingWorkThread& work,
-                                       std::shared_ptr<record::RecordingCatalog> catalog,
-                                       std::vector<record::RecordingCatalog::App> apps)
-    : ctx_(ctx), gate_(gate), work_(work), catalog_(std::move(catalog)), apps_(std::move(apps)) {}
-
 void RecordingFileRoute::mount(http::HttpServer& http) {
   http.routes().add(http::HttpMethod::Get, std::string(kPrefix), http::PathMatch::Prefix,
                     [this](http::HttpExchange& ex) { serve(ex); });
@@ -123,28 +118,28 @@ void RecordingFileRoute::serve(http::HttpExchange& ex) {
       file.find('/') != std::string::npos)
     return ex.reply_error(404, "no recording " + id);
   http::HttpHeld held = ex.hold();
-  const bool queued = work_.submit(
-      [this, held, id, file, catalog = catalog_, apps = apps_]() -> net::BlockingWorkThread::Continuation {
-        std::optional<record::RecordingEntry> e = catalog->find(apps, id);
-        if (e && e->path.substr(e->path.rfind('/') + 1) != file) e.reset();
-        return [this, held, id, e = std::move(e)] {
-          http::HttpExchange* ex = held.get();
-          if (!ex) return;
-          if (!e) return ex->reply_error(404, "no recording " + id);
-          admit(*ex, *e);
-        };
-      });
+  const bool queued = parts_.work.submit([this, held, id, file, catalog = parts_.catalog,
+                                          apps = parts_.apps]() -> net::BlockingWorkThread::Continuation {
+    std::optional<record::RecordingEntry> e = catalog->find(apps, id);
+    if (e && e->path.substr(e->path.rfind('/') + 1) != file) e.reset();
+    return [this, held, id, e = std::move(e)] {
+      http::HttpExchange* ex = held.get();
+      if (!ex) return;
+      if (!e) return ex->reply_error(404, "no recording " + id);
+      admit(*ex, *e);
+    };
+  });
   if (!queued) ex.reply_error(503, "too many recording requests waiting; try again");
 }
 
 // The gate as for the live HLS of the recording's stream: its token, access rules, on_play.
 void RecordingFileRoute::admit(http::HttpExchange& ex, const record::RecordingEntry& e) {
-  const auto app = ctx_.config->apps.find(e.app);
-  if (app == ctx_.config->apps.end() || !app->second.record.serve || e.name.empty())
+  const auto app = parts_.ctx.config->apps.find(e.app);
+  if (app == parts_.ctx.config->apps.end() || !app->second.record.serve || e.name.empty())
     return ex.reply_error(404, "no recording " + e.id);
   const std::optional<media::StreamKey> key = media::StreamKey::make(e.app, e.name);
   if (!key) return ex.reply_error(404, "no recording " + e.id);
-  admit_http_play(ctx_, gate_, ex, GateProto::Hls, *key,
+  admit_http_play(parts_.ctx, parts_.gate, ex, GateProto::Hls, *key,
                   [this, e](http::HttpExchange& admitted, GateDecision) { send_file(admitted, e); });
 }
 
@@ -152,7 +147,7 @@ void RecordingFileRoute::send_file(http::HttpExchange& ex, const record::Recordi
   if (e.recording) return ex.reply_error(409, "recording " + e.id + " is being written");
   const std::string_view* range = ex.header("Range");
   http::HttpHeld held = ex.hold();
-  const bool queued = work_.submit(
+  const bool queued = parts_.work.submit(
       [held, path = e.path, format = e.format,
        range = range ? std::string(*range) : std::string()]() -> net::BlockingWorkThread::Continuation {
         FileAnswer a = read_file_range(path, range, kMaxBody);

@@ -39,9 +39,10 @@ void RecordingFilesService::serve_files(http::HttpServer& http, StreamRoutes& ro
   bool serves = false;
   for (const auto& app : store_.apps) serves = serves || ctx_.config->apps.at(app.root.app).record.serve;
   if (!serves || !work_) return;
-  files_ = std::make_unique<RecordingFileRoute>(ctx_, gate, *work_, store_.catalog, store_.apps);
+  const RecordingRouteParts parts{ctx_, gate, *work_, store_.catalog, store_.apps};
+  files_ = std::make_unique<RecordingFileRoute>(parts);
   files_->mount(http);
-  playlists_ = std::make_unique<RecordingPlaylistRoute>(ctx_, gate, *work_, store_.catalog, store_.apps);
+  playlists_ = std::make_unique<RecordingPlaylistRoute>(parts);
   playlists_->install(routes);
 }
 

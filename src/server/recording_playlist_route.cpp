@@ -40,24 +40,18 @@ std::optional<protocol::RecordingPlaylistFile> playlist_file(const record::Recor
 
 }  // namespace
 
-RecordingPlaylistRoute::RecordingPlaylistRoute(net::WorkerCore& ctx, StreamGate& gate,
-                                               net::BlockingWorkThread& work,
-                                               std::shared_ptr<record::RecordingCatalog> catalog,
-                                               std::vector<record::RecordingCatalog::App> apps)
-    : ctx_(ctx), gate_(gate), work_(work), catalog_(std::move(catalog)), apps_(std::move(apps)) {}
-
 void RecordingPlaylistRoute::install(StreamRoutes& routes) {
   routes.set(StreamRoute::RecordingPlaylist, [this](HttpExchange& ex, const StreamPath& route) {
-    admit_http_play(ctx_, gate_, ex, GateProto::Hls, route.key,
+    admit_http_play(parts_.ctx, parts_.gate, ex, GateProto::Hls, route.key,
                     [this](HttpExchange& e, GateDecision d) { serve(e, d.key, d.app); });
   });
 }
 
 void RecordingPlaylistRoute::serve(HttpExchange& ex, const media::StreamKey& key,
                                    const config::AppConfig* app) {
-  const auto rec =
-      std::find_if(apps_.begin(), apps_.end(), [&](const auto& a) { return a.root.app == key.app; });
-  if (!app || !app->record.serve || rec == apps_.end())
+  const auto rec = std::find_if(parts_.apps.begin(), parts_.apps.end(),
+                                [&](const auto& a) { return a.root.app == key.app; });
+  if (!app || !app->record.serve || rec == parts_.apps.end())
     return ex.reply_error(404, "no recordings of " + key.str());
   protocol::RecordingPlaylistOptions options;
   options.segment_seconds = std::chrono::duration<double>(app->hls.fragment).count();
@@ -72,8 +66,8 @@ void RecordingPlaylistRoute::serve(HttpExchange& ex, const media::StreamKey& key
     (std::string_view(name) == "start" ? options.from : options.to) = t;
   }
   HttpHeld held = ex.hold();
-  const bool queued = work_.submit(
-      [held, key, options, rec_app = *rec, catalog = catalog_,
+  const bool queued = parts_.work.submit(
+      [held, key, options, rec_app = *rec, catalog = parts_.catalog,
        token = protocol::token_part_of(ex.info().query)]() -> net::BlockingWorkThread::Continuation {
         std::string error;
         std::vector<protocol::RecordingPlaylistFile> files;

@@ -16,6 +16,8 @@
 // Nothing here reads a file on the event loop.
 #include <cstdint>
 #include <memory>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rill/http/http_exchange.h"
@@ -34,15 +36,23 @@ namespace rill::server {
 
 class StreamGate;
 
+// What the recording playback routes share: the worker's core and gate, its file thread, the
+// catalog (used on that thread only) and the apps that record. What it names outlives the routes;
+// the work thread is destroyed before them.
+struct RecordingRouteParts {
+  net::WorkerCore& ctx;
+  StreamGate& gate;
+  net::BlockingWorkThread& work;
+  std::shared_ptr<record::RecordingCatalog> catalog;
+  std::vector<record::RecordingCatalog::App> apps;
+};
+
 class RecordingFileRoute {
  public:
   static constexpr uint64_t kMaxBody = 32u << 20;
   static constexpr std::string_view kPrefix = "/recordings/";
 
-  // Everything given outlives the route; the work thread is destroyed before it.
-  RecordingFileRoute(net::WorkerCore& ctx, StreamGate& gate, net::BlockingWorkThread& work,
-                     std::shared_ptr<record::RecordingCatalog> catalog,
-                     std::vector<record::RecordingCatalog::App> apps);
+  explicit RecordingFileRoute(RecordingRouteParts parts) : parts_(std::move(parts)) {}
   RecordingFileRoute(const RecordingFileRoute&) = delete;
   RecordingFileRoute& operator=(const RecordingFileRoute&) = delete;
 
@@ -53,11 +63,7 @@ class RecordingFileRoute {
   void admit(http::HttpExchange& ex, const record::RecordingEntry& e);
   void send_file(http::HttpExchange& ex, const record::RecordingEntry& e);
 
-  net::WorkerCore& ctx_;
-  StreamGate& gate_;
-  net::BlockingWorkThread& work_;
-  std::shared_ptr<record::RecordingCatalog> catalog_;  // used on the work thread only
-  std::vector<record::RecordingCatalog::App> apps_;
+  RecordingRouteParts parts_;
 };
 
 }  // namespace rill::server

@@ -9,24 +9,14 @@
 #include <memory>
 #include <vector>
 
-#include "rill/record/recording_catalog.h"
+#include "rill/server/recording_file_route.h"
 #include "rill/server/stream_routes.h"
-
-namespace rill::net {
-struct WorkerCore;
-class BlockingWorkThread;
-}  // namespace rill::net
 
 namespace rill::server {
 
-class StreamGate;
-
 class RecordingPlaylistRoute {
  public:
-  // Everything given outlives the route; the work thread is destroyed before it.
-  RecordingPlaylistRoute(net::WorkerCore& ctx, StreamGate& gate, net::BlockingWorkThread& work,
-                         std::shared_ptr<record::RecordingCatalog> catalog,
-                         std::vector<record::RecordingCatalog::App> apps);
+  explicit RecordingPlaylistRoute(RecordingRouteParts parts) : parts_(std::move(parts)) {}
   RecordingPlaylistRoute(const RecordingPlaylistRoute&) = delete;
   RecordingPlaylistRoute& operator=(const RecordingPlaylistRoute&) = delete;
 
@@ -35,11 +25,7 @@ class RecordingPlaylistRoute {
  private:
   void serve(HttpExchange& ex, const media::StreamKey& key, const config::AppConfig* app);
 
-  net::WorkerCore& ctx_;
-  StreamGate& gate_;
-  net::BlockingWorkThread& work_;
-  std::shared_ptr<record::RecordingCatalog> catalog_;  // used on the work thread only
-  std::vector<record::RecordingCatalog::App> apps_;
+  RecordingRouteParts parts_;
 };
 
 }  // namespace rill::server
