@@ -76,6 +76,7 @@ Routed route(std::string_view uri, const HttpRouterLimits& lim = {}) {
     case StreamRoute::Flv: r.kind = Kind::Flv; break;
     case StreamRoute::HlsPlaylist: r.kind = Kind::HlsPlaylist; break;
     case StreamRoute::HlsSegment: r.kind = Kind::HlsSegment; break;
+    case StreamRoute::RecordingPlaylist: r.kind = Kind::HlsPlaylist; break;  // tested below
   }
   r.app = sp.key.app;
   r.stream = sp.key.name;
@@ -211,6 +212,9 @@ TEST(HttpRouter, HlsSegment) {
   }
   EXPECT_EQ(parse_stream_path("/live/test/3.m4s").form, rill::protocol::HlsSegmentForm::Fmp4);
   EXPECT_EQ(parse_stream_path("/live/test/init-3.mp4").form, rill::protocol::HlsSegmentForm::Init);
+  const StreamPath rec = parse_stream_path("/live/test/recording.m3u8");
+  EXPECT_EQ(rec.kind, StreamRoute::RecordingPlaylist);
+  EXPECT_EQ(rec.key.str(), "live/test");
   EXPECT_EQ(route("/live/test/init-.mp4").kind, Kind::NotFound);
   EXPECT_EQ(route("/live/test/3.mp4").kind, Kind::NotFound);
 }
