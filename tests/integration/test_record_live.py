@@ -41,6 +41,16 @@ class Backend(rilltest.FormBackend):
         return found[0] if found else None
 
 
+def file_order(path):
+    """Sort key of a recording file named {name}-{start}[-N].ext: its start, then N (none is 0)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    m = re.fullmatch(r'(.*?)(?:-(\d+))?', stem)
+    base, n = m.group(1), int(m.group(2) or 0)
+    if n and not re.search(r'\d{2}-\d{2}-\d{2}$', base):
+        base, n = stem, 0  # the -NN was part of the start time itself
+    return (base, n)
+
+
 def api(r, method, path, body=None):
     """(status, parsed JSON or text) of one API request, on a new connection (so that requests
     spread over the workers)."""
@@ -166,9 +176,14 @@ class RecordLiveTest(unittest.TestCase):
         self.addCleanup(rilltest.stop_process, pub)
         self.assertEqual(pub.wait(60), 0, 'ffmpeg failed, log in %s' % pub.log_path)
         # on_record_done comes once a file is closed on disk (the log line comes when it is queued).
-        self.backend.wait_form(lambda f: f.get('reason') == 'unpublished', 30)
+        # Each callback is its own request: they may arrive in any order, so wait for all six and
+        # put them in the order of their files (a name taken in the same second gets -1, -2, ...).
+        def all_six():
+            with self.backend.lock:
+                return len(self.backend.forms) >= 6
+        wait_until(all_six, 30, 0.1)
         with self.backend.lock:
-            forms = list(self.backend.forms)
+            forms = sorted(self.backend.forms, key=lambda f: file_order(f['path']))
         self.assertEqual([f['reason'] for f in forms], ['rotated'] * 5 + ['unpublished'], forms)
         files = [f['path'] for f in forms]  # [0, 10) ... [50, 60)
         self.assertEqual(sorted(files), sorted(glob.glob(os.path.join(self.dir, 'cam-*'))))
