@@ -114,7 +114,8 @@ VideoTagInfo parse_enhanced_video(std::span<const uint8_t> body) {
     // videoFourCc = FOURCC". Tracks follow with per-track ids and sizes: passed through as is.
     info.is_multitrack = true;
     if (pos + 1 > body.size()) too_short(kTag, body.size(), pos + 1, "a multitrack type");
-    uint8_t multitrack_type = body[pos] >> 4;
+    const uint8_t multitrack_type = body[pos] >> 4;
+    info.multitrack_type = multitrack_type;
     info.packet_type = body[pos] & 0x0F;
     pos += 1;
     if (multitrack_type != 2) {
@@ -258,7 +259,8 @@ AudioTagInfo parse_audio_tag(std::span<const uint8_t> body) {
     if (packet_type == static_cast<uint8_t>(ExAudioPacketType::Multitrack)) {
       info.is_multitrack = true;
       if (pos + 1 > body.size()) too_short(kTag, body.size(), pos + 1, "a multitrack type");
-      need_fourcc = (body[pos] >> 4) != 2;
+      info.multitrack_type = body[pos] >> 4;
+      need_fourcc = info.multitrack_type != 2;
       packet_type = body[pos] & 0x0F;
       pos += 1;
     }

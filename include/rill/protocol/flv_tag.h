@@ -74,7 +74,8 @@ struct VideoTagInfo {
   uint8_t frame_type = 0;           // raw: bits 4-7 (legacy) or bits 4-6 (enhanced)
   uint8_t packet_type = 0;          // legacy AVCPacketType, or the E-RTMP VideoPacketType (after ModEx)
   bool is_enhanced = false;         // E-RTMP IsExHeader bit (0x80) set
-  bool is_multitrack = false;       // E-RTMP Multitrack: passed through, codec Other
+  bool is_multitrack = false;       // E-RTMP Multitrack: codec Other (flv_multitrack.h reads the tracks)
+  uint8_t multitrack_type = 0;      // AvMultitrackType when is_multitrack (0 OneTrack, 1 ManyTracks, 2 ...)
   bool is_command_frame = false;    // frame type 5: no media, not a keyframe
   bool is_sequence_header = false;  // decoder configuration record (AVCC/HVCC/av1C/vpcC)
   bool is_sequence_end = false;
@@ -121,6 +122,7 @@ struct AudioTagInfo {
   uint32_t fourcc = 0;       // enhanced FourCC ("mp4a", "Opus", ...); 0 otherwise
   bool is_enhanced = false;
   bool is_multitrack = false;
+  uint8_t multitrack_type = 0;      // AvMultitrackType when is_multitrack
   bool is_sequence_header = false;  // AAC AudioSpecificConfig / E-RTMP SequenceStart
   bool is_sequence_end = false;
   bool is_coded_frame = false;
