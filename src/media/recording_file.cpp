@@ -154,7 +154,9 @@ class Fmp4RecordingFile final : public RecordingFile {
     if (!video && f.codec != FrameCodec::AAC) return false;
     if (video && f.codec != FrameCodec::H264 && f.codec != FrameCodec::HEVC) return false;
     try {
-      if (!mux_->add(protocol::Fmp4Sample{video, ts, video ? f.composition_time : 0, f.keyframe, f.data()}))
+      // Borrowed: the frame's bytes go once, straight into the mdat that cut() writes.
+      if (!mux_->add_borrowed(
+              protocol::Fmp4Sample{video, ts, video ? f.composition_time : 0, f.keyframe, f.data()}))
         return false;
     } catch (const protocol::ProtocolError&) {
       return false;
@@ -163,9 +165,13 @@ class Fmp4RecordingFile final : public RecordingFile {
     if (seen_[video] && ts > prev) delta_[video] = ts - prev;
     last_[video] = ts;
     seen_[video] = true;
+    held_.push_back(f.payload);
     return true;
   }
-  void cut(uint32_t end_ts, std::vector<uint8_t>& out) override { mux_->flush(end_ts, out); }
+  void cut(uint32_t end_ts, std::vector<uint8_t>& out) override {
+    mux_->flush(end_ts, out);
+    held_.clear();
+  }
   size_t held_bytes() const override { return mux_ ? mux_->pending_bytes() : 0; }
   uint32_t duration_ms() const override {
     uint32_t d = 0;
@@ -179,7 +185,8 @@ class Fmp4RecordingFile final : public RecordingFile {
   spdlog::logger& log_;
   std::string label_;
   std::optional<protocol::Fmp4Muxer> mux_;
-  FramePtr video_, audio_;  // the configurations in the moov
+  FramePtr video_, audio_;       // the configurations in the moov
+  std::vector<BufferRef> held_;  // the payloads of the samples the muxer borrowed until the next cut
   bool seen_[2] = {false, false};
   uint32_t last_[2] = {0, 0}, delta_[2] = {0, 0};  // [0] audio, [1] video
 };

@@ -294,15 +294,16 @@ void Fmp4Muxer::write_sample_entry(Mp4BoxWriter& w, bool video) const {
   w.end(entry);
 }
 
-bool Fmp4Muxer::add(const Fmp4Sample& sample) {
+bool Fmp4Muxer::add_sample(const Fmp4Sample& sample, bool borrow) {
   Fmp4Sample s = sample;
   Track& t = s.video ? video_ : audio_;
   if (t.id == 0) return false;
   if (s.video && tracks_.video_codec == Fmp4VideoCodec::Av1) s.data = av1_strip_temporal_delimiters(s.data);
   if (s.data.size() > UINT32_MAX) throw ProtocolError("fmp4: sample larger than 4 GiB");
   t.samples.push_back(Pending{std::max<int64_t>(0, s.dts_ms), s.video ? s.cts_ms : 0, s.keyframe || !s.video,
-                              static_cast<uint32_t>(s.data.size())});
-  t.bytes.insert(t.bytes.end(), s.data.begin(), s.data.end());
+                              static_cast<uint32_t>(s.data.size()), borrow ? s.data.data() : nullptr});
+  if (!borrow) t.bytes.insert(t.bytes.end(), s.data.begin(), s.data.end());
+  t.pending += s.data.size();
   return true;
 }
 
@@ -359,15 +360,31 @@ void Fmp4Muxer::flush(int64_t end_ms, std::vector<uint8_t>& out) {
   // default-base-is-moof: data offsets count from the first byte of moof.
   const size_t mdat_payload = out.size() - moof_at + 8;
   if (video_offset_at) w.patch_u32(video_offset_at, static_cast<uint32_t>(mdat_payload));
-  if (audio_offset_at)
-    w.patch_u32(audio_offset_at, static_cast<uint32_t>(mdat_payload + video_.bytes.size()));
+  if (audio_offset_at) w.patch_u32(audio_offset_at, static_cast<uint32_t>(mdat_payload + video_.pending));
+  const size_t need = out.size() + 8 + pending_bytes();  // growing as a vector does, not to fit
+  if (out.capacity() < need) out.reserve(std::max(need, 2 * out.capacity()));
   const size_t mdat = w.begin("mdat");  // §8.1.1
-  w.bytes(video_.bytes);
-  w.bytes(audio_.bytes);
+  write_mdat_payload(video_, out);
+  write_mdat_payload(audio_, out);
   w.end(mdat);
   for (Track* t : {&video_, &audio_}) {
     t->samples.clear();
     t->bytes.clear();
+    t->pending = 0;
+  }
+}
+
+// The track's samples in order, each from where it is: the copies in `bytes`, or the caller's.
+void Fmp4Muxer::write_mdat_payload(const Track& t, std::vector<uint8_t>& out) {
+  if (t.bytes.size() == t.pending) {  // all copied
+    out.insert(out.end(), t.bytes.begin(), t.bytes.end());
+    return;
+  }
+  const uint8_t* copied = t.bytes.data();
+  for (const Pending& p : t.samples) {  // flush() reserved the room: no reallocation
+    const uint8_t* src = p.borrowed ? p.borrowed : copied;
+    if (!p.borrowed) copied += p.size;
+    out.insert(out.end(), src, src + p.size);
   }
 }
 

@@ -26,8 +26,9 @@ void Mp4BoxWriter::end(size_t box_offset) {
 }
 
 void Mp4BoxWriter::u16(uint16_t v) {
-  out_.push_back(static_cast<uint8_t>(v >> 8));
-  out_.push_back(static_cast<uint8_t>(v));
+  const size_t at = out_.size();
+  out_.resize(at + 2);
+  store_be16(out_.data() + at, v);
 }
 
 void Mp4BoxWriter::u24(uint32_t v) {
@@ -36,9 +37,10 @@ void Mp4BoxWriter::u24(uint32_t v) {
   out_.push_back(static_cast<uint8_t>(v));
 }
 
-void Mp4BoxWriter::u32(uint32_t v) {
-  u16(static_cast<uint16_t>(v >> 16));
-  u16(static_cast<uint16_t>(v));
+void Mp4BoxWriter::u32(uint32_t v) {  // one resize, not four push_backs: trun writes 4 per sample
+  const size_t at = out_.size();
+  out_.resize(at + 4);
+  store_be32(out_.data() + at, v);
 }
 
 void Mp4BoxWriter::u64(uint64_t v) {

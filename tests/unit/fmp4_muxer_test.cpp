@@ -207,6 +207,37 @@ TEST(Fmp4Muxer, FragmentCarriesTimesSizesFlagsAndOffsets) {
   EXPECT_EQ(be32(children(boxes(next.data(), next.size())[0])[0].body + 4), 2u);
 }
 
+// Borrowed samples (read from the caller's bytes at flush) make the same bytes as copied ones,
+// mixed in one fragment too; pending_bytes() counts both.
+TEST(Fmp4Muxer, BorrowedSamplesMakeTheSameFragment) {
+  const Bytes v1 = {0, 0, 0, 2, 0x65, 0x88}, v2 = {0, 0, 0, 3, 0x41, 0x9a, 0x01};
+  const Bytes a1 = {0x21, 0x10, 0x05}, a2 = {0x21, 0x11};
+  const std::vector<Fmp4Sample> in = {{true, 1000, 80, true, v1},
+                                      {false, 1000, 0, false, a1},
+                                      {true, 1040, 40, false, v2},
+                                      {false, 1023, 0, false, a2}};
+  Fmp4Muxer copied(av_tracks()), borrowed(av_tracks()), mixed(av_tracks());
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_TRUE(copied.add(in[i]));
+    EXPECT_TRUE(borrowed.add_borrowed(in[i]));
+    EXPECT_TRUE(i % 2 ? mixed.add(in[i]) : mixed.add_borrowed(in[i]));
+  }
+  EXPECT_EQ(borrowed.pending_bytes(), 18u);
+  EXPECT_EQ(mixed.pending_bytes(), 18u);
+  const Bytes v3 = {0, 0, 0, 1, 0x41};  // a borrowed sample after a copied one of its track
+  copied.add({true, 1080, 0, false, v3});
+  borrowed.add_borrowed({true, 1080, 0, false, v3});
+  mixed.add_borrowed({true, 1080, 0, false, v3});
+  Bytes a, b, c;
+  copied.flush(1120, a);
+  borrowed.flush(1120, b);
+  mixed.flush(1120, c);
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, c);
+  EXPECT_EQ(borrowed.pending_bytes(), 0u);
+}
+
 TEST(Fmp4Muxer, AudioOnlyAndVideoOnly) {
   Fmp4Tracks a;
   a.has_audio = true;

@@ -68,14 +68,17 @@ class Fmp4Muxer {
 
   // Buffers a copy of a sample for the next fragment. A sample of a track the muxer lacks is
   // ignored (returns false). Samples of one track must come in decode order.
-  bool add(const Fmp4Sample& s);
+  bool add(const Fmp4Sample& s) { return add_sample(s, false); }
+  // The same without the copy: the sample's bytes are read where they are by the next flush(),
+  // so the caller keeps them alive and unchanged until then (a recording: one copy, into mdat).
+  bool add_borrowed(const Fmp4Sample& s) { return add_sample(s, true); }
   // Appends moof + mdat for the buffered samples (nothing when none) and clears them.
   // `end_ms` ends the last sample of each track; a last sample that starts at or after it (audio
   // a little ahead of the video the cut follows) lasts as long as the sample before it.
   void flush(int64_t end_ms, std::vector<uint8_t>& out);
 
   bool empty() const { return video_.samples.empty() && audio_.samples.empty(); }
-  size_t pending_bytes() const { return video_.bytes.size() + audio_.bytes.size(); }
+  size_t pending_bytes() const { return video_.pending + audio_.pending; }
   // Starts with a video sync sample (or is audio only): a fragment that decodes on its own.
   bool independent() const;
   uint32_t sequence_number() const { return sequence_; }  // mfhd of the last fragment
@@ -89,14 +92,18 @@ class Fmp4Muxer {
     int32_t cts_ms;
     bool keyframe;
     uint32_t size;
+    const uint8_t* borrowed;  // the caller's bytes (add_borrowed); null: the next ones of `bytes`
   };
   struct Track {
     uint32_t id = 0;
     uint32_t timescale = 1000;
     std::vector<Pending> samples;
-    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> bytes;  // the copied samples' bytes
+    size_t pending = 0;          // the bytes of all samples, copied or borrowed
     uint32_t last_duration = 0;  // ticks of the last sample written (for a last one without an end)
   };
+  bool add_sample(const Fmp4Sample& s, bool borrow);
+  static void write_mdat_payload(const Track& t, std::vector<uint8_t>& out);
   void build_init();
   void write_trak(Mp4BoxWriter& w, const Track& t, bool video) const;
   void write_sample_entry(Mp4BoxWriter& w, bool video) const;
