@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <thread>
 
 #include "rill/api/api_routes.h"
 #include "rill/api/api_server.h"
@@ -26,12 +29,12 @@
 #include "rill/net/worker_core.h"
 #include "rill/record/file_writer.h"
 #include "rill/server/admission_checks.h"
-#include "rill/server/recording_files_service.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/hls_remote.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_flv_session.h"
 #include "rill/server/record_reports.h"
+#include "rill/server/recording_files_service.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/rtmps_context.h"
 #include "rill/server/session_address_limit.h"
@@ -49,9 +52,32 @@ namespace rill::server {
 
 namespace {
 
-record::FileWriterOptions record_writer_options(RecordReports& reports) {
+// A simulated slow disk, for tests and scripts/bench only (docs/recording.md): the writer thread
+// sleeps this many microseconds before each command it carries out (open, write, close). Read once,
+// when a worker creates its writer; said loudly in the log, since no deployment wants it.
+constexpr const char* kTestWriteDelayEnv = "RILL_TEST_RECORD_WRITE_DELAY_US";
+
+std::chrono::microseconds test_record_write_delay(spdlog::logger& log, int worker) {
+  const char* text = std::getenv(kTestWriteDelayEnv);
+  if (!text || !*text) return {};
+  char* end = nullptr;
+  const long long us = std::strtoll(text, &end, 10);
+  if (*end != '\0' || us <= 0 || us > 10'000'000) {
+    log.warn("{}='{}' ignored: microseconds from 1 to 10000000 expected", kTestWriteDelayEnv, text);
+    return {};
+  }
+  log.warn(
+      "{}={}: FOR TESTS ONLY: worker {}'s recording writer sleeps {} us before every file command (a "
+      "simulated slow disk)",
+      kTestWriteDelayEnv, us, worker, us);
+  return std::chrono::microseconds(us);
+}
+
+record::FileWriterOptions record_writer_options(RecordReports& reports,
+                                                std::chrono::microseconds test_delay) {
   record::FileWriterOptions o;
   o.on_closed = [&reports](record::RecordFilePtr f) { reports.closed(std::move(f)); };
+  if (test_delay.count() > 0) o.before_command = [test_delay] { std::this_thread::sleep_for(test_delay); };
   return o;
 }
 
@@ -88,11 +114,11 @@ struct Worker::Impl {
   std::unique_ptr<workers::StreamLocator> locator;
   std::unique_ptr<workers::WorkerEndpoint> link_endpoint;  // this worker's socket: other workers' links
   std::unique_ptr<StreamGate> gate;
-  std::unique_ptr<workers::WorkerMonitor> monitor;  // after sessions: it observes them
-  std::unique_ptr<workers::WorkerDetails> details;  // what this worker tells the control plane
-  std::unique_ptr<api::ApiServer> api;              // api.listen (docs/api.md)
+  std::unique_ptr<workers::WorkerMonitor> monitor;         // after sessions: it observes them
+  std::unique_ptr<workers::WorkerDetails> details;         // what this worker tells the control plane
+  std::unique_ptr<api::ApiServer> api;                     // api.listen (docs/api.md)
   std::unique_ptr<RecordingFilesService> recording_files;  // after api: its routes are on it
-  std::unique_ptr<rill::cluster::Cluster> cluster;  // edge pulls, static pulls, pushes
+  std::unique_ptr<rill::cluster::Cluster> cluster;         // edge pulls, static pulls, pushes
   std::vector<std::unique_ptr<net::Acceptor>> rtmp_acceptors;
   std::shared_ptr<net::TlsContext> rtmps;  // rtmp.tls_listen's certificate, read at start
   std::function<void()> on_drained;
@@ -108,9 +134,9 @@ struct Worker::Impl {
         record_reports(records(*wctx.config)
                            ? std::make_unique<RecordReports>(b, &resolver, wctx.config, *wctx.log)
                            : nullptr),
-        record_writer(record_reports
-                          ? std::make_unique<record::FileWriter>(record_writer_options(*record_reports))
-                          : nullptr),
+        record_writer(record_reports ? std::make_unique<record::FileWriter>(record_writer_options(
+                                           *record_reports, test_record_write_delay(*wctx.log, wctx.id)))
+                                     : nullptr),
         streams(timers, wctx.log,
                 [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) {
                   return cluster ? cluster->outputs(s, a, o) : media::default_outputs(s, a, o);
@@ -193,7 +219,8 @@ struct Worker::Impl {
     const std::string peer = net::peer_name(ss);
     // The limit counts RTMP sessions only: HTTP-FLV players and worker links do not count.
     if (sessions.count(net::SessionProtocol::Rtmp) >= wctx.config->rtmp.max_connections) {
-      ctx.log->warn("rtmp: {} refused: worker connection limit {} reached", peer, wctx.config->rtmp.max_connections);
+      ctx.log->warn("rtmp: {} refused: worker connection limit {} reached", peer,
+                    wctx.config->rtmp.max_connections);
       return;
     }
     if (!rtmp_per_address.try_take(peer, wctx.config->rtmp.max_connections_per_ip)) {
@@ -223,9 +250,12 @@ struct Worker::Impl {
   std::shared_ptr<net::TlsContext> tls_context(net::ListenService service) {
     try {
       switch (service) {
-        case net::ListenService::Rtmp: return rtmps ? rtmps : rtmps = make_rtmps_context(wctx.config->rtmp);
-        case net::ListenService::Http: return make_https_context(wctx.config->http);
-        case net::ListenService::Api: return make_api_tls_context(*wctx.config);
+        case net::ListenService::Rtmp:
+          return rtmps ? rtmps : rtmps = make_rtmps_context(wctx.config->rtmp);
+        case net::ListenService::Http:
+          return make_https_context(wctx.config->http);
+        case net::ListenService::Api:
+          return make_api_tls_context(*wctx.config);
       }
     } catch (const net::TlsError& e) {
       ctx.log->error("{} over TLS: not listening: {}", net::to_string(service), e.what());
@@ -245,10 +275,16 @@ struct Worker::Impl {
         case net::ListenService::Rtmp:
           rtmp_acceptors.push_back(std::make_unique<net::Acceptor>(
               base, l.fd, l.tls ? "rtmps" : "rtmp", ctx.log,
-              [this, tls = l.tls](net::UniqueFd fd, const sockaddr_storage& ss) { serve_rtmp(std::move(fd), ss, tls); }));
+              [this, tls = l.tls](net::UniqueFd fd, const sockaddr_storage& ss) {
+                serve_rtmp(std::move(fd), ss, tls);
+              }));
           break;
-        case net::ListenService::Http: http->listen(l.fd, l.tls ? tls[i] : nullptr); break;
-        case net::ListenService::Api: api->http().listen(l.fd, l.tls ? tls[i] : nullptr); break;
+        case net::ListenService::Http:
+          http->listen(l.fd, l.tls ? tls[i] : nullptr);
+          break;
+        case net::ListenService::Api:
+          api->http().listen(l.fd, l.tls ? tls[i] : nullptr);
+          break;
       }
     }
   }
@@ -291,7 +327,8 @@ void Worker::start() {
     rtmp += l.service == net::ListenService::Rtmp;
     http += l.service == net::ListenService::Http;
   }
-  impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id, rtmp, http);
+  impl_->ctx.log->info("worker {} started: {} rtmp listener(s), {} http listener(s)", impl_->wctx.id, rtmp,
+                       http);
 }
 
 void Worker::retire(std::chrono::milliseconds idle_limit, std::function<void()> on_done) {

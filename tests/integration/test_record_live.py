@@ -143,6 +143,30 @@ def video_duration(path):
     return max(pts) - min(pts) + float(packets[-1].get('duration_time') or 0.04)
 
 
+class SlowDiskSwitchTest(unittest.TestCase):
+    """RILL_TEST_RECORD_WRITE_DELAY_US (docs/recording.md, for tests only; scripts/bench record-50
+    uses it): said at warn level by the worker that creates its writer; a bad value is ignored with a
+    warning; without it, nothing is said."""
+
+    def start(self, env):
+        d = tempfile.mkdtemp(prefix='rill-slowdisk-')
+        rill = Rill({'apps': {'rec': {'record': {'mode': 'all', 'path': os.path.join(d, '{name}')}}}},
+                    env=env)
+        self.addCleanup(rill.close)
+        return rill
+
+    def test_switch_is_logged_loudly(self):
+        rill = self.start({'RILL_TEST_RECORD_WRITE_DELAY_US': '40000'})
+        self.assertTrue(rill.wait_for_log(r'\[warn(ing)?\].*RILL_TEST_RECORD_WRITE_DELAY_US=40000: FOR TESTS ONLY: '
+                                          r"worker 0's recording writer sleeps 40000 us"), rill.log_tail())
+        rill = self.start({'RILL_TEST_RECORD_WRITE_DELAY_US': '40ms'})
+        self.assertTrue(rill.wait_for_log(r"RILL_TEST_RECORD_WRITE_DELAY_US='40ms' ignored"), rill.log_tail())
+        self.assertNotIn('FOR TESTS ONLY', rill.log_text())
+        rill = self.start({})
+        self.assertTrue(rill.wait_for_log('worker 0'), rill.log_tail())
+        self.assertNotIn('RILL_TEST_RECORD_WRITE_DELAY_US', rill.log_text())
+
+
 class RecordLiveTest(unittest.TestCase):
 
     @classmethod

@@ -4,7 +4,9 @@ publishes 12 s of lavfi media (as fast as it sends) to apps that record it as fM
 live HLS (a play token of the stream name), and not at all with record.serve false;
 /{app}/{name}/recording.m3u8 is a VOD playlist whose maps and byte ranges, fetched with Range and
 put together per file, hold every frame of the files (ffprobe -count_frames), and that ffmpeg
-plays through without an error.
+plays through without an error; hls.js in headless Chromium (the driver of test_browser_hls) plays
+it from the start, seeks to the middle, plays on there to the end, and plays the token-protected
+app's playlist with the token in its URL.
 
 Run:  cd tests/integration && RILL_BIN=.../rill python3 -m unittest -v test_record_playback
 """
@@ -16,10 +18,72 @@ import tempfile
 import unittest
 
 import rilltest
+import test_browser_hls as browser
+from browserutil import play_page
 from rilltest import Rill, http_get, require_tool, wait_until
 
 SECONDS = 12
 SECRET = 'playback-s3cret'
+BROWSER_SECONDS = 11  # sampled: ~2 s to start, 1 s played, the seek to 6 s, 6 s to the end (~9 s in all)
+
+# Two hls.js players of recording.m3u8, side by side (one browser start): `open` plays from the
+# start, seeks to the middle once it has played 1 s, and plays on to the end; `token` plays the
+# token-protected app's playlist. Each logs its state once a second as JSON ("state {...}"): the
+# seek (from, to, where `seeked` landed), the longest stall after it (`waiting` to `playing`, or
+# still waiting), whether the video ended.
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>rill recording</title></head>
+<body>
+<video id="open" muted autoplay playsinline></video>
+<video id="token" muted autoplay playsinline></video>
+<script src="hls.min.js"></script>
+<script>
+window.__log = [];
+const log = (m) => { if (window.__log.length < 300) window.__log.push(String(m)); };
+const SRC = %(src)s;
+function player(id, seek) {
+  const v = document.getElementById(id);
+  const s = {id: id, seekFrom: null, seekTo: null, seeked: null, stallMs: 0, waitingSince: null, ended: false};
+  v.addEventListener('error', () => log(id + ' video error ' + (v.error && v.error.code)));
+  v.addEventListener('timeupdate', () => {
+    if (seek && s.seekFrom === null && v.currentTime >= 1 && v.duration > 4) {
+      s.seekFrom = v.currentTime;
+      s.seekTo = v.duration / 2;
+      v.currentTime = s.seekTo;
+    }
+  });
+  v.addEventListener('seeked', () => { if (s.seekTo !== null && s.seeked === null) s.seeked = v.currentTime; });
+  v.addEventListener('waiting', () => {
+    if (s.seeked !== null && s.waitingSince === null) s.waitingSince = performance.now();
+  });
+  v.addEventListener('playing', () => {
+    if (s.waitingSince !== null) s.stallMs = Math.max(s.stallMs, performance.now() - s.waitingSince);
+    s.waitingSince = null;
+  });
+  v.addEventListener('ended', () => { s.ended = true; });
+  // `open` buffers 2 s ahead (hls.js's default is 30 s, the whole recording): the middle is not yet
+  // loaded when it seeks there, so the seek fetches it by its byte range.
+  const hls = new Hls(seek ? {maxBufferLength: 2, maxMaxBufferLength: 2} : {});
+  hls.on(Hls.Events.MANIFEST_PARSED, () => v.play().catch((err) => log(id + ' play(): ' + err)));
+  hls.on(Hls.Events.FRAG_LOADED, (e, d) => log(id + ' fragment ' + d.frag.sn + ' at ' + v.currentTime.toFixed(2)));
+  hls.on(Hls.Events.ERROR, (e, d) => log(id + ' error ' + d.type + ' ' + d.details + (d.fatal ? ' FATAL' : '')));
+  hls.loadSource(SRC[id]);
+  hls.attachMedia(v);
+  setInterval(() => {
+    const waiting = s.waitingSince === null ? 0 : performance.now() - s.waitingSince;
+    log('state ' + JSON.stringify(Object.assign({}, s, {t: v.currentTime, duration: v.duration,
+                                                      stallMs: Math.max(s.stallMs, waiting)})));
+  }, 1000);
+}
+if (!window.Hls || !Hls.isSupported()) {
+  log('hls.js not supported here');
+} else {
+  player('open', true);
+  player('token', false);
+}
+</script>
+</body></html>
+"""
 
 
 def token(stream):
@@ -183,6 +247,34 @@ class RecordPlaybackTest(unittest.TestCase):
         for uri, ranges in files:
             self.assertTrue(uri.endswith('?' + query), uri)
             self.fetch_ranges(uri, ranges[:2])
+
+    @unittest.skipIf(browser._missing(), 'missing: %s' % ', '.join(browser._missing()))
+    def test_hlsjs_plays_and_seeks_in_chromium(self):
+        src = {'open': self.rill.http_url('/rec/cam/recording.m3u8'),
+               'token': self.rill.http_url('/sec/cam/recording.m3u8?' + token('sec/cam'))}
+        offset = self.rill.log_offset()
+        out, diag = play_page(self, browser.BrowserHlsTest.serve_page(self, src, page=PAGE), BROWSER_SECONDS)
+        self.assertFalse([l for l in out['log'] if 'FATAL' in l or 'video error' in l], diag)
+        last = {}
+        for line in out['log']:
+            if line.startswith('state '):
+                state = json.loads(line[len('state '):])
+                last[state['id']] = state
+        self.assertEqual(set(last), {'open', 'token'}, diag)
+        played = last['open']
+        self.assertAlmostEqual(played['duration'], SECONDS, delta=1.0, msg=diag)
+        # Played 1 s from the start, then jumped to the middle and landed there.
+        self.assertIsNotNone(played['seekTo'], 'never played 1 s from the start\n' + diag)
+        self.assertLess(played['seekFrom'], 3.0, diag)
+        self.assertIsNotNone(played['seeked'], 'the seek did not complete\n' + diag)
+        self.assertAlmostEqual(played['seeked'], SECONDS / 2, delta=1.0, msg=diag)
+        # Played on from there without a stall over 1 s, to the end of the playlist.
+        self.assertGreaterEqual(played['t'] - played['seeked'], 1.0, diag)
+        self.assertLess(played['stallMs'], 1000, diag)
+        self.assertTrue(played['ended'] or played['t'] >= played['duration'] - 1.0, diag)
+        # The token in the playlist's URL reached every file request hls.js made.
+        self.assertGreaterEqual(last['token']['t'], 2.0, diag)
+        self.assertNotIn('refused by token', self.rill.log_since(offset))
 
 
 if __name__ == '__main__':
