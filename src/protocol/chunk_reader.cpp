@@ -120,6 +120,14 @@ size_t ChunkReader::step_payload(const uint8_t* p, size_t n) {
 }
 
 size_t ChunkReader::step_header(const uint8_t* p, size_t n) {
+  if (hdr_len_ == 0 && n >= sizeof hdr_) {
+    // The whole header is in view (the usual case): read it in place, not through hdr_.
+    const uint8_t fmt = p[0] >> 6;
+    const uint8_t basic = basic_header_size(p[0]);
+    const size_t size = basic + kMessageHeaderSize[fmt] + (extended_timestamp_follows(p, fmt, basic) ? 4 : 0);
+    on_header(p, size);
+    return size;
+  }
   size_t used = 0;
   for (;;) {
     size_t take = std::min<size_t>(hdr_need_ - hdr_len_, n - used);
@@ -128,10 +136,24 @@ size_t ChunkReader::step_header(const uint8_t* p, size_t n) {
     used += take;
     if (hdr_len_ < hdr_need_) return used;
     if (header_complete()) {
-      on_header();
+      const size_t size = hdr_len_;
+      hdr_len_ = 0;
+      hdr_need_ = 1;
+      hdr_stage_ = 0;
+      on_header(hdr_, size);
       return used;
     }
   }
+}
+
+// 5.3.1.3 Extended Timestamp: present when the timestamp field is 0xFFFFFF. On fmt 3 chunks
+// Flash, librtmp, ffmpeg and nginx-rtmp repeat it when the stream's last fmt 0/1/2 header
+// carried one; the spec is silent, so that is what we expect (see on_header for senders
+// that don't repeat it on continuation chunks). `h`: the basic and message headers.
+bool ChunkReader::extended_timestamp_follows(const uint8_t* h, uint8_t fmt, uint8_t basic) {
+  if (fmt < 3) return load_be24(h + basic) == 0xFFFFFF;
+  const Stream* s = find(basic_header_csid(h));
+  return s && s->extended;
 }
 
 bool ChunkReader::header_complete() {
@@ -144,19 +166,8 @@ bool ChunkReader::header_complete() {
       if (hdr_len_ < hdr_need_) return false;
       [[fallthrough]];
     case 1: {
-      // 5.3.1.3 Extended Timestamp: present when the timestamp field is 0xFFFFFF. On fmt 3 chunks
-      // Flash, librtmp, ffmpeg and nginx-rtmp repeat it when the stream's last fmt 0/1/2 header
-      // carried one; the spec is silent, so that is what we expect (see on_header for senders
-      // that don't repeat it on continuation chunks).
-      bool ext;
-      if (fmt < 3) {
-        ext = load_be24(hdr_ + basic) == 0xFFFFFF;
-      } else {
-        const Stream* s = find(basic_header_csid(hdr_));
-        ext = s && s->extended;
-      }
       hdr_stage_ = 2;
-      if (!ext) return true;
+      if (!extended_timestamp_follows(hdr_, fmt, basic)) return true;
       hdr_need_ += 4;
       return hdr_len_ >= hdr_need_;
     }
@@ -165,16 +176,13 @@ bool ChunkReader::header_complete() {
   }
 }
 
-void ChunkReader::on_header() {
-  const uint8_t fmt = hdr_[0] >> 6;
-  const uint8_t basic = basic_header_size(hdr_[0]);
-  const uint32_t csid = basic_header_csid(hdr_);
-  const uint8_t* mh = hdr_ + basic;
-  const bool has_ext = hdr_len_ > basic + kMessageHeaderSize[fmt];
+void ChunkReader::on_header(const uint8_t* h, size_t size) {
+  const uint8_t fmt = h[0] >> 6;
+  const uint8_t basic = basic_header_size(h[0]);
+  const uint32_t csid = basic_header_csid(h);
+  const uint8_t* mh = h + basic;
+  const bool has_ext = size > basic + kMessageHeaderSize[fmt];
   const uint8_t* ext = mh + kMessageHeaderSize[fmt];
-  hdr_len_ = 0;
-  hdr_need_ = 1;
-  hdr_stage_ = 0;
 
   Stream& s = find_or_create(csid, fmt);
   cur_ = static_cast<size_t>(&s - streams_.data());

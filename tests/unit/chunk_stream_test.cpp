@@ -306,17 +306,20 @@ TEST(ChunkReader, ExtendedTimestampRepeatedOnFmt3LibrtmpStyle) {
   d.fmt2(4, 5).data(a, 0, 128).fmt3(4).data(a, 128, 128).fmt3(4).data(a, 256, 44);
   c.b.insert(c.b.end(), d.b.begin(), d.b.end());
   c.fmt0(5, 0, 10, msg_type::Audio, 1).data(b, 0, 10);
-  Sink sink;
-  std::mt19937 rng(12);
-  sink.feed_pieces(c.b, rng, 9);
-  ASSERT_EQ(sink.msgs.size(), 5u);
-  EXPECT_EQ(sink.msgs[1].timestamp, 100u + 0x01000000u);
-  EXPECT_EQ(to_bytes(sink.msgs[1].payload), a);
-  EXPECT_EQ(sink.msgs[2].timestamp, 100u + 0x02000000u);
-  EXPECT_EQ(to_bytes(sink.msgs[2].payload), a);
-  EXPECT_EQ(sink.msgs[3].timestamp, 105u + 0x02000000u);
-  EXPECT_EQ(to_bytes(sink.msgs[3].payload), a);
-  EXPECT_EQ(to_bytes(sink.msgs[4].payload), b);
+  // In pieces (each header assembled bit by bit) and whole (each header read in place).
+  for (size_t piece : {size_t(9), c.b.size()}) {
+    Sink sink;
+    std::mt19937 rng(12);
+    sink.feed_pieces(c.b, rng, piece);
+    ASSERT_EQ(sink.msgs.size(), 5u) << piece;
+    EXPECT_EQ(sink.msgs[1].timestamp, 100u + 0x01000000u);
+    EXPECT_EQ(to_bytes(sink.msgs[1].payload), a);
+    EXPECT_EQ(sink.msgs[2].timestamp, 100u + 0x02000000u);
+    EXPECT_EQ(to_bytes(sink.msgs[2].payload), a);
+    EXPECT_EQ(sink.msgs[3].timestamp, 105u + 0x02000000u);
+    EXPECT_EQ(to_bytes(sink.msgs[3].payload), a);
+    EXPECT_EQ(to_bytes(sink.msgs[4].payload), b);
+  }
 }
 
 TEST(ChunkReader, ExtendedTimestampNotRepeatedOnContinuation) {

@@ -76,25 +76,27 @@ class ChunkReader {
   const ChunkReaderLimits& limits() const { return limits_; }
 
  private:
-  // Per chunk stream id (created by its first fmt 0/1 header): the last header seen (for fmt 1/2/3 compression, spec 5.3.1.2) and the
-  // message being assembled.
+  // Per chunk stream id (created by its first fmt 0/1 header): the last header seen (for fmt 1/2/3
+  // compression, spec 5.3.1.2) and the message being assembled.
   struct Stream {
     uint32_t csid = 0;
     uint32_t timestamp = 0;  // absolute timestamp of the current/last message
     uint32_t ts_field = 0;   // last timestamp / delta value (fmt 0: timestamp; 1/2: delta)
     uint32_t length = 0;
     uint32_t stream_id = 0;
-    uint32_t received = 0;    // payload bytes of the message in progress received so far
+    uint32_t received = 0;  // payload bytes of the message in progress received so far
     uint8_t type_id = 0;
-    bool extended = false;    // the last fmt 0/1/2 header used an extended timestamp
-    BufferRef payload;        // non-null while a message is in progress; capacity = bytes kept
+    bool extended = false;  // the last fmt 0/1/2 header used an extended timestamp
+    BufferRef payload;      // non-null while a message is in progress; capacity = bytes kept
   };
 
   size_t step(const uint8_t* p, size_t n);
   size_t step_header(const uint8_t* p, size_t n);
   size_t step_payload(const uint8_t* p, size_t n);
   bool header_complete();  // advances hdr_need_; true when the whole header is in hdr_
-  void on_header();
+  bool extended_timestamp_follows(const uint8_t* h, uint8_t fmt, uint8_t basic);
+  // A whole chunk header of `size` bytes at `h` (hdr_, or the input when it held all of it).
+  void on_header(const uint8_t* h, size_t size);
   // ext: the extended timestamp field when the header carried one, else nullptr.
   void continue_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext);
   void start_message(Stream& s, uint8_t fmt, const uint8_t* mh, const uint8_t* ext);
@@ -124,10 +126,10 @@ class ChunkReader {
   uint8_t hdr_[18] = {};
   uint8_t hdr_len_ = 0;
   uint8_t hdr_need_ = 1;
-  uint8_t hdr_stage_ = 0;     // 0: need basic byte 0; 1: need basic + message header; 2: + ext ts
+  uint8_t hdr_stage_ = 0;  // 0: need basic byte 0; 1: need basic + message header; 2: + ext ts
   bool in_payload_ = false;
-  size_t cur_ = 0;            // index into streams_ of the chunk being read
-  uint32_t chunk_left_ = 0;   // payload bytes left in the current chunk
+  size_t cur_ = 0;           // index into streams_ of the chunk being read
+  uint32_t chunk_left_ = 0;  // payload bytes left in the current chunk
 
   // Bytes taken as a possible extended timestamp that turned out to belong to the next chunk
   // (see on_header); replayed before further input. At most 3.
