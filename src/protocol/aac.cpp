@@ -44,8 +44,7 @@ uint32_t read_frequency(BitReader& br, uint8_t& index, const char* field) {
     return f;
   }
   if (index >= 13)
-    throw ProtocolError(std::string("AudioSpecificConfig: reserved ") + field + " " +
-                        std::to_string(index));
+    throw ProtocolError(std::string("AudioSpecificConfig: reserved ") + field + " " + std::to_string(index));
   return kFrequencies[index];
 }
 
@@ -82,8 +81,7 @@ void check_adts_compatible(const AacConfig& c) {
   if (c.object_type < 1 || c.object_type > 4)
     throw ProtocolError("ADTS: audioObjectType " + std::to_string(c.object_type) +
                         " not representable (profile field covers object types 1..4)");
-  int index = c.sampling_index == 0xF ? aac_sampling_index_for(c.sampling_frequency)
-                                      : c.sampling_index;
+  int index = c.sampling_index == 0xF ? aac_sampling_index_for(c.sampling_frequency) : c.sampling_index;
   if (index < 0 || index >= 13)
     throw ProtocolError("ADTS: sampling frequency " + std::to_string(c.sampling_frequency) +
                         " Hz has no samplingFrequencyIndex");
@@ -101,18 +99,19 @@ std::array<uint8_t, kAdtsHeaderSize> make_adts_header(const AacConfig& c, size_t
   const uint32_t sfi = static_cast<uint32_t>(
       c.sampling_index == 0xF ? aac_sampling_index_for(c.sampling_frequency) : c.sampling_index);
   const uint32_t ch = c.channel_config;
-  const uint32_t len = static_cast<uint32_t>(payload_size + kAdtsHeaderSize);
   // adts_fixed_header: syncword 0xFFF, ID 0 (MPEG-4), layer 00, protection_absent 1,
   // profile(2) sampling_frequency_index(4) private_bit(1) channel_configuration(3)
   // original_copy(1) home(1); adts_variable_header: copyright bits(2), aac_frame_length(13),
   // adts_buffer_fullness(11) = 0x7FF (VBR), number_of_raw_data_blocks_in_frame(2) = 0.
-  return {0xFF,
-          0xF1,
-          static_cast<uint8_t>((profile << 6) | (sfi << 2) | (ch >> 2)),
-          static_cast<uint8_t>(((ch & 3) << 6) | (len >> 11)),
-          static_cast<uint8_t>((len >> 3) & 0xFF),
-          static_cast<uint8_t>(((len & 7) << 5) | 0x1F),
-          0xFC};
+  std::array<uint8_t, kAdtsHeaderSize> h = {0xFF,
+                                            0xF1,
+                                            static_cast<uint8_t>((profile << 6) | (sfi << 2) | (ch >> 2)),
+                                            static_cast<uint8_t>((ch & 3) << 6),
+                                            0,
+                                            0,
+                                            0xFC};
+  set_adts_frame_length(h.data(), payload_size);
+  return h;
 }
 
 }  // namespace rill::protocol

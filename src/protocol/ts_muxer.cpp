@@ -69,6 +69,7 @@ void TsMuxer::set_aac_config(std::span<const uint8_t> asc) {
   have_aac_ = false;
   AacConfig c = parse_aac_config(asc);
   check_adts_compatible(c);
+  adts_ = make_adts_header(c, 0);
   aac_ = c;
   have_aac_ = true;
 }
@@ -197,8 +198,9 @@ void TsMuxer::write_audio(std::span<const TsSample> frames, TsSink& out) {
   start_pes(false, frames.front());
   for (const TsSample& f : frames) {
     if (aac) {
-      auto adts = make_adts_header(aac_, f.data.size());
-      pes_.insert(pes_.end(), adts.begin(), adts.end());
+      if (f.data.size() > kAdtsMaxPayload) make_adts_header(aac_, f.data.size());  // throws, saying why
+      set_adts_frame_length(adts_.data(), f.data.size());
+      pes_.insert(pes_.end(), adts_.begin(), adts_.end());
     }
     pes_.insert(pes_.end(), f.data.begin(), f.data.end());
   }

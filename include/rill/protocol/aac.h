@@ -42,4 +42,14 @@ void check_adts_compatible(const AacConfig& config);
 // check_adts_compatible does, or when payload_size > kAdtsMaxPayload.
 std::array<uint8_t, kAdtsHeaderSize> make_adts_header(const AacConfig& config, size_t payload_size);
 
+// Rewrites the aac_frame_length (13 bits, the header included) of an ADTS header made by
+// make_adts_header for another payload size: the header of the next frame of the same
+// configuration without working out its fixed fields again. payload_size <= kAdtsMaxPayload.
+inline void set_adts_frame_length(uint8_t* header, size_t payload_size) {
+  const auto len = static_cast<uint32_t>(payload_size + kAdtsHeaderSize);
+  header[3] = static_cast<uint8_t>((header[3] & 0xFC) | (len >> 11));
+  header[4] = static_cast<uint8_t>((len >> 3) & 0xFF);
+  header[5] = static_cast<uint8_t>(((len & 7) << 5) | 0x1F);
+}
+
 }  // namespace rill::protocol

@@ -10,6 +10,7 @@
 // Timestamps: PTS/DTS = milliseconds * 90 (90 kHz), modulo 2^33. PCR = DTS - kPcrLeadMs, held at
 // 0 while DTS is below kPcrLeadMs, written on every PES start of the PCR PID.
 // Between segments only the continuity counters carry over, so segment N+1 continues N.
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -139,6 +140,7 @@ class TsMuxer {
   AvcConfig avc_;
   HevcConfig hevc_;
   AacConfig aac_;
+  std::array<uint8_t, kAdtsHeaderSize> adts_ = {};  // the ADTS header of aac_ (its length set per frame)
   bool have_avc_ = false;
   bool have_aac_ = false;
   uint8_t cc_pat_ = 0, cc_pmt_ = 0, cc_video_ = 0, cc_audio_ = 0;
