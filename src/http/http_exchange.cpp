@@ -259,17 +259,19 @@ void HttpExchange::reply_error(int status, std::string_view why) {
   reply(status, body);
 }
 
-HttpStreamHandover HttpExchange::take_stream(int status) {
+HttpStreamHandover HttpExchange::take_stream(int status, std::optional<uint64_t> content_length) {
   HttpStreamHandover h;
   if (answered_ || !conn_) return h;
   ResponseHeadParts p = answer(status);
+  p.content_length = content_length;
   if (info_.method == HttpMethod::Head) {
-    // The head alone, without a length: a live body has none.
+    // The head alone, with the length when it is known (a live body has none).
     server_.log_access(*this, status, 0);
     conn_->respond(*this, render_response_head(p), BufferRef(), p.close);
     return h;
   }
-  p.chunked = !http10();  // HTTP/1.0: the body ends when the connection does (RFC 9112 §6.3)
+  // HTTP/1.0 without a length: the body ends when the connection does (RFC 9112 §6.3).
+  p.chunked = !content_length && !http10();
   p.close = true;
   h.chunked = p.chunked;
   BufferRef head = render_response_head(p);

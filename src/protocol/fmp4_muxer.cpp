@@ -200,21 +200,7 @@ void Fmp4Muxer::write_trak(Mp4BoxWriter& w, const Track& t, bool video) const {
   w.end(hdlr);
 
   const size_t minf = w.begin("minf");
-  if (video) {
-    const size_t vmhd = w.begin_full("vmhd", 0, 1);  // §12.1.2
-    w.zeros(8);                                      // graphicsmode, opcolor
-    w.end(vmhd);
-  } else {
-    const size_t smhd = w.begin_full("smhd", 0, 0);  // §12.2.2
-    w.zeros(4);                                      // balance, reserved
-    w.end(smhd);
-  }
-  const size_t dinf = w.begin("dinf");  // §8.7.1: the media is in this file
-  const size_t dref = w.begin_full("dref", 0, 0);
-  w.u32(1);
-  w.end(w.begin_full("url ", 0, 1));
-  w.end(dref);
-  w.end(dinf);
+  w.media_header_and_dinf(video);
   const size_t stbl = w.begin("stbl");  // §8.5: empty tables, the samples are in the fragments
   const size_t stsd = w.begin_full("stsd", 0, 0);
   w.u32(1);

@@ -58,6 +58,24 @@ void Mp4BoxWriter::unity_matrix() {
   for (uint32_t v : m) u32(v);
 }
 
+void Mp4BoxWriter::media_header_and_dinf(bool video) {
+  if (video) {
+    const size_t vmhd = begin_full("vmhd", 0, 1);
+    zeros(8);  // graphicsmode, opcolor
+    end(vmhd);
+  } else {
+    const size_t smhd = begin_full("smhd", 0, 0);
+    zeros(4);  // balance, reserved
+    end(smhd);
+  }
+  const size_t dinf = begin("dinf");
+  const size_t dref = begin_full("dref", 0, 0);
+  u32(1);
+  end(begin_full("url ", 0, 1));
+  end(dref);
+  end(dinf);
+}
+
 void Mp4BoxWriter::patch_u32(size_t offset, uint32_t v) { store_be32(out_.data() + offset, v); }
 
 }  // namespace rill::protocol

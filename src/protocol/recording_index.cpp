@@ -4,7 +4,6 @@
 #include <cstring>
 #include <functional>
 
-#include "rill/protocol/amf0.h"
 #include "rill/protocol/error.h"
 
 namespace rill::protocol {
@@ -21,7 +20,6 @@ uint32_t be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | be24(p + 1); }
 uint64_t be64(const uint8_t* p) { return uint64_t(be32(p)) << 32 | be32(p + 4); }
 
 constexpr size_t kMaxTracks = 16;
-constexpr uint32_t kMaxFlvDataOffset = 1u << 20;
 // §8.8.3.1: sample_is_non_sync_sample, bit 16 of the sample flags.
 constexpr uint32_t kNonSyncSample = 0x00010000;
 
@@ -168,6 +166,8 @@ void RecordingIndex::keep(std::vector<Entry>& list, Entry e) {
     fail(unit_start_, "more than " + std::to_string(lim_.max_entries) + " fragments or tags");
   list.push_back(std::move(e));
 }
+// The FLV half (recording_index_flv.cpp) keeps its tags through this one.
+template void RecordingIndex::keep<FlvTagEntry>(std::vector<FlvTagEntry>&, FlvTagEntry);
 
 void RecordingIndex::note_time(uint32_t id, uint32_t timescale, uint64_t start, uint64_t duration,
                                bool has_duration) {
@@ -243,6 +243,7 @@ void RecordingIndex::step_box_header() {
     if (init_size_ == 0) fail(at, "a moov before the first moof");
   }
   if (type == fourcc("mdat") && !open_fragment_) stray_mdat_ = true;
+  if (type == fourcc("mdat")) mdat_body_ = at + hdr;
   if (!parsed) return skip(body, AfterSkip::BoxEnd);
   if (body > lim_.max_box_bytes)
     fail(at,
@@ -281,6 +282,7 @@ void RecordingIndex::parse_moov(std::span<const uint8_t> body, uint64_t at) {
                 for (Fmp4Track& tr : tracks_) {
                   if (tr.track_id != id) continue;
                   tr.default_sample_duration = be32(&trex[12]);
+                  tr.default_sample_size = be32(&trex[16]);
                   tr.default_sample_flags = be32(&trex[20]);
                 }
               },
@@ -301,10 +303,16 @@ void RecordingIndex::parse_trak(std::span<const uint8_t> body, uint64_t at) {
       [&](uint32_t type, std::span<const uint8_t> b, uint64_t bat) {
         if (type == fourcc("tkhd")) {
           // §8.3.2: creation and modification times are 4 or 8 bytes by version.
-          const size_t id_at = b.size() >= 1 && b[0] == 1 ? 20 : 12;
+          const bool v1 = b.size() >= 1 && b[0] == 1;
+          const size_t id_at = v1 ? 20 : 12;
           if (b.size() < id_at + 4) fail(bat, "a tkhd with a track_ID");
           t.track_id = be32(&b[id_at]);
           have_id = true;
+          const size_t whole = v1 ? 96 : 84;  // width and height are its last 8 bytes
+          if (b.size() >= whole) {
+            t.width = be32(&b[whole - 8]);
+            t.height = be32(&b[whole - 4]);
+          }
         } else if (type == fourcc("mdia")) {
           for_each_box(
               b, bat,
@@ -313,11 +321,16 @@ void RecordingIndex::parse_trak(std::span<const uint8_t> body, uint64_t at) {
                   const size_t ts_at = mb.size() >= 1 && mb[0] == 1 ? 20 : 12;  // §8.4.2
                   if (mb.size() < ts_at + 4) fail(mat, "an mdhd with a timescale");
                   t.timescale = be32(&mb[ts_at]);
+                  const size_t lang_at = ts_at + (mb[0] == 1 ? 12 : 8);
+                  if (mb.size() >= lang_at + 2)
+                    t.language = static_cast<uint16_t>(mb[lang_at] << 8 | mb[lang_at + 1]);
                 } else if (mt == fourcc("hdlr")) {
                   if (mb.size() < 12) fail(mat, "an hdlr with a handler_type");  // §8.4.3
                   const uint32_t h = be32(&mb[8]);
                   t.video = h == fourcc("vide");
                   t.audio = h == fourcc("soun");
+                } else if (mt == fourcc("minf") && lim_.keep_samples) {
+                  parse_stbl_of(mb, mat, t);
                 }
               },
               failer);
@@ -329,11 +342,31 @@ void RecordingIndex::parse_trak(std::span<const uint8_t> body, uint64_t at) {
   tracks_.push_back(t);
 }
 
+// minf/stbl/stsd (§8.5.2): the sample descriptions, kept as they are.
+void RecordingIndex::parse_stbl_of(std::span<const uint8_t> minf, uint64_t at, Fmp4Track& t) {
+  auto failer = [this](uint64_t a, const std::string& w) { fail(a, w); };
+  for_each_box(
+      minf, at,
+      [&](uint32_t type, std::span<const uint8_t> stbl, uint64_t sat) {
+        if (type != fourcc("stbl")) return;
+        for_each_box(
+            stbl, sat,
+            [&](uint32_t st, std::span<const uint8_t> b, uint64_t) {
+              if (st == fourcc("stsd")) t.stsd.assign(b.begin(), b.end());
+            },
+            failer);
+      },
+      failer);
+}
+
 // What the boxes of one traf say, read in order.
 struct RecordingIndex::TrafState {
   const Fmp4Track* track = nullptr;  // set by the tfhd
   Fmp4TrackRun run;
-  uint32_t default_duration = 0, default_flags = 0;
+  uint32_t default_duration = 0, default_flags = 0, default_size = 0;
+  uint64_t base = 0;  // base data offset (§8.8.7.1)
+  uint64_t next = 0;  // where a trun without a data_offset starts (§8.8.8.1)
+  bool first_run = true;
   std::optional<bool> first_sync;  // the first sample is a sync sample
 };
 
@@ -347,6 +380,10 @@ void RecordingIndex::parse_tfhd(std::span<const uint8_t> x, uint64_t at, TrafSta
   if (!st.track) fail(at, "a tfhd of a track the moov has (track " + std::to_string(st.run.track_id) + ")");
   st.default_duration = st.track->default_sample_duration;
   st.default_flags = st.track->default_sample_flags;
+  st.default_size = st.track->default_sample_size;
+  // §8.8.7.1: without base-data-offset, the moof's first byte when default-base-is-moof is set
+  // (or for the first traf), else where the previous traf's data ended.
+  st.base = flags & 0x020000 ? unit_start_ : traf_data_end_;
   size_t off = 8;
   auto field = [&](uint32_t bit, size_t n) -> const uint8_t* {
     if (!(flags & bit)) return nullptr;
@@ -355,11 +392,12 @@ void RecordingIndex::parse_tfhd(std::span<const uint8_t> x, uint64_t at, TrafSta
     off += n;
     return p;
   };
-  field(0x01, 8);  // base_data_offset
+  if (const uint8_t* p = field(0x01, 8)) st.base = be64(p);
   field(0x02, 4);  // sample_description_index
   if (const uint8_t* p = field(0x08, 4)) st.default_duration = be32(p);
-  field(0x10, 4);  // default_sample_size
+  if (const uint8_t* p = field(0x10, 4)) st.default_size = be32(p);
   if (const uint8_t* p = field(0x20, 4)) st.default_flags = be32(p);
+  st.next = st.base;
 }
 
 void RecordingIndex::parse_trun(std::span<const uint8_t> x, uint64_t at, TrafState& st) {  // §8.8.8
@@ -368,7 +406,17 @@ void RecordingIndex::parse_trun(std::span<const uint8_t> x, uint64_t at, TrafSta
   const uint32_t flags = be32(&x[0]) & 0xFFFFFF;
   const uint32_t count = be32(&x[4]);
   size_t off = 8;
-  if (flags & 0x01) off += 4;  // data_offset
+  // §8.8.8.1: data_offset is added to the base data offset; without it the run follows the
+  // previous run of the traf (the first starts at the base).
+  uint64_t data = st.first_run ? st.base : st.next;
+  st.first_run = false;
+  if (flags & 0x01) {
+    if (x.size() < off + 4) fail(at, "a trun with its data_offset");
+    const int64_t d = static_cast<int32_t>(be32(&x[off]));
+    if (d < 0 && static_cast<uint64_t>(-d) > st.base) fail(at, "a data_offset inside the file");
+    data = st.base + static_cast<uint64_t>(d);
+    off += 4;
+  }
   std::optional<uint32_t> first_flags;
   if (flags & 0x04) {
     if (x.size() < off + 4) fail(at, "a trun with its first_sample_flags");
@@ -379,15 +427,26 @@ void RecordingIndex::parse_trun(std::span<const uint8_t> x, uint64_t at, TrafSta
                           (flags & 0x800 ? 1 : 0));
   if (x.size() < off || (per > 0 && (x.size() - off) / per < count))
     fail(at, "a trun holding its " + std::to_string(count) + " samples");
+  const bool keep = lim_.keep_samples;
+  if (keep && count > lim_.max_samples - samples_kept_)
+    fail(at, "at most " + std::to_string(lim_.max_samples) + " samples in all");
+  if (keep) samples_kept_ += count;
   for (uint32_t i = 0; i < count; ++i) {
     const uint8_t* s = per > 0 ? &x[off + i * per] : nullptr;
     uint32_t duration = st.default_duration;
+    uint32_t size = st.default_size;
     uint32_t sflags = i == 0 && first_flags ? *first_flags : st.default_flags;
+    int64_t cto = 0;
     size_t k = 0;
     if (flags & 0x100) duration = be32(s + 4 * k++);
-    if (flags & 0x200) ++k;
-    if (flags & 0x400) sflags = i == 0 && first_flags ? *first_flags : be32(s + 4 * k);
-    if (per == 0 && i > 0) {  // every sample alike: the rest at once
+    if (flags & 0x200) size = be32(s + 4 * k++);
+    if (flags & 0x400) sflags = i == 0 && first_flags ? *first_flags : be32(s + 4 * k++);
+    if (flags & 0x800) cto = x[0] == 1 ? int64_t(int32_t(be32(s + 4 * k))) : int64_t(be32(s + 4 * k));
+    if (keep) {
+      st.run.sample_list.push_back(Fmp4SampleEntry{data, size, duration, sflags, cto});
+      data += size;
+    }
+    if (per == 0 && i > 0 && !keep) {  // every sample alike: the rest at once
       st.run.duration += uint64_t(duration) * (count - 1);
       break;
     }
@@ -395,6 +454,7 @@ void RecordingIndex::parse_trun(std::span<const uint8_t> x, uint64_t at, TrafSta
     if (!st.first_sync) st.first_sync = (sflags & kNonSyncSample) == 0;
   }
   st.run.samples += count;
+  st.next = data;
 }
 
 void RecordingIndex::parse_moof(std::span<const uint8_t> body, uint64_t at) {
@@ -404,6 +464,7 @@ void RecordingIndex::parse_moof(std::span<const uint8_t> body, uint64_t at) {
   const bool file_has_video =
       std::any_of(tracks_.begin(), tracks_.end(), [](const Fmp4Track& t) { return t.video; });
   f.keyframe = !file_has_video;
+  traf_data_end_ = unit_start_;
   for_each_box(
       body, at,
       [&](uint32_t type, std::span<const uint8_t> b, uint64_t bat) {
@@ -430,6 +491,7 @@ void RecordingIndex::parse_moof(std::span<const uint8_t> body, uint64_t at) {
             },
             failer);
         if (!st.track) fail(bat, "a traf with a tfhd");
+        traf_data_end_ = st.next;
         if (st.first_sync && st.track->video) f.keyframe = *st.first_sync;
         f.samples += st.run.samples;
         f.tracks.push_back(st.run);
@@ -461,84 +523,23 @@ void RecordingIndex::fragment_done() {
       if (t.track_id == r.track_id) note_time(r.track_id, t.timescale, r.base_decode_time, r.duration, true);
     }
   }
+  if (lim_.keep_samples) check_sample_bytes(f);
   ++units_;
   ++media_units_;
   complete_end_ = pos_;
   keep(fragments_, std::move(f));
 }
 
-// ---- FLV ----
-
-void RecordingIndex::step_flv_header() {
-  if (buf_[3] != 1) fail(3, "FLV version 1, found " + std::to_string(buf_[3]));
-  const uint32_t data_offset = be32(&buf_[5]);
-  if (data_offset < 9 || data_offset > kMaxFlvDataOffset)
-    fail(5, "a DataOffset of 9 to " + std::to_string(kMaxFlvDataOffset) + ", found " +
-                std::to_string(data_offset));
-  // The rest of the header, then PreviousTagSize0 (E.3).
-  skip(data_offset - 9 + 4, AfterSkip::FlvTagHeader);
-}
-
-void RecordingIndex::step_flv_tag_header() {
-  unit_start_ = pos_ - 11;
-  tag_type_ = buf_[0] & 0x1F;  // E.4.1: the top bits are Reserved and Filter
-  if (tag_type_ != 8 && tag_type_ != 9 && tag_type_ != 18)
-    fail(unit_start_, "an FLV tag of type 8, 9 or 18, found " + std::to_string(buf_[0]));
-  tag_body_ = be24(&buf_[1]);
-  tag_ts_ = be24(&buf_[4]) | uint32_t(buf_[7]) << 24;
-  tag_head_[0] = tag_head_[1] = 0;
-  // A script tag is read whole (for onMetaData), a frame only for its first two bytes.
-  const bool whole = tag_type_ == 18 && metadata_size_ == 0 && tag_body_ <= lim_.max_box_bytes;
-  expect(State::FlvTagBody, whole ? tag_body_ : std::min<uint32_t>(tag_body_, 2));
-  if (want_ == 0) step_flv_tag_body();
-}
-
-void RecordingIndex::step_flv_tag_body() {
-  if (!buf_.empty()) tag_head_[0] = buf_[0];
-  if (buf_.size() > 1) tag_head_[1] = buf_[1];
-  if (tag_type_ == 18 && metadata_size_ == 0 && buf_.size() == tag_body_) {
-    try {
-      Amf0Decoder d(buf_);
-      const Amf0Value name = d.decode();
-      if (name.type() == Amf0Value::Type::String && name.as_string() == "onMetaData") {
-        metadata_offset_ = unit_start_;
-        metadata_size_ = static_cast<uint32_t>(11 + tag_body_ + 4);
-        metadata_duration_ = d.decode().find_number("duration");
-      }
-    } catch (const ProtocolError&) {
-      // A script tag that does not decode is listed, not read.
+// keep_samples: a sample outside its fragment's mdat would make a cut read other bytes.
+void RecordingIndex::check_sample_bytes(const Fmp4Fragment& f) {
+  for (const Fmp4TrackRun& r : f.tracks) {
+    for (const Fmp4SampleEntry& s : r.sample_list) {
+      if (s.offset < mdat_body_ || s.offset > pos_ || s.size > pos_ - s.offset)
+        fail(f.offset, "samples inside the mdat of the fragment (track " + std::to_string(r.track_id) +
+                           ", a sample at " + std::to_string(s.offset) + " of " + std::to_string(s.size) +
+                           " bytes)");
     }
   }
-  skip(tag_body_ - buf_.size(), AfterSkip::FlvPrevSize);
-}
-
-void RecordingIndex::flv_tag_done() {
-  const uint32_t prev = be32(&buf_[0]);
-  if (prev != 11 + tag_body_)
-    fail(pos_ - 4, "PreviousTagSize " + std::to_string(11 + tag_body_) + ", found " + std::to_string(prev));
-  FlvTagEntry e{unit_start_, 11 + tag_body_ + 4, tag_type_, tag_ts_, false};
-  bool header = false;  // a sequence header or end of sequence, not a frame
-  if (tag_type_ == 9 && tag_body_ > 0) {
-    const uint8_t b = tag_head_[0];
-    if (b & 0x80) {  // enhanced RTMP: IsExHeader, FrameType in bits 4-6, PacketType below
-      const uint8_t packet = b & 0x0F;
-      header = packet == 0 || packet == 2 || packet == 5;
-      e.keyframe = ((b >> 4) & 7) == 1 && !header;
-    } else {
-      const uint8_t codec = b & 0x0F;  // E.4.3.1: AVC 7, HEVC 12 carry an AVCPacketType
-      header = (codec == 7 || codec == 12) && tag_body_ >= 2 && tag_head_[1] != 1;
-      e.keyframe = (b >> 4) == 1 && !header;
-    }
-  } else if (tag_type_ == 8 && tag_body_ > 0) {
-    header =
-        (tag_head_[0] >> 4) == 10 && tag_body_ >= 2 && tag_head_[1] == 0;  // E.4.2.1: AAC sequence header
-  }
-  ++units_;
-  if ((tag_type_ == 8 || tag_type_ == 9) && tag_body_ > 0 && !header) ++media_units_;
-  if (tag_type_ == 8 || tag_type_ == 9) note_time(tag_type_, 1000, tag_ts_, 0, false);
-  keep(tags_, e);
-  complete_end_ = pos_;
-  expect(State::FlvTagHeader, 11);
 }
 
 }  // namespace rill::protocol

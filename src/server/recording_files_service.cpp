@@ -44,6 +44,8 @@ void RecordingFilesService::serve_files(http::HttpServer& http, StreamRoutes& ro
   files_->mount(http);
   playlists_ = std::make_unique<RecordingPlaylistRoute>(parts);
   playlists_->install(routes);
+  mp4s_ = std::make_unique<RecordingMp4Route>(parts);
+  mp4s_->install(routes);
 }
 
 // The thread goes first (its continuations capture this and the route), then the timer.
@@ -51,6 +53,7 @@ RecordingFilesService::~RecordingFilesService() {
   work_.reset();
   files_.reset();
   playlists_.reset();
+  mp4s_.reset();
   if (timer_) ctx_.timers->cancel(timer_);
 }
 

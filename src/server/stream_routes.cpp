@@ -51,6 +51,7 @@ StreamPath parse_stream_path(std::string_view path) {
   }
   if (n == 3) {  // /APP/STREAM/SEQ.ts, /APP/STREAM/SEQ.m4s, /APP/STREAM/init-ID.mp4
     if (seg[2] == "recording.m3u8") return stream_path(StreamRoute::RecordingPlaylist, seg[0], seg[1], 0);
+    if (seg[2] == "recording.mp4") return stream_path(StreamRoute::RecordingMp4, seg[0], seg[1], 0);
     const auto split = protocol::split_hls_segment_file(seg[2]);
     if (!split) return {};
     const std::string_view file = split->second;
@@ -85,6 +86,7 @@ void StreamRoutes::serve(HttpExchange& ex) {
       sp.kind == StreamRoute::RecordingPlaylist)
     ex.set_log_protocol("hls");
   if (sp.kind == StreamRoute::Flv) ex.set_log_protocol("http-flv");  // a refusal or a HEAD
+  if (sp.kind == StreamRoute::RecordingMp4) ex.set_log_protocol("recording");
   for (auto& [kind, handler] : handlers_) {
     if (sp.kind != StreamRoute::None && kind == sp.kind) return handler(ex, sp);
   }

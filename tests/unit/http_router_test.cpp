@@ -77,6 +77,7 @@ Routed route(std::string_view uri, const HttpRouterLimits& lim = {}) {
     case StreamRoute::HlsPlaylist: r.kind = Kind::HlsPlaylist; break;
     case StreamRoute::HlsSegment: r.kind = Kind::HlsSegment; break;
     case StreamRoute::RecordingPlaylist: r.kind = Kind::HlsPlaylist; break;  // tested below
+    case StreamRoute::RecordingMp4: r.kind = Kind::NotFound; break;          // tested below
   }
   r.app = sp.key.app;
   r.stream = sp.key.name;
@@ -215,6 +216,10 @@ TEST(HttpRouter, HlsSegment) {
   const StreamPath rec = parse_stream_path("/live/test/recording.m3u8");
   EXPECT_EQ(rec.kind, StreamRoute::RecordingPlaylist);
   EXPECT_EQ(rec.key.str(), "live/test");
+  const StreamPath mp4 = parse_stream_path("/live/test/recording.mp4");
+  EXPECT_EQ(mp4.kind, StreamRoute::RecordingMp4);
+  EXPECT_EQ(mp4.key.str(), "live/test");
+  EXPECT_EQ(parse_stream_path("/live/test/recording.mp4x").kind, StreamRoute::None);
   EXPECT_EQ(route("/live/test/init-.mp4").kind, Kind::NotFound);
   EXPECT_EQ(route("/live/test/3.mp4").kind, Kind::NotFound);
 }

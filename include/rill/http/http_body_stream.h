@@ -55,6 +55,9 @@ class HttpBodyStream final : private net::ConnectionHandler {
   void request_flush(bool urgent) { conn_->request_flush(urgent); }
   // Written in this loop iteration whatever the merge hold: a new player's first burst.
   void flush_now() { conn_->flush_now(); }
+  // Told (until replaced) each time everything queued reached the kernel: a body read piece by
+  // piece asks for the next one.
+  void on_drained(std::function<void()> fn) { on_drained_ = std::move(fn); }
   // Graceful end: what is queued goes out, then the last chunk (HTTP/1.1), then the socket
   // closes; given up after `linger` (a client that stopped reading).
   void end(std::chrono::milliseconds linger);
@@ -71,6 +74,9 @@ class HttpBodyStream final : private net::ConnectionHandler {
  private:
   void on_data(std::span<const uint8_t> bytes) override;
   void on_close(const std::string& reason) override;
+  void on_drained() override {
+    if (on_drained_) on_drained_();
+  }
   void closed(const std::string& reason);
   void release_slot();
 
@@ -82,6 +88,7 @@ class HttpBodyStream final : private net::ConnectionHandler {
   uint64_t ignored_in_ = 0;
   TimerId linger_timer_ = 0;
   Closed on_closed_;
+  std::function<void()> on_drained_;
 };
 
 }  // namespace rill::http

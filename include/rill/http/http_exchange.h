@@ -179,8 +179,10 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // "Connection: close" either way — and hands the connection over; the HttpConnection is done
   // with it, and the access log line is the new owner's to write when the body ends
   // (core/access_line.h). For HEAD: the head alone is answered (and logged) and the result is
-  // empty.
-  HttpStreamHandover take_stream(int status);
+  // empty. With a `content_length` (a body whose size is known: a recording cut), the head says
+  // it and the body is sent as it is, unframed (RFC 9112 §6.3: the length delimits it); HEAD then
+  // gets that length (RFC 9110 §9.3.2) and the connection goes on.
+  HttpStreamHandover take_stream(int status, std::optional<uint64_t> content_length = std::nullopt);
 
   // ---- answering later ----------------------------------------------------------------------
   // Keeps the exchange open after the handler returns. The connection reads nothing more from the

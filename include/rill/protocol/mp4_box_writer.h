@@ -36,6 +36,10 @@ class Mp4BoxWriter {
 
   size_t size() const { return out_.size(); }
 
+  // The start of a track's minf (§8.4.4): its media header, vmhd (§12.1.2) or smhd (§12.2.2),
+  // and dinf/dref with one self-contained url entry (§8.7.1: the media is in this file).
+  void media_header_and_dinf(bool video);
+
  private:
   std::vector<uint8_t>& out_;
 };

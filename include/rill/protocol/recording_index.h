@@ -24,7 +24,12 @@
 // ProtocolError naming the offset and what was expected; what was indexed before it stays
 // readable (complete_end() included), so a caller may still cut the file at the last good unit.
 // Every size and count is bounded (RecordingIndexLimits): no input makes it allocate more than
-// max_box_bytes for one box plus max_entries entries.
+// max_box_bytes for one box plus max_entries entries (and max_samples samples with keep_samples).
+//
+// With keep_samples, each track run also lists its samples (Fmp4SampleEntry: the file offset of its
+// bytes, §8.8.7.1/§8.8.8.1 data offsets resolved; size, duration, flags, composition offset) and
+// each track keeps its `stsd` body, its tkhd size and mdhd language: what a progressive MP4 cut
+// (protocol/progressive_mp4.h) needs. Every sample must then lie inside its fragment's mdat.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,6 +46,8 @@ struct RecordingIndexLimits {
   size_t max_box_bytes = 16u << 20;  // ftyp, moov, moof, or an FLV script tag body, kept whole to parse
   size_t max_entries = 1u << 22;     // fragments or tags listed (past it: ProtocolError)
   bool keep_entries = true;          // false: only the totals (a listing that wants durations)
+  bool keep_samples = false;         // list every sample of every track run (Fmp4TrackRun::sample_list)
+  size_t max_samples = 1u << 22;     // samples listed in all (past it: ProtocolError)
 };
 
 struct Fmp4Track {
@@ -50,6 +57,20 @@ struct Fmp4Track {
   bool audio = false;                    // hdlr 'soun'
   uint32_t default_sample_duration = 0;  // trex
   uint32_t default_sample_flags = 0;     // trex
+  uint32_t default_sample_size = 0;      // trex
+  // keep_samples: the body of the track's stsd (§8.5.2: version, flags, entry_count, entries),
+  // the presentation size of its tkhd (16.16 fixed point, §8.3.2) and its mdhd language.
+  std::vector<uint8_t> stsd;
+  uint32_t width = 0, height = 0;
+  uint16_t language = 0x55C4;  // "und"
+};
+
+struct Fmp4SampleEntry {
+  uint64_t offset = 0;  // in the file
+  uint32_t size = 0;
+  uint32_t duration = 0;  // in the track's timescale
+  uint32_t flags = 0;     // §8.8.3.1 sample flags
+  int64_t composition_offset = 0;
 };
 
 struct Fmp4TrackRun {
@@ -57,6 +78,7 @@ struct Fmp4TrackRun {
   uint64_t base_decode_time = 0;  // tfdt, in the track's timescale
   uint64_t duration = 0;          // sum of the sample durations, in the track's timescale
   uint32_t samples = 0;
+  std::vector<Fmp4SampleEntry> sample_list;  // keep_samples: every sample of the traf's truns, in order
 };
 
 struct Fmp4Fragment {
@@ -160,6 +182,8 @@ class RecordingIndex {
   void step_box_header();
   void box_done();
   void fragment_done();
+  void check_sample_bytes(const Fmp4Fragment& f);
+  void parse_stbl_of(std::span<const uint8_t> minf, uint64_t at, Fmp4Track& t);
   void parse_moov(std::span<const uint8_t> body, uint64_t at);
   void parse_trak(std::span<const uint8_t> body, uint64_t at);
   struct TrafState;
@@ -185,6 +209,9 @@ class RecordingIndex {
   AfterSkip after_skip_ = AfterSkip::BoxEnd;
   uint32_t box_type_ = 0;
   uint64_t box_size_ = 0;
+  uint64_t mdat_body_ = 0;      // where the open fragment's mdat payload starts
+  uint64_t traf_data_end_ = 0;  // the end of the previous traf's data in the moof being read
+  uint64_t samples_kept_ = 0;
 
   RecordingFormat format_ = RecordingFormat::Unknown;
   uint64_t complete_end_ = 0;

@@ -14,6 +14,7 @@
 #include "rill/api/api_recordings.h"
 #include "rill/core/timer_queue.h"
 #include "rill/server/recording_file_route.h"
+#include "rill/server/recording_mp4_route.h"
 #include "rill/server/recording_playlist_route.h"
 
 namespace rill::net {
@@ -32,8 +33,9 @@ class RecordingFilesService {
   RecordingFilesService& operator=(const RecordingFilesService&) = delete;
 
   // Mounts /recordings/... (server/recording_file_route.h) on the stream server `http` and
-  // recording.m3u8 (server/recording_playlist_route.h) on its stream routes when an app records
-  // with record.serve; `http`, `routes` and `gate` outlive this service.
+  // recording.m3u8 (server/recording_playlist_route.h) and recording.mp4
+  // (server/recording_mp4_route.h) on its stream routes when an app records with record.serve;
+  // `http`, `routes` and `gate` outlive this service.
   void serve_files(http::HttpServer& http, StreamRoutes& routes, StreamGate& gate);
 
  private:
@@ -45,6 +47,7 @@ class RecordingFilesService {
   api::RecordingStore store_;
   std::unique_ptr<RecordingFileRoute> files_;
   std::unique_ptr<RecordingPlaylistRoute> playlists_;
+  std::unique_ptr<RecordingMp4Route> mp4s_;
   TimerId timer_ = 0;
   bool retention_ = false;
 };

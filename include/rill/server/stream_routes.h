@@ -5,6 +5,7 @@
 //   parse_stream_path("/live/cam.m3u8")            -> HlsPlaylist  live/cam
 //   parse_stream_path("/live/cam/12.ts")           -> HlsSegment   live/cam, segment 12
 //   parse_stream_path("/live/cam/recording.m3u8")  -> RecordingPlaylist live/cam (docs/recording.md)
+//   parse_stream_path("/live/cam/recording.mp4")   -> RecordingMp4 live/cam (docs/recording.md)
 //   StreamRoutes: mounts prefix "/" (GET, and so HEAD) on an HttpServer and hands each stream
 //                 path to the handler of its kind; a name that breaks the rule gets 400, any
 //                 other path (or a kind without a handler) 404.
@@ -27,7 +28,7 @@
 
 namespace rill::server {
 
-enum class StreamRoute : uint8_t { None, Flv, HlsPlaylist, HlsSegment, RecordingPlaylist };
+enum class StreamRoute : uint8_t { None, Flv, HlsPlaylist, HlsSegment, RecordingPlaylist, RecordingMp4 };
 
 struct StreamPath {
   StreamRoute kind = StreamRoute::None;
