@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "rill/core/byte_order.h"
 #include "rill/protocol/aac.h"
 #include "rill/protocol/av1.h"
 #include "rill/protocol/avc.h"
@@ -311,7 +312,8 @@ size_t Fmp4Muxer::write_traf(Mp4BoxWriter& w, Track& t, bool video, int64_t end_
   const size_t trun = w.begin_full("trun", 1, flags);  // §8.8.8, version 1: signed offsets
   w.u32(static_cast<uint32_t>(t.samples.size()));
   const size_t data_offset_at = w.size();
-  w.u32(0);  // data_offset, patched by flush()
+  w.u32(0);                                                     // data_offset, patched by flush()
+  uint8_t* q = w.extend(t.samples.size() * (video ? 16 : 12));  // the sample table, in place
   for (size_t i = 0; i < t.samples.size(); ++i) {
     const Pending& p = t.samples[i];
     const int64_t next_ms = i + 1 < t.samples.size() ? t.samples[i + 1].dts_ms : end_ms;
@@ -320,11 +322,12 @@ size_t Fmp4Muxer::write_traf(Mp4BoxWriter& w, Track& t, bool video, int64_t end_
     uint32_t duration = b > a ? static_cast<uint32_t>(std::min<uint64_t>(b - a, UINT32_MAX)) : 0;
     if (last && duration == 0) duration = t.last_duration;
     t.last_duration = duration;
-    w.u32(duration);
-    w.u32(p.size);
-    w.u32(p.keyframe ? kSyncSampleFlags : kNonSyncSampleFlags);
+    q = store_be32(q, duration);
+    q = store_be32(q, p.size);
+    q = store_be32(q, p.keyframe ? kSyncSampleFlags : kNonSyncSampleFlags);
     if (video)
-      w.u32(static_cast<uint32_t>(static_cast<int32_t>(p.cts_ms * static_cast<int64_t>(t.timescale / 1000))));
+      q = store_be32(q, static_cast<uint32_t>(
+                            static_cast<int32_t>(p.cts_ms * static_cast<int64_t>(t.timescale / 1000))));
   }
   w.end(trun);
   w.end(traf);

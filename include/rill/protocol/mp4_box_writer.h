@@ -28,6 +28,13 @@ class Mp4BoxWriter {
   void u64(uint64_t v);
   void zeros(size_t n) { out_.insert(out_.end(), n, 0); }
   void bytes(std::span<const uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  // Room for `n` bytes at the end, written by the caller through the pointer (valid until the
+  // next write): a table of fields in one step, not a call per field.
+  uint8_t* extend(size_t n) {
+    const size_t at = out_.size();
+    out_.resize(at + n);
+    return out_.data() + at;
+  }
   void fourcc(std::string_view t);
   // The unity matrix of tkhd/mvhd (§8.2.2.3).
   void unity_matrix();
