@@ -12,6 +12,9 @@ namespace {
 
 constexpr uint32_t kNonSyncSample = 0x00010000;  // §8.8.3.1 sample_is_non_sync_sample
 constexpr double kEpsilon = 1e-9;
+// The recorder's clock is in milliseconds (RTMP timestamps), each track's timescale rounds it its
+// own way: a sample of another track within this of the reference track's cut belongs to its side.
+constexpr double kOtherTrackSlack = 1e-3;
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // The tracks a cut can carry: video or audio with a sample description.
@@ -192,6 +195,13 @@ struct Builder {
   }
 };
 
+// Whether a sample of track `t` at file-relative time r is in [lo, hi): exactly for the reference
+// track, within kOtherTrackSlack for the others.
+bool in_cut(const FileClock& c, const Mp4CutTrack& t, double r, double lo, double hi) {
+  const double slack = t.track->track_id == c.ref->track_id ? kEpsilon : kOtherTrackSlack;
+  return r >= lo - slack && r < hi - slack;
+}
+
 // Where the file's tracks start in [lo, hi): the first selected sample's file-relative time per
 // track (NaN: none).
 std::vector<double> first_times(const FileClock& c, const std::vector<Mp4CutTrack>& tracks, double lo,
@@ -205,7 +215,7 @@ std::vector<double> first_times(const FileClock& c, const std::vector<Mp4CutTrac
         for (const Fmp4SampleEntry& s : run.sample_list) {
           const double r = c.rel(dts, tracks[i].track->timescale);
           dts += s.duration;
-          if (r >= lo - kEpsilon && r < hi - kEpsilon && !(r >= first[i])) first[i] = r;
+          if (in_cut(c, tracks[i], r, lo, hi) && !(r >= first[i])) first[i] = r;
         }
       }
     }
@@ -241,7 +251,7 @@ void take_file(Builder& b, const FileClock& c, double lo, double hi, bool first_
         for (const Fmp4SampleEntry& s : run.sample_list) {
           const double r = c.rel(dts, b.tracks[i].track->timescale);
           dts += s.duration;
-          if (r >= lo - kEpsilon && r < hi - kEpsilon) b.add(i, c.f->id, s);
+          if (in_cut(c, b.tracks[i], r, lo, hi)) b.add(i, c.f->id, s);
         }
       }
     }

@@ -335,3 +335,24 @@ TEST(ProgressiveMp4, Past4GiBChunkOffsetsAre64Bit) {
   EXPECT_EQ(std::memcmp(&m->head[mdat + 4], "mdat", 4), 0);
   EXPECT_EQ(be64(&m->head[mdat + 8]), 16 + 9 * (1ull << 30));
 }
+
+TEST(ProgressiveMp4, AnotherTracksSampleWithinAMillisecondOfTheKeyframeIsOnItsSide) {
+  // Keyframes at 0 and 1 s; audio frames of 1000 ticks, one 20 ticks (0.45 ms) before each
+  // keyframe: the recorder's millisecond clock put them at it.
+  Fmp4Track v{1, 90000, true, false, 0, 0, 0, {1}, 0, 0, 0x55C4};
+  Fmp4Track a{2, 44100, false, true, 0, 0, 0, {2}, 0, 0, 0x55C4};
+  Fmp4Fragment f;
+  Fmp4TrackRun vr{1, 0, 0, 50, {}}, ar{2, 44100 - 20 - 44 * 1000, 0, 0, {}};
+  for (uint64_t i = 0; i < 50; ++i) vr.sample_list.push_back({i * 10, 10, 3600, i % 25 ? kNonSync : 0, 0});
+  for (uint64_t i = 0; i < 90; ++i) ar.sample_list.push_back({1000 + i * 10, 10, 1000, 0, 0});
+  f.tracks = {vr, ar};
+  ProgressiveMp4Window w;
+  w.from = 1001.5;
+  const auto m = cut_progressive_mp4({ProgressiveMp4File{0, 1000, {v, a}, {f}}}, w);
+  ASSERT_TRUE(m);
+  EXPECT_DOUBLE_EQ(m->start, 1001);
+  ASSERT_EQ(m->samples.size(), 2u);
+  EXPECT_EQ(m->samples[1], 90u - 44);  // from the frame 0.45 ms before the keyframe on
+  EXPECT_TRUE(box(m->head, {"moov", "trak", "edts"}, 0).empty());
+  EXPECT_TRUE(box(m->head, {"moov", "trak", "edts"}, 1).empty());
+}
