@@ -160,11 +160,11 @@ void RecordingMp4Route::send(HttpExchange& ex, const media::StreamKey& key,
   const std::string_view* range_header = ex.header("Range");
   const protocol::ByteRangeRequest range =
       protocol::parse_byte_range(range_header ? *range_header : std::string_view(), size);
-  ex.add_cors_headers();
   if (range.kind == protocol::ByteRangeRequest::Kind::Unsatisfiable) {
     ex.add_header("Content-Range", protocol::content_range(range, size));
-    return ex.reply_error(416, "range not satisfiable");
+    return ex.reply_error(416, "range not satisfiable");  // with the CORS headers
   }
+  ex.add_cors_headers();
   const bool partial = range.kind == protocol::ByteRangeRequest::Kind::Partial;
   const uint64_t first = partial ? range.first : 0, length = partial ? range.length() : size;
   ex.add_header("Content-Type", "video/mp4");
