@@ -87,25 +87,29 @@ TEST(FlvMultitrack, VideoManyTracksManyCodecs) {
 
 TEST(FlvMultitrack, AudioAllThreeTypes) {
   // SoundFormat 9 | Multitrack (5).
-  const MultitrackTag one = parse_multitrack_audio(cat({{0x95, 0x01}, fcc("Opus"), {0x03, 0xFC}}));
+  // The parsed tracks are views into the tag's bytes: each tag is kept in a named buffer.
+  const Bytes one_bytes = cat({{0x95, 0x01}, fcc("Opus"), {0x03, 0xFC}});
+  const MultitrackTag one = parse_multitrack_audio(one_bytes);
   EXPECT_FALSE(one.is_video);
   EXPECT_EQ(one.type, AvMultitrackType::OneTrack);
   ASSERT_EQ(one.tracks.size(), 1u);
   EXPECT_EQ(one.tracks[0].track_id, 3);
   EXPECT_EQ(one.tracks[0].fourcc, kFourccOpus);
 
-  const MultitrackTag many = parse_multitrack_audio(cat(
-      {{0x95, 0x10}, fcc("mp4a"), {0x00, 0x00, 0x00, 0x02, 0x12, 0x10, 0x01, 0x00, 0x00, 0x02, 0x11, 0x90}}));
+  const Bytes many_bytes = cat(
+      {{0x95, 0x10}, fcc("mp4a"), {0x00, 0x00, 0x00, 0x02, 0x12, 0x10, 0x01, 0x00, 0x00, 0x02, 0x11, 0x90}});
+  const MultitrackTag many = parse_multitrack_audio(many_bytes);
   EXPECT_EQ(many.type, AvMultitrackType::ManyTracks);
   EXPECT_EQ(many.packet_type, 0);
   ASSERT_EQ(many.tracks.size(), 2u);
   EXPECT_EQ(of(many.tracks[1].body), (Bytes{0x11, 0x90}));
 
-  const MultitrackTag codecs = parse_multitrack_audio(cat({{0x95, 0x21},
-                                                           fcc("mp4a"),
-                                                           {0x00, 0x00, 0x00, 0x01, 0x21},
-                                                           fcc("Opus"),
-                                                           {0x01, 0x00, 0x00, 0x01, 0xFC}}));
+  const Bytes codecs_bytes = cat({{0x95, 0x21},
+                                  fcc("mp4a"),
+                                  {0x00, 0x00, 0x00, 0x01, 0x21},
+                                  fcc("Opus"),
+                                  {0x01, 0x00, 0x00, 0x01, 0xFC}});
+  const MultitrackTag codecs = parse_multitrack_audio(codecs_bytes);
   EXPECT_EQ(codecs.type, AvMultitrackType::ManyTracksManyCodecs);
   ASSERT_EQ(codecs.tracks.size(), 2u);
   EXPECT_EQ(codecs.tracks[0].fourcc, kFourccAac);
