@@ -1,7 +1,8 @@
 """The access log (docs/operations.md, "The access log"): one line per RTMP publish and play
 (ffmpeg, rtmpdump), per HTTP-FLV player and per HLS request, in nginx-rtmp's combined format
 (read back with the regular expression an nginx-rtmp log parser uses) and in JSON; close
-reasons (client closed, kicked through the API, refused); and no token nor secret in any log
+reasons (client closed, kicked through the API, refused; idle timeout, slow player and server
+stopped, each provoked by a raw client); and no token nor secret in any log
 line, metric or API answer after authenticated sessions with debug logging on. Also the main
 log's formats: log.format: json, and text lines without their own time under the journal.
 
@@ -14,12 +15,14 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import unittest
 import urllib.request
 
 import rilltest
+import rtmpclient as rc
 from hlsutil import Playlist, hls_config, make_gop1_media
 from rilltest import HOST, Rill, wait_until
 
@@ -217,6 +220,75 @@ class AccessLogTest(unittest.TestCase):
         lines = self.run_sessions('json')
         self.assertTrue(all(l['time'] and l['addr'] == HOST for l in lines))
         self.check_lines(lines)
+
+
+def rtmp_connect_only(port, flash_ver):
+    """Handshake and connect to app live, then silence: the peer the idle timeout is for."""
+    s = socket.create_connection((HOST, port), timeout=5)
+    s.sendall(b'\x03' + bytes(1536))
+    need, got = 1 + 1536 * 2, b''
+    while len(got) < need:
+        chunk = s.recv(need - len(got))
+        if not chunk:
+            raise OSError('closed during the handshake')
+        got += chunk
+    s1 = got[1:1537]
+    connect = {'app': 'live', 'flashVer': flash_ver, 'tcUrl': 'rtmp://%s:%d/live' % (HOST, port)}
+    s.sendall(s1[0:4] + b'\0\0\0\0' + s1[8:] + rc.chunk_message(rc.amf0_encode('connect', 1, connect),
+                                                                 rc.MSG_COMMAND_AMF0, 3))
+    return s
+
+
+def stalled_flv_player(port, agent):
+    """An HTTP-FLV player that never reads, with a small receive buffer: its queue fills at once."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(5)
+    s.connect((HOST, port))
+    s.sendall(b'GET /live/cam.flv HTTP/1.1\r\nHost: x\r\nUser-Agent: %s\r\n\r\n' % agent.encode())
+    return s
+
+
+@unittest.skipIf(shutil.which('ffmpeg') is None, 'needs ffmpeg')
+class CloseReasonTest(unittest.TestCase):
+    """The close reasons a raw client provokes: an RTMP peer silent past rtmp.idle_timeout, an
+    HTTP-FLV player that never reads past the queue's hard_duration, and a player still attached
+    when a graceful stop (SIGQUIT) reaches shutdown_timeout."""
+
+    def test_idle_timeout_slow_player_and_server_stopped(self):
+        logs = tempfile.mkdtemp(prefix='rill-access-')
+        self.addCleanup(shutil.rmtree, logs, True)
+        access = os.path.join(logs, 'access.log')
+        cfg = {'shutdown_timeout': '1s', 'rtmp': {'idle_timeout': '1s', 'send_buffer': '4KiB'},
+               'http': {'send_buffer': '4KiB'},
+               'apps': {'live': {'queue': {'soft_duration': '200ms', 'hard_duration': '500ms'}}},
+               'log': {'access_format': 'json', 'access_log': access}}
+        r = Rill(cfg)
+        try:
+            pub = rilltest.ffmpeg_publish(r.rtmp_url('cam'), rilltest.make_test_media())
+            self.addCleanup(rilltest.stop_process, pub)
+            self.assertTrue(r.wait_for_log(r'publish start: live/cam', 15), r.log_tail())
+            idle = rtmp_connect_only(r.rtmp_port, 'idle-peer')
+            self.addCleanup(idle.close)
+            stalled = stalled_flv_player(r.http_port, 'stalled-player')
+            self.addCleanup(stalled.close)
+            # A player that reads all along, there when the graceful stop comes.
+            reader = subprocess.Popen(['ffmpeg', '-v', 'error', '-user_agent', 'attached-player', '-i',
+                                       r.http_url('/live/cam.flv'), '-f', 'null', '-'],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.addCleanup(rilltest.stop_process, reader)
+
+            def reasons():
+                return {l.get('agent'): l['close_reason'] for l in map(json.loads, read(access).splitlines())}
+            self.assertTrue(wait_until(lambda: {'idle-peer', 'stalled-player'} <= set(reasons()), 8),
+                            '%s\n%s' % (read(access), r.log_tail()))
+            self.assertEqual(reasons()['idle-peer'], 'idle timeout')
+            self.assertEqual(reasons()['stalled-player'], 'slow player')
+            self.assertTrue(wait_until(lambda: re.search(r'http-flv: \S+ playing live/cam', r.log_text()), 5))
+            self.assertEqual(r.stop(signal.SIGQUIT, timeout=10), 0)
+            self.assertEqual(reasons().get('attached-player'), 'server stopped', read(access))
+        finally:
+            r.close()
 
 
 class MainLogFormatTest(unittest.TestCase):
