@@ -49,8 +49,8 @@ void PushOutput::connect() {
   const uint32_t hops = stream_.relay_hops() + 1;
   if (hops > kMaxRelayHops) {
     progress_.state = RelayState::Closed;
-    ctx_.log->warn("relay {}: {} {} not forwarded: it already crossed {} servers (loop?)", opts_.id,
-                   to_string(opts_.kind), stream_.key_text(), hops - 1);
+    stream_log().warn("relay {}: {} {} not forwarded: it already crossed {} servers (loop?)", opts_.id,
+                      to_string(opts_.kind), stream_.key_text(), hops - 1);
     return;
   }
   UpstreamTarget t = relay_target(opts_.targets[current_], stream_.name(), protocol::RtmpClientRole::Publish,
@@ -60,7 +60,8 @@ void PushOutput::connect() {
   progress_.state = RelayState::Connecting;
   progress_.since_ms = ctx_.timers->now_ms();
   synced_ = false;
-  ctx_.log->info("relay {}: {} {} connecting to {}", opts_.id, to_string(opts_.kind), stream_.key_text(), url_of(current_));
+  stream_log().info("relay {}: {} {} connecting to {}", opts_.id, to_string(opts_.kind), stream_.key_text(),
+                    url_of(current_));
   upstream_ = std::make_unique<RtmpUpstream>(ctx_, std::move(t), *this);
   upstream_->start();
 }
@@ -72,7 +73,8 @@ void PushOutput::on_upstream_up() {
   tried_in_round_ = 0;
   progress_.state = RelayState::Up;
   progress_.since_ms = ctx_.timers->now_ms();
-  ctx_.log->info("relay {}: {} {} up to {}", opts_.id, to_string(opts_.kind), stream_.key_text(), url_of(current_));
+  stream_log().info("relay {}: {} {} up to {}", opts_.id, to_string(opts_.kind), stream_.key_text(),
+                    url_of(current_));
   // Metadata, sequence headers and the GOP since the last keyframe: the target starts decodable.
   wait_key_ = false;
   stream_.gop_cache().replay([this](const media::FramePtr& f) { send(f); });
@@ -82,8 +84,8 @@ void PushOutput::on_upstream_up() {
 // The next target at once (forward: the next origin); after a full round, back-off.
 void PushOutput::on_upstream_down(const std::string& why) {
   if (stopped_) return;
-  ctx_.log->warn("relay {}: {} {}: {} failed ({})", opts_.id, to_string(opts_.kind), stream_.key_text(),
-                 url_of(current_), why);
+  stream_log().warn("relay {}: {} {}: {} failed ({})", opts_.id, to_string(opts_.kind), stream_.key_text(),
+                    url_of(current_), why);
   synced_ = false;
   current_ = (current_ + 1) % opts_.targets.size();
   if (++tried_in_round_ < opts_.targets.size()) return connect();
@@ -92,7 +94,8 @@ void PushOutput::on_upstream_down(const std::string& why) {
   backoff_ms_ = backoff_ms_ == 0 ? opts_.reconnect_ms : std::min(backoff_ms_ * 2, opts_.reconnect_max_ms);
   progress_.state = RelayState::Retrying;
   progress_.since_ms = ctx_.timers->now_ms();
-  ctx_.log->warn("relay {}: {} {}: retrying in {} ms", opts_.id, to_string(opts_.kind), stream_.key_text(), backoff_ms_);
+  stream_log().warn("relay {}: {} {}: retrying in {} ms", opts_.id, to_string(opts_.kind), stream_.key_text(),
+                    backoff_ms_);
   retry_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(backoff_ms_), [this] {
     retry_timer_.reset();
     connect();
@@ -126,7 +129,7 @@ void PushOutput::cancel() {
   retry_timer_.reset();
   if (upstream_) progress_.bytes += upstream_->bytes_out();
   RtmpUpstream::retire(*ctx_.timers, std::move(upstream_));
-  ctx_.log->info("relay {}: {} {} closed", opts_.id, to_string(opts_.kind), stream_.key_text());
+  stream_log().info("relay {}: {} {} closed", opts_.id, to_string(opts_.kind), stream_.key_text());
 }
 
 }  // namespace rill::cluster

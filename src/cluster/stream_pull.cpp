@@ -64,7 +64,8 @@ bool StreamPull::claim() {
     return true;
   }
   if (progress_.state != RelayState::Standby) {
-    ctx_.log->info("relay {}: {} {} held elsewhere ({})", opts_.id, to_string(info().kind), opts_.key.str(), c.reason);
+    stream_log().info("relay {}: {} {} held elsewhere ({})", opts_.id, to_string(info().kind),
+                      opts_.key.str(), c.reason);
   }
   if (opts_.on_demand) {
     held_elsewhere_ = c.result == workers::ClaimResult::Busy;
@@ -98,7 +99,8 @@ void StreamPull::try_next() {
   if (upstream_) progress_.bytes += upstream_->bytes_in();
   RtmpUpstream::retire(*ctx_.timers, std::move(upstream_));
   set_state(RelayState::Connecting);
-  ctx_.log->info("relay {}: {} {} connecting to {}", opts_.id, to_string(info().kind), opts_.key.str(), url_of(current_));
+  stream_log().info("relay {}: {} {} connecting to {}", opts_.id, to_string(info().kind), opts_.key.str(),
+                    url_of(current_));
   upstream_ = std::make_unique<RtmpUpstream>(ctx_, std::move(t), *this);
   upstream_->start();
 }
@@ -107,15 +109,15 @@ void StreamPull::round_failed() {
   const int64_t waited = ctx_.timers->now_ms() - started_at_;
   const bool keep_waiting = waited + opts_.backoff_first_ms < opts_.app->play_wait.count();  // play_wait > a round
   if (opts_.on_demand && !ever_up_ && !keep_waiting) {
-    ctx_.log->warn("relay {}: edge-pull {}: no origin has it", opts_.id, opts_.key.str());
+    stream_log().warn("relay {}: edge-pull {}: no origin has it", opts_.id, opts_.key.str());
     answer_waiters(false);
     return stop("no origin has the stream");
   }
   if (!keep_waiting) answer_waiters(false);  // new players: no origin has it now (the attached ones stay)
   backoff_ms_ = backoff_ms_ == 0 ? opts_.backoff_first_ms : std::min(backoff_ms_ * 2, opts_.backoff_max_ms);
   set_state(RelayState::Retrying);
-  ctx_.log->warn("relay {}: {} {}: every source failed, next round in {} ms", opts_.id, to_string(info().kind),
-                 opts_.key.str(), backoff_ms_);
+  stream_log().warn("relay {}: {} {}: every source failed, next round in {} ms", opts_.id,
+                    to_string(info().kind), opts_.key.str(), backoff_ms_);
   retry_timer_ = ctx_.timers->schedule(std::chrono::milliseconds(backoff_ms_), [this] {
     retry_timer_.reset();
     new_round();
@@ -132,7 +134,8 @@ void StreamPull::on_upstream_up() {
   last_active_at_ = now;
   rebase_.new_upstream();
   set_state(RelayState::Up);
-  ctx_.log->info("relay {}: {} {} up from {}", opts_.id, to_string(info().kind), opts_.key.str(), url_of(current_));
+  stream_log().info("relay {}: {} {} up from {}", opts_.id, to_string(info().kind), opts_.key.str(),
+                    url_of(current_));
   answer_waiters(true);
 }
 
@@ -167,8 +170,8 @@ void StreamPull::on_upstream_down(const std::string& why) {
   if (finished_) return;
   health_.failed(url_of(current_), ctx_.timers->now_ms());
   const bool was_up = progress_.state == RelayState::Up;
-  ctx_.log->warn("relay {}: {} {}: {} failed ({}){}", opts_.id, to_string(info().kind), opts_.key.str(),
-                 url_of(current_), why, was_up ? ": failover" : "");
+  stream_log().warn("relay {}: {} {}: {} failed ({}){}", opts_.id, to_string(info().kind), opts_.key.str(),
+                    url_of(current_), why, was_up ? ": failover" : "");
   if (was_up) return new_round();
   try_next();
 }
@@ -215,7 +218,7 @@ void StreamPull::stop(const std::string& why) {
   if (finished_) return;
   finished_ = true;
   set_state(RelayState::Closed);
-  ctx_.log->info("relay {}: {} {} closed: {}", opts_.id, to_string(info().kind), opts_.key.str(), why);
+  stream_log().info("relay {}: {} {} closed: {}", opts_.id, to_string(info().kind), opts_.key.str(), why);
   if (tick_timer_) ctx_.timers->cancel(*tick_timer_);
   tick_timer_.reset();
   if (retry_timer_) ctx_.timers->cancel(*retry_timer_);

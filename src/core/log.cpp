@@ -17,8 +17,16 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include "rill/core/access_line.h"  // append_json_escaped
+#include "rill/core/stream_log.h"
+
 namespace rill::core {
 namespace {
+
+// Marks a line written through StreamLog: its source_loc's file is this very pointer and its
+// logger name is the stream (spdlog's log_msg has no field for context of our own; the text
+// pattern shows neither).
+constexpr char kStreamLine[] = "stream";
 
 int open_append(const std::string& path, std::string* error) {
   std::error_code ec;
@@ -91,7 +99,8 @@ std::string prefix_pattern(int worker_id, bool with_time) {
 
 // log.format: json. One object per line:
 //   {"time":"2026-11-30T12:00:00.123Z","level":"info","worker":1,"message":"..."}
-// ("worker":null for the master), the message escaped, so a line is always valid JSON.
+// ("worker":null for the master; "stream":"app/name" before the message in a StreamLog line),
+// every string escaped, so a line is always valid JSON.
 class JsonLineFormatter final : public spdlog::formatter {
  public:
   explicit JsonLineFormatter(int worker_id) : worker_id_(worker_id) {}
@@ -111,6 +120,11 @@ class JsonLineFormatter final : public spdlog::formatter {
     line.append(level.data(), level.size());
     line += "\",\"worker\":";
     line += worker_id_ < 0 ? std::string("null") : std::to_string(worker_id_);
+    if (msg.source.filename == kStreamLine) {
+      line += ",\"stream\":\"";
+      append_json_escaped(line, std::string_view(msg.logger_name.data(), msg.logger_name.size()));
+      line += '"';
+    }
     line += ",\"message\":\"";
     append_json_escaped(line, std::string_view(msg.payload.data(), msg.payload.size()));
     line += "\"}\n";
@@ -188,6 +202,23 @@ std::shared_ptr<spdlog::logger> make_null_logger(const std::string& name) {
   auto logger = std::make_shared<spdlog::logger>(name, std::make_shared<spdlog::sinks::null_sink_mt>());
   logger->set_level(spdlog::level::off);
   return logger;
+}
+
+void StreamLog::log(spdlog::level::level_enum level, std::string_view message) const {
+  if (!log_.should_log(level)) return;
+  const spdlog::details::log_msg msg(spdlog::source_loc{kStreamLine, 0, nullptr},
+                                     spdlog::string_view_t(stream_.data(), stream_.size()), level,
+                                     spdlog::string_view_t(message.data(), message.size()));
+  const bool flush = level >= log_.flush_level();
+  for (auto& sink : log_.sinks()) {
+    if (!sink->should_log(level)) continue;
+    try {
+      sink->log(msg);
+      if (flush) sink->flush();
+    } catch (const std::exception&) {
+      // as spdlog's own logger does with a failing sink: the line is lost, the caller goes on
+    }
+  }
 }
 
 bool reopen_log_files(spdlog::logger& logger, std::string* error) {

@@ -7,8 +7,8 @@
 
 namespace rill::media {
 
-Fmp4SegmentWriter::Fmp4SegmentWriter(spdlog::logger& log, std::string label)
-    : log_(log), label_(std::move(label)) {}
+Fmp4SegmentWriter::Fmp4SegmentWriter(core::StreamLog log, std::string label)
+    : log_(std::move(log)), label_(std::move(label)) {}
 
 Fmp4SegmentWriter::~Fmp4SegmentWriter() = default;
 

@@ -24,7 +24,7 @@ bool same_bytes(std::span<const uint8_t> a, const std::vector<uint8_t>& b) {
 }
 
 std::unique_ptr<SegmentWriter> make_writer(const config::HlsConfig& cfg, size_t max_segment_size,
-                                           spdlog::logger& log, const std::string& key_text) {
+                                           const core::StreamLog& log, const std::string& key_text) {
   std::string label = "hls: " + key_text;
   // LL-HLS parts are fMP4 fragments (RFC 8216bis §4.4.4.9): low_latency implies fmp4.
   if (cfg.container == config::HlsContainer::Fmp4 || cfg.low_latency)
@@ -40,7 +40,7 @@ HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConf
       key_text_(key_.str()),
       log_(log),
       limits_(limits_of(cfg)),
-      writer_(make_writer(cfg, limits_.max_segment_size, log, key_text_)) {
+      writer_(make_writer(cfg, limits_.max_segment_size, stream_log(), key_text_)) {
   store_.open(key_, cfg);
 }
 
@@ -73,7 +73,7 @@ void HlsSegmenter::finish() {
   if (seg_.open) close_segment(time_.max_dts + frame_step());
   store_.close(key_);
   const HlsSegmenterStats s = stats();
-  log_.info(
+  stream_log().info(
       "hls: {} segmenter done: {} segments ({} discontinuities, {} forced cuts, {} timestamp jumps), "
       "{} samples written, {} skipped, {} malformed, {} too big",
       key_text_, s.segments, s.discontinuities, s.forced_cuts, s.timestamp_jumps, s.samples_written,
@@ -130,8 +130,8 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
   const std::optional<protocol::VideoCodec> codec = video_codec_of(f.codec);
   if (!codec) {
     if ((f.coded || f.sequence_header) && skip_codec(warned_.video)) {
-      log_.warn("hls: {}: {} video is not supported in HLS segments here; segmenting without video",
-                key_text_, codec_description(f));
+      stream_log().warn("hls: {}: {} video is not supported in HLS segments here; segmenting without video",
+                        key_text_, codec_description(f));
     }
     return;
   }
@@ -159,7 +159,7 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
         video_.height = size->height;
       }
     } catch (const protocol::ProtocolError& e) {
-      log_.debug("hls: {}: VP9 key frame size unreadable ({})", key_text_, e.what());
+      stream_log().debug("hls: {}: VP9 key frame size unreadable ({})", key_text_, e.what());
     }
   }
   const size_t bound = video_sample_bound(data.size(), video_.ps_bytes, video_.length_size);
@@ -168,8 +168,8 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
     run_.wait_keyframe = true;  // what follows refers to the lost frame
     if (!warned_.too_big) {
       warned_.too_big = true;
-      log_.warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_text_,
-                data.size(), limits_.max_segment_size);
+      stream_log().warn("hls: {}: dropped a {} byte video frame larger than max_segment_size {}", key_text_,
+                        data.size(), limits_.max_segment_size);
     }
     return;
   }
@@ -220,8 +220,8 @@ void HlsSegmenter::on_video_config(std::span<const uint8_t> record, protocol::Vi
     video_.usable = true;
   } catch (const protocol::ProtocolError& e) {
     video_.usable = false;
-    log_.warn("hls: {}: unusable {} sequence header ({}); video skipped until a valid one", key_text_,
-              name_of(codec), e.what());
+    stream_log().warn("hls: {}: unusable {} sequence header ({}); video skipped until a valid one", key_text_,
+                      name_of(codec), e.what());
   }
   if (video_.usable && !writer_->carries(codec)) use_fmp4_for(name_of(codec));
   config_changed(true);
@@ -237,8 +237,8 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
   }
   if (!writer_->carries(audio_.codec)) {  // MP3 in fMP4
     if (skip_codec(warned_.audio)) {
-      log_.warn("hls: {}: MP3 audio is not carried in {} segments; segmenting without audio", key_text_,
-                writer_->container());
+      stream_log().warn("hls: {}: MP3 audio is not carried in {} segments; segmenting without audio",
+                        key_text_, writer_->container());
     }
     return;
   }
@@ -275,8 +275,8 @@ bool HlsSegmenter::follow_audio_codec(const MediaFrame& f) {
       return true;
     default:
       if ((f.coded || f.sequence_header) && skip_codec(warned_.audio)) {
-        log_.warn("hls: {}: {} audio is not supported in HLS segments here; segmenting without audio",
-                  key_text_, codec_description(f));
+        stream_log().warn("hls: {}: {} audio is not supported in HLS segments here; segmenting without audio",
+                          key_text_, codec_description(f));
       }
       return false;
   }
@@ -313,8 +313,8 @@ void HlsSegmenter::on_audio_config(std::span<const uint8_t> record, protocol::Au
     audio_.usable = true;
   } catch (const protocol::ProtocolError& e) {
     audio_.usable = false;
-    log_.warn("hls: {}: unusable {} sequence header ({}); audio skipped until a valid one", key_text_,
-              opus ? "Opus" : "AAC", e.what());
+    stream_log().warn("hls: {}: unusable {} sequence header ({}); audio skipped until a valid one", key_text_,
+                      opus ? "Opus" : "AAC", e.what());
   }
   if (audio_.usable && !writer_->carries(codec)) use_fmp4_for("Opus");
   config_changed(false);
@@ -329,12 +329,13 @@ void HlsSegmenter::use_fmp4_for(const char* codec) {
   stats_.samples_written += c.written;
   stats_.samples_skipped += c.skipped;
   stats_.samples_dropped += c.dropped;
-  writer_ = std::make_unique<Fmp4SegmentWriter>(log_, "hls: " + key_text_);
+  writer_ = std::make_unique<Fmp4SegmentWriter>(stream_log(), "hls: " + key_text_);
   if (run_.tracks) run_.restart_pending = true;
   if (!warned_.fmp4) {
     warned_.fmp4 = true;
-    log_.info("hls: {}: {} is not carried in MPEG-TS segments; this stream's HLS is fMP4 (hls.container ts)",
-              key_text_, codec);
+    stream_log().info(
+        "hls: {}: {} is not carried in MPEG-TS segments; this stream's HLS is fMP4 (hls.container ts)",
+        key_text_, codec);
   }
 }
 
@@ -375,7 +376,7 @@ int64_t HlsSegmenter::map_time(uint32_t ts) {
     // "a change in ... timestamp sequence").
     ++stats_.timestamp_jumps;
     const int64_t resume = t.max_dts + frame_step();
-    log_.info("hls: {}: timestamp jump of {} ms (at {}), discontinuity", key_text_, d, ts);
+    stream_log().info("hls: {}: timestamp jump of {} ms (at {}), discontinuity", key_text_, d, ts);
     if (seg_.open) close_segment(resume);
     if (run_.produced_any) run_.discontinuity_next = true;
     t.last_in = ts;
@@ -489,8 +490,8 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;
   if (seq)
-    log_.debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_text_, *seq, duration_s, size,
-               disc ? ", discontinuity" : "");
+    stream_log().debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_text_, *seq, duration_s, size,
+                       disc ? ", discontinuity" : "");
 }
 
 void HlsSegmenter::write(bool video, const SegmentSample& s) {

@@ -125,15 +125,19 @@ int64_t HlsStore::grace_ms(const HlsStreamState& st) {
   return std::max({kMinGraceMs, by_window, by_cache});
 }
 
+core::StreamLog HlsStore::stream_log(const HlsStreamState& st) const { return {log_, st.key_text_}; }
+
 void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
   auto it = streams_.find(key);
   if (it == streams_.end()) {
     it = streams_.emplace(key, std::make_unique<HlsStreamState>(key, cfg)).first;
-    log_.debug("hls: {} started (window {}, fragment {} ms)", it->second->key_text_, cfg.window,
+    stream_log(*it->second)
+        .debug("hls: {} started (window {}, fragment {} ms)", it->second->key_text_, cfg.window,
                cfg.fragment.count());
     if (auto at = continuity_ ? continuity_->recall(it->second->key_text_) : std::nullopt) {
       it->second->playlist_.continue_from(at->next_sequence, at->discontinuities);
-      log_.info("hls: {} continues at media sequence {} (published before on another worker)",
+      stream_log(*it->second)
+          .info("hls: {} continues at media sequence {} (published before on another worker)",
                 it->second->key_text_, at->next_sequence);
     }
   } else {
@@ -142,7 +146,7 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
       timers_.cancel(*st.grace_timer_);
       st.grace_timer_.reset();
     }
-    if (st.producers_ > 0) log_.warn("hls: {} opened by a second producer", st.key_text_);
+    if (st.producers_ > 0) stream_log(st).warn("hls: {} opened by a second producer", st.key_text_);
     // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
     st.playlist_.restart();
     // A reload may have changed the container: the new segments follow it (older ones keep
@@ -152,8 +156,8 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
     st.cfg_.part = cfg.part;
     st.playlist_.set_low_latency(cfg.low_latency ? static_cast<double>(cfg.part.count()) / 1000.0 : 0.0);
     st.playlist_cache_.reset();
-    log_.info("hls: {} resumed at media sequence {} (discontinuity)", st.key_text_,
-              st.playlist_.next_sequence());
+    stream_log(st).info("hls: {} resumed at media sequence {} (discontinuity)", st.key_text_,
+                        st.playlist_.next_sequence());
   }
   ++it->second->producers_;
 }
@@ -195,7 +199,8 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
     retire(st, removed.sequence, now + static_cast<int64_t>(std::ceil(keep_s * 1000.0)));
   }
   if (st.retired_ > max_retained(st)) {
-    log_.debug("hls: {}: segments arrive faster than real time; freeing retained ones early", st.key_text_);
+    stream_log(st).debug("hls: {}: segments arrive faster than real time; freeing retained ones early",
+                         st.key_text_);
     while (st.retired_ > max_retained(st)) pop_retired(st);
   }
   wake(key);
@@ -294,8 +299,8 @@ void HlsStore::close(const StreamKey& key) {
   wake(key);  // held requests get the ended playlist (or give up on a part that will not come)
   const int64_t grace = grace_ms(st);
   st.grace_timer_ = timers_.schedule(std::chrono::milliseconds(grace), [this, key] { drop(key); });
-  log_.debug("hls: {} ended at media sequence {}; state kept {} ms for a republish", st.key_text_,
-             st.playlist_.next_sequence(), grace);
+  stream_log(st).debug("hls: {} ended at media sequence {}; state kept {} ms for a republish", st.key_text_,
+                       st.playlist_.next_sequence(), grace);
 }
 
 void HlsStore::drop(const StreamKey& key) {
@@ -306,7 +311,8 @@ void HlsStore::drop(const StreamKey& key) {
   if (st.producers_ > 0) return;
   cancel_timers(st);
   wake(key, /*gone=*/true);
-  log_.debug("hls: {} dropped ({} segments, {} bytes freed)", st.key_text_, st.segments_.size(), st.bytes_);
+  stream_log(st).debug("hls: {} dropped ({} segments, {} bytes freed)", st.key_text_, st.segments_.size(),
+                       st.bytes_);
   if (continuity_) continuity_->dropped(st.key_text_);
   streams_.erase(it);
 }

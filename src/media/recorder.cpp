@@ -54,7 +54,7 @@ Recorder::State Recorder::control(bool start) {
     state_ = State::Waiting;
     failure_.clear();
     retry_ms_ = kFirstRetryMs;
-    log_.info("{}: recording started by the API: a file opens at the next keyframe", label_);
+    stream_log().info("{}: recording started by the API: a file opens at the next keyframe", label_);
     return state_;
   }
   if (file_) {
@@ -66,7 +66,7 @@ Recorder::State Recorder::control(bool start) {
   held_audio_.clear();
   state_ = State::Stopped;
   failure_.clear();
-  log_.info("{}: recording stopped by the API", label_);
+  stream_log().info("{}: recording stopped by the API", label_);
   return state_;
 }
 
@@ -186,13 +186,13 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
     return static_cast<int32_t>(a->timestamp - ref) < static_cast<int32_t>(b->timestamp - ref);
   });
   const uint32_t base = start.front()->timestamp;
-  rf_ = make_recording_file(cfg_.format, log_, label_, keyframe_capacity(cfg_));
+  rf_ = make_recording_file(cfg_.format, stream_log(), label_, keyframe_capacity(cfg_));
   buf_.clear();
   std::string why;
   if (!rf_->begin(h, buf_, why)) {
     rf_.reset();
     buf_.clear();
-    if (failure_ != why) log_.warn("{}: not recording: {}", label_, why);
+    if (failure_ != why) stream_log().warn("{}: not recording: {}", label_, why);
     state_ = State::Failed;
     failure_ = why;
     retry_at_ = now_ + kMaxRetryMs;
@@ -213,7 +213,7 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
   resuming_ = state_ == State::Failed;
   if (!resuming_) {
     state_ = State::Recording;
-    log_.info("{}: recording to {}", label_, path);
+    stream_log().info("{}: recording to {}", label_, path);
   }
   // The header reaches the disk at once: the file exists (or fails) from its first frame.
   if (!hand_off())
@@ -275,7 +275,7 @@ void Recorder::check_file() {
     resuming_ = false;
     state_ = State::Recording;
     retry_ms_ = kFirstRetryMs;
-    log_.info("{}: recording again, to {} (it had stopped: {})", label_, file_->path(), failure_);
+    stream_log().info("{}: recording again, to {} (it had stopped: {})", label_, file_->path(), failure_);
     failure_.clear();
   }
 }
@@ -293,8 +293,8 @@ void Recorder::close_file(uint32_t end_ts, bool finish, const char* reason) {
   note_close(reason);
   writer_.close(file_);
   if (finish && !refused) {
-    log_.info("{}: closed {}: {:.1f} s, {}", label_, file_->path(), rf_->duration_ms() / 1000.0,
-              mib(handed_));
+    stream_log().info("{}: closed {}: {:.1f} s, {}", label_, file_->path(), rf_->duration_ms() / 1000.0,
+                      mib(handed_));
   }
   file_.reset();
   rf_.reset();
@@ -321,10 +321,10 @@ void Recorder::fail(const std::string& reason, bool disk_ok) {
   }
   if (!again) writer_.note_failure();
   if (again) {
-    log_.debug("{}: still failing: {}", label_, reason);
+    stream_log().debug("{}: still failing: {}", label_, reason);
   } else {
-    log_.error("{}: recording stopped: {}; the stream goes on, a new file is tried at a keyframe", label_,
-               reason);
+    stream_log().error("{}: recording stopped: {}; the stream goes on, a new file is tried at a keyframe",
+                       label_, reason);
   }
   state_ = State::Failed;
   failure_ = reason;

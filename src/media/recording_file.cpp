@@ -106,7 +106,8 @@ class FlvRecordingFile final : public RecordingFile {
 
 class Fmp4RecordingFile final : public RecordingFile {
  public:
-  Fmp4RecordingFile(spdlog::logger& log, std::string label) : log_(log), label_(std::move(label)) {}
+  Fmp4RecordingFile(core::StreamLog log, std::string label)
+      : log_(std::move(log)), label_(std::move(label)) {}
 
   bool begin(const RecordingHeaders& h, std::vector<uint8_t>& out, std::string& why) override {
     protocol::Fmp4Tracks t;
@@ -182,7 +183,7 @@ class Fmp4RecordingFile final : public RecordingFile {
   }
 
  private:
-  spdlog::logger& log_;
+  core::StreamLog log_;
   std::string label_;
   std::optional<protocol::Fmp4Muxer> mux_;
   FramePtr video_, audio_;       // the configurations in the moov
@@ -193,7 +194,7 @@ class Fmp4RecordingFile final : public RecordingFile {
 
 }  // namespace
 
-std::unique_ptr<RecordingFile> make_recording_file(config::RecordFormat format, spdlog::logger& log,
+std::unique_ptr<RecordingFile> make_recording_file(config::RecordFormat format, core::StreamLog log,
                                                    std::string label, size_t keyframe_capacity) {
   if (format == config::RecordFormat::Flv) return std::make_unique<FlvRecordingFile>(keyframe_capacity);
   return std::make_unique<Fmp4RecordingFile>(log, std::move(label));

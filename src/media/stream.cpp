@@ -60,6 +60,8 @@ size_t Stream::index_of(const Subscriber* s) const {
   return static_cast<size_t>(it - subscribers_.begin());
 }
 
+core::StreamLog Stream::log() const { return {registry_.log(), key_text_}; }
+
 void Stream::detach_at(size_t i) {
   if (dispatching_) {
     subscribers_[i] = nullptr;
@@ -108,8 +110,8 @@ bool Stream::attach_publisher(const void* owner, PublishOrigin origin) {
   session_started_ = false;
   const bool republish = ever_published_;
   ever_published_ = true;
-  registry_.log().info("publish start: {}{} ({} subscriber(s) waiting)", key_text_, republish ? " (republish)" : "",
-                       subscriber_count());
+  log().info("publish start: {}{} ({} subscriber(s) waiting)", key_text_, republish ? " (republish)" : "",
+             subscriber_count());
   start_outputs(origin);
 
   DispatchScope scope(*this);
@@ -185,8 +187,8 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
     }
   } catch (const protocol::ProtocolError& e) {
     ++info_.frames_dropped;
-    registry_.log().debug("{}: dropped malformed {} message ({} bytes, ts {}): {}", key_text_, type_name(type),
-                          body.size(), timestamp, e.what());
+    log().debug("{}: dropped malformed {} message ({} bytes, ts {}): {}", key_text_, type_name(type),
+                body.size(), timestamp, e.what());
     return;
   }
 
@@ -199,7 +201,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
 
 bool Stream::add_output(std::unique_ptr<StreamOutput> output) {
   if (!publisher_ || !output) return false;
-  registry_.log().info("{}: output added: {}", key_text_, output->name());
+  log().info("{}: output added: {}", key_text_, output->name());
   output->on_start(PublishSession{*this, origin_});
   outputs_.push_back(std::move(output));
   return true;
@@ -211,7 +213,7 @@ void Stream::start_outputs(PublishOrigin origin) {
   if (outputs_.empty()) return;
   std::string names;
   for (const auto& o : outputs_) names += (names.empty() ? "" : ", ") + std::string(o->name());
-  registry_.log().info("{}: {} outputs: {}", key_text_, to_string(origin), names);
+  log().info("{}: {} outputs: {}", key_text_, to_string(origin), names);
   const PublishSession session{*this, origin_};
   for (const auto& o : outputs_) o->on_start(session);
 }
@@ -237,8 +239,8 @@ void Stream::detach_publisher(const void* owner) {
   publisher_ = nullptr;
   session_started_ = false;
   stop_outputs();  // e.g. HLS ends the last segment and the playlist; its store keeps them
-  registry_.log().info("publish stop: {} ({} frames, {} bytes in; {} subscriber(s) left)", key_text_, info_.frames_in,
-                       info_.bytes_in, subscriber_count());
+  log().info("publish stop: {} ({} frames, {} bytes in; {} subscriber(s) left)", key_text_, info_.frames_in,
+             info_.bytes_in, subscriber_count());
   {
     DispatchScope scope(*this);
     const size_t n = subscribers_.size();
@@ -274,7 +276,7 @@ void Stream::cancel_idle_and_waits() {
 
 void Stream::end_stream() {
   cancel_idle_and_waits();
-  registry_.log().info("stream end: {} ({} subscriber(s) detached)", key_text_, subscriber_count());
+  log().info("stream end: {} ({} subscriber(s) detached)", key_text_, subscriber_count());
   {
     DispatchScope scope(*this);
     const size_t n = subscribers_.size();
@@ -340,8 +342,8 @@ void Stream::end_subscriber(Subscriber* s) {
   if (publisher_) return;
   const size_t i = index_of(s);
   if (i == subscribers_.size()) return;
-  registry_.log().info("{}: no publisher after play_wait {} ms, ending a waiting subscriber", key_text_,
-                       cfg_.play_wait.count());
+  log().info("{}: no publisher after play_wait {} ms, ending a waiting subscriber", key_text_,
+             cfg_.play_wait.count());
   detach_at(i);
   {
     DispatchScope scope(*this);

@@ -22,7 +22,7 @@ Stream& StreamRegistry::get_or_create(const StreamKey& key, const config::AppCon
   auto it = streams_.find(key);
   if (it == streams_.end()) {
     it = streams_.emplace(key, std::make_unique<Stream>(*this, key, cfg)).first;
-    log_->debug("stream created: {}", it->second->key_text());
+    it->second->log().debug("stream created: {}", it->second->key_text());
   }
   return *it->second;
 }
@@ -46,7 +46,7 @@ void StreamRegistry::release(Stream* s) {
   }
   auto it = streams_.find(s->key());
   if (it == streams_.end() || it->second.get() != s) return;
-  log_->debug("stream released: {}", s->key_text());
+  s->log().debug("stream released: {}", s->key_text());
   auto owned = std::move(it->second);
   streams_.erase(it);
   // owned goes out of scope here: ~Stream cancels its timers.

@@ -9,8 +9,8 @@ namespace rill::media {
 
 using protocol::TsSample;
 
-TsSegmentWriter::TsSegmentWriter(spdlog::logger& log, std::string label, size_t max_segment_size)
-    : log_(log), label_(std::move(label)), max_segment_size_(max_segment_size) {}
+TsSegmentWriter::TsSegmentWriter(core::StreamLog log, std::string label, size_t max_segment_size)
+    : log_(std::move(log)), label_(std::move(label)), max_segment_size_(max_segment_size) {}
 
 BufferRef TsSegmentWriter::start_run(const SegmentTracks& t) {
   const protocol::TsStreams& d = t.streams;

@@ -74,7 +74,7 @@ void HttpFlvSession::start(media::Stream* s) {
   auto header = protocol::flv_file_header(known ? info.has_audio : true, known ? info.has_video : true);
   body_->push_control(header);
   stream_ = s;
-  ctx_.log->info("http-flv: {} playing {}", info_.peer, key_.str());
+  stream_log().info("http-flv: {} playing {}", info_.peer, key_.str());
   s->add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
   body_->flush_now();       // that first burst is never held by write merging
 }
@@ -85,8 +85,8 @@ void HttpFlvSession::on_frame(const media::FramePtr& f) {
   auto r = queue.push_frame(*f, body_->chunked() ? f->flv_chunk() : f->flv_tag());
   if (r == media::OutputQueue::PushResult::Queued) ++frames_out_;
   if (r == media::OutputQueue::PushResult::Overflow) {
-    ctx_.log->warn("http-flv: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", info_.peer,
-                   key_.str(), queue.bytes(), queue.duration_ms());
+    stream_log().warn("http-flv: {} player of {} too slow ({} bytes, {} ms queued), disconnecting",
+                      info_.peer, key_.str(), queue.bytes(), queue.duration_ms());
     close("slow consumer");
     return;
   }
@@ -118,8 +118,8 @@ void HttpFlvSession::finish(const char* reason) {
     body_->end(std::chrono::milliseconds(ctx_.config->http.timeout.count()));
   }
   if (reason) {
-    ctx_.log->info("http-flv: {} closed ({}) {} bytes={} dropped={}", info_.peer, reason, key_.str(),
-                   bytes_out(), frames_dropped());
+    stream_log().info("http-flv: {} closed ({}) {} bytes={} dropped={}", info_.peer, reason, key_.str(),
+                      bytes_out(), frames_dropped());
   }
   if (stream_) {
     media::Stream* s = std::exchange(stream_, nullptr);

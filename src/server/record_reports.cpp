@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "rill/core/stream_log.h"
 #include "rill/protocol/percent_coding.h"
 #include "rill/workers/record_view.h"
 
@@ -53,8 +54,9 @@ void RecordReports::report(const record::RecordFile& file) {
   const record::RecordCloseNote& note = file.note();
   if (note.app.empty()) return;
   const std::string label = "record " + note.app + "/" + note.name;
+  const core::StreamLog log(log_, note.app + "/" + note.name);
   if (file.written() == 0) {
-    log_.debug("{}: {} was never written ({}): no on_record_done", label, file.path(), note.reason);
+    log.debug("{}: {} was never written ({}): no on_record_done", label, file.path(), note.reason);
     return;
   }
   const config::AppConfig* app = config_->find_app(note.app);
@@ -62,10 +64,10 @@ void RecordReports::report(const record::RecordFile& file) {
   const std::string url = *app->callbacks.on_record_done;
   client_.post(
       url, record_done_form(file), app->callbacks.timeout,
-      [this, label, url, path = file.path()](int status, std::string, std::string failure) {
+      [log, label, url, path = file.path()](int status, std::string, std::string failure) {
         if (status >= 200 && status < 300) return;
-        log_.warn("{}: on_record_done {} for {}: {}", label, url, path,
-                  status == 0 ? failure : "answered " + std::to_string(status));
+        log.warn("{}: on_record_done {} for {}: {}", label, url, path,
+                 status == 0 ? failure : "answered " + std::to_string(status));
       },
       app->callbacks.tls_ca_file.value_or(std::string()));
 }

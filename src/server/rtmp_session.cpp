@@ -45,9 +45,9 @@ void RtmpSession::close(const char* reason) {
   if (state_ == State::Closed) return;
   state_ = State::Closed;
   if (publishing_ || playing_ || stream_) {
-    ctx_.log->info("rtmp: {} closed ({}) stream={} {} frames_out={} dropped={}", peer_, reason,
-                   stream_ ? stream_->key_text() : std::string("-"), publishing_ ? "publisher" : "player", frames_out_,
-                   queue_.frames_dropped());
+    stream_log().info("rtmp: {} closed ({}) stream={} {} frames_out={} dropped={}", peer_, reason,
+                      stream_ ? stream_->key_text() : std::string("-"), publishing_ ? "publisher" : "player",
+                      frames_out_, queue_.frames_dropped());
   } else {
     ctx_.log->debug("rtmp: {} closed ({})", peer_, reason);
   }

@@ -163,7 +163,7 @@ void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
   awaiting_gate_ = false;
   gate_ticket_ = 0;
   if (d.verdict != Verdict::Admitted) {
-    ctx_.log->warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, d.reason);
+    stream_log().warn("rtmp: {} publish {}/{} refused: {}", peer_, app_, stream_name_, d.reason);
     send_status(msid, "error",
                 d.unauthorized ? "NetStream.Publish.Unauthorized" : "NetStream.Publish.BadName",
                 d.verdict == Verdict::Busy ? "stream " + stream_name_ + " is already publishing"
@@ -181,7 +181,7 @@ void RtmpSession::on_publish_decision(uint32_t msid, GateDecision d) {
   last_stream_ = stream_->key_text();
   send_user_control(protocol::uc_event::StreamBegin, msid);
   send_status(msid, "status", "NetStream.Publish.Start", stream_name_ + " is now published.");
-  ctx_.log->info("rtmp: {} publishing {}/{}", peer_, app_, stream_name_);
+  stream_log().info("rtmp: {} publishing {}/{}", peer_, app_, stream_name_);
 }
 
 void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
@@ -202,7 +202,7 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
   awaiting_gate_ = false;
   gate_ticket_ = 0;
   if (d.verdict != Verdict::Admitted) {
-    ctx_.log->info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, d.reason);
+    stream_log().info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, d.reason);
     if (d.verdict == Verdict::NotFound) {
       send_status(msid, "error", "NetStream.Play.StreamNotFound", "no stream " + stream_name_);
     } else {
@@ -231,7 +231,7 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
   playing_ = true;
   last_kind_ = net::SessionKind::Player;
   last_stream_ = s.key_text();
-  ctx_.log->info("rtmp: {} playing {}/{}", peer_, app_, stream_name_);
+  stream_log().info("rtmp: {} playing {}/{}", peer_, app_, stream_name_);
   s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
   conn_->flush_now();      // that first burst is never held by write merging
 }
@@ -252,7 +252,7 @@ void RtmpSession::cmd_pause(const protocol::RtmpCommand& c) {
 void RtmpSession::cmd_close_stream(const char* why) {
   if (publishing_) {
     send_status(1, "status", "NetStream.Unpublish.Success", stream_name_ + " is now unpublished.");
-    ctx_.log->info("rtmp: {} unpublished {}/{} ({})", peer_, app_, stream_name_, why);
+    stream_log().info("rtmp: {} unpublished {}/{} ({})", peer_, app_, stream_name_, why);
     stop_publishing();
   } else if (playing_) {
     stop_playing();
@@ -270,8 +270,8 @@ void RtmpSession::stop_publishing() {
 void RtmpSession::stop_playing() {
   if (!playing_) return;
   playing_ = false;
-  ctx_.log->info("rtmp: {} stopped playing {}/{} frames_out={} dropped={}", peer_, app_, stream_name_,
-                 frames_out_, queue_.frames_dropped());
+  stream_log().info("rtmp: {} stopped playing {}/{} frames_out={} dropped={}", peer_, app_, stream_name_,
+                    frames_out_, queue_.frames_dropped());
   media::Stream* s = std::exchange(stream_, nullptr);
   if (s) s->remove_subscriber(this);
 }
@@ -288,7 +288,7 @@ void RtmpSession::on_frame(const media::FramePtr& f) {
     refused_codec_ = true;
     const std::string why =
         media::codec_description(*f) + " needs an Enhanced RTMP player (fourCcList in connect)";
-    ctx_.log->info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, why);
+    stream_log().info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, why);
     send_status(play_msid_, "error", "NetStream.Play.Failed", "cannot play " + stream_name_ + ": " + why);
     refuse("codec needs Enhanced RTMP", why);
     return;
@@ -321,8 +321,8 @@ void RtmpSession::on_frame(const media::FramePtr& f) {
   }
   auto r = queue_.push_frame(*f, std::move(bytes));
   if (r == media::OutputQueue::PushResult::Overflow) {
-    ctx_.log->warn("rtmp: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", peer_,
-                   stream_ ? stream_->key_text() : std::string("-"), queue_.bytes(), queue_.duration_ms());
+    stream_log().warn("rtmp: {} player of {} too slow ({} bytes, {} ms queued), disconnecting", peer_,
+                      stream_ ? stream_->key_text() : std::string("-"), queue_.bytes(), queue_.duration_ms());
     close("slow consumer");
     return;
   }

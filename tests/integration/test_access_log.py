@@ -222,23 +222,6 @@ class AccessLogTest(unittest.TestCase):
         self.check_lines(lines)
 
 
-def rtmp_connect_only(port, flash_ver):
-    """Handshake and connect to app live, then silence: the peer the idle timeout is for."""
-    s = socket.create_connection((HOST, port), timeout=5)
-    s.sendall(b'\x03' + bytes(1536))
-    need, got = 1 + 1536 * 2, b''
-    while len(got) < need:
-        chunk = s.recv(need - len(got))
-        if not chunk:
-            raise OSError('closed during the handshake')
-        got += chunk
-    s1 = got[1:1537]
-    connect = {'app': 'live', 'flashVer': flash_ver, 'tcUrl': 'rtmp://%s:%d/live' % (HOST, port)}
-    s.sendall(s1[0:4] + b'\0\0\0\0' + s1[8:] + rc.chunk_message(rc.amf0_encode('connect', 1, connect),
-                                                                 rc.MSG_COMMAND_AMF0, 3))
-    return s
-
-
 def stalled_flv_player(port, agent):
     """An HTTP-FLV player that never reads, with a small receive buffer: its queue fills at once."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -268,8 +251,9 @@ class CloseReasonTest(unittest.TestCase):
             pub = rilltest.ffmpeg_publish(r.rtmp_url('cam'), rilltest.make_test_media())
             self.addCleanup(rilltest.stop_process, pub)
             self.assertTrue(r.wait_for_log(r'publish start: live/cam', 15), r.log_tail())
-            idle = rtmp_connect_only(r.rtmp_port, 'idle-peer')
+            idle = rc.RtmpConnection(HOST, r.rtmp_port)  # connected, then silent
             self.addCleanup(idle.close)
+            self.assertEqual(idle.connect('live', extra={'flashVer': 'idle-peer'})[0], '_result')
             stalled = stalled_flv_player(r.http_port, 'stalled-player')
             self.addCleanup(stalled.close)
             # A player that reads all along, there when the graceful stop comes.
@@ -295,12 +279,32 @@ class MainLogFormatTest(unittest.TestCase):
     """log.format: json, and the text lines without their time when stderr is the journal."""
 
     def test_json_lines(self):
+        """Every line an object of the same fields; a publish's and a play's lines carry their stream."""
         with Rill({'workers': 1, 'log': {'format': 'json'}}) as r:
             self.assertTrue(wait_until(lambda: '"worker":0' in r.log_text(), 5), r.log_text())
+            if shutil.which('ffmpeg'):
+                pub = rilltest.ffmpeg_publish(r.rtmp_url('cam'), rilltest.make_test_media())
+                try:
+                    self.assertTrue(r.wait_for_log(r'publish start: live/cam', 15), r.log_tail())
+                    with urllib.request.urlopen(r.http_url('/live/cam.flv'), timeout=10) as resp:
+                        self.assertEqual(resp.read(13)[:3], b'FLV')
+                finally:
+                    rilltest.stop_process(pub)
+                self.assertTrue(r.wait_for_log(r'publish stop: live/cam', 10), r.log_tail())
             lines = [json.loads(line) for line in r.log_text().splitlines() if line]
-        self.assertTrue(all(set(l) == {'time', 'level', 'worker', 'message'} for l in lines), lines)
+        self.assertTrue(all(set(l) - {'stream'} == {'time', 'level', 'worker', 'message'} for l in lines), lines)
         self.assertIn(None, [l['worker'] for l in lines])  # the master's
         self.assertTrue(all(re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$', l['time']) for l in lines))
+        if not shutil.which('ffmpeg'):
+            return
+        about = {l['message']: l.get('stream') for l in lines if 'live/cam' in l['message']}
+        for pattern in (r'^stream created: live/cam$', r'^publish start: live/cam', r'^rtmp: \S+ publishing live/cam$',
+                        r'^http-flv: \S+ playing live/cam$', r'^http-flv: \S+ closed ', r'^rtmp: \S+ unpublished live/cam',
+                        r'^publish stop: live/cam'):
+            found = [m for m in about if re.search(pattern, m)]
+            self.assertTrue(found, 'no line like %r in %s' % (pattern, sorted(about)))
+            self.assertEqual(about[found[0]], 'live/cam', found[0])
+        self.assertFalse([l for l in lines if 'stream' in l and 'live/cam' not in l['message']], lines)
 
     def test_no_time_of_its_own_under_the_journal(self):
         r = Rill({'log': {'file': rilltest.DELETE}}, start=False)

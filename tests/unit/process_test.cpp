@@ -15,6 +15,7 @@
 #include <string>
 
 #include "rill/core/log.h"
+#include "rill/core/stream_log.h"
 #include "rill/process/listeners.h"
 #include "rill/process/memory_policy.h"
 #include "rill/process/pid_file.h"
@@ -105,6 +106,37 @@ TEST(CoreLog, MasterRoleAccessLogAndLevels) {
   bad.file = "/proc/rill-cannot-create/x.log";
   EXPECT_THROW(core::make_logger("x", bad, -1), std::runtime_error);
   core::make_null_logger()->info("nowhere");
+}
+
+TEST(CoreLog, StreamLogLinesCarryTheStreamInJsonOnly) {
+  TempDir dir;
+  config::LogConfig cfg;
+  cfg.file = dir.file("text.log");
+  auto text_log = core::make_logger("test", cfg, 1);
+  core::StreamLog(*text_log, "live/cam").info("publish start: {} ({} subscriber(s) waiting)", "live/cam", 0);
+  core::StreamLog(*text_log, "live/cam").debug("hidden at info");
+  std::string text = read_file(*cfg.file);
+  // Text: the line reads as written, the stream named once (by the message).
+  EXPECT_NE(text.find("] [info] [worker 1] publish start: live/cam (0 subscriber(s) waiting)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("hidden"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+
+  cfg.file = dir.file("json.log");
+  cfg.json = true;
+  auto json_log = core::make_logger("test", cfg, 1);
+  core::StreamLog(*json_log, "live/\"odd\"").warn("hls: {}: dropped", "live/\"odd\"");
+  json_log->info("not about a stream");
+  text = read_file(*cfg.file);
+  EXPECT_NE(text.find("\",\"level\":\"warning\",\"worker\":1,\"stream\":\"live/\\\"odd\\\"\","
+                      "\"message\":\"hls: live/\\\"odd\\\": dropped\"}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"worker\":1,\"message\":\"not about a stream\"}\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"stream\":", text.find("not about")), std::string::npos) << text;
+
+  core::StreamLog(*core::make_null_logger(), "live/cam").error("nowhere");
 }
 
 TEST(ProcessPidFile, WritesLocksAndRemoves) {

@@ -19,6 +19,7 @@
 #include "rill/cluster/relay_info.h"
 #include "rill/cluster/rtmp_upstream.h"
 #include "rill/config/config.h"
+#include "rill/core/stream_log.h"
 #include "rill/media/stream.h"
 #include "rill/media/stream_output.h"
 #include "rill/net/worker_core.h"
@@ -57,6 +58,7 @@ class PushOutput final : public media::StreamOutput, public RtmpUpstreamEvents {
   void cancel();
 
  private:
+  core::StreamLog stream_log() const { return {*ctx_.log, stream_.key_text()}; }  // the pushed stream
   void on_upstream_up() override;
   void on_upstream_down(const std::string& why) override;
   void connect();

@@ -26,6 +26,7 @@
 #include "rill/cluster/rtmp_upstream.h"
 #include "rill/cluster/timestamp_rebase.h"
 #include "rill/config/config.h"
+#include "rill/core/stream_log.h"
 #include "rill/media/stream.h"
 #include "rill/net/worker_core.h"
 
@@ -73,6 +74,7 @@ class StreamPull final : public RtmpUpstreamEvents {
   const media::StreamKey& key() const { return opts_.key; }
 
  private:
+  core::StreamLog stream_log() const { return {*ctx_.log, opts_.key.str()}; }  // the pulled stream
   void on_upstream_up() override;
   void on_upstream_media(protocol::RtmpMessage&& m) override;
   void on_upstream_status(std::string_view code) override;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rill/core/stream_log.h"
 #include "rill/media/segment_writer.h"
 
 namespace rill::protocol {
@@ -20,7 +21,7 @@ namespace rill::media {
 class Fmp4SegmentWriter final : public SegmentWriter {
  public:
   // `label` starts its log lines ("hls: live/cam").
-  Fmp4SegmentWriter(spdlog::logger& log, std::string label);
+  Fmp4SegmentWriter(core::StreamLog log, std::string label);
   ~Fmp4SegmentWriter() override;
 
   std::string_view container() const override { return "fMP4"; }
@@ -41,7 +42,7 @@ class Fmp4SegmentWriter final : public SegmentWriter {
  private:
   WriteResult add(bool video, const SegmentSample& s);
 
-  spdlog::logger& log_;
+  core::StreamLog log_;
   const std::string label_;
   std::unique_ptr<protocol::Fmp4Muxer> mux_;  // the run's; none when it refused the configuration
   std::vector<uint8_t> seg_;                  // the segment (its parts so far) being built

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/core/stream_log.h"
 #include "rill/media/media_frame.h"
 #include "rill/media/segment_writer.h"
 #include "rill/media/stream_key.h"
@@ -184,6 +185,7 @@ class HlsSegmenter : public StreamOutput {
   StreamKey key_;
   std::string key_text_;  // "app/name", for logs
   spdlog::logger& log_;
+  core::StreamLog stream_log() const { return {log_, key_text_}; }  // log_, about this stream
   const Limits limits_;
   bool finished_ = false;
   VideoConfig video_;

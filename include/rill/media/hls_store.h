@@ -28,6 +28,7 @@
 
 #include "rill/config/config.h"
 #include "rill/core/buffer.h"
+#include "rill/core/stream_log.h"
 #include "rill/core/timer_queue.h"
 #include "rill/media/stream_key.h"
 #include "rill/protocol/hls_delivery.h"
@@ -232,6 +233,7 @@ class HlsStore {
 
   TimerQueue& timers_;
   spdlog::logger& log_;
+  core::StreamLog stream_log(const HlsStreamState& st) const;  // log_, about st's stream
   std::map<StreamKey, std::unique_ptr<HlsStreamState>> streams_;
   std::map<uint64_t, Wait> waits_;
   uint64_t next_wait_ = 1;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/core/stream_log.h"
 #include "rill/media/recording_file.h"
 #include "rill/media/stream_key.h"
 #include "rill/media/stream_output.h"
@@ -99,6 +100,7 @@ class Recorder final : public StreamOutput {
   const std::string label_;  // "record live/cam"
   const config::RecordConfig& cfg_;
   spdlog::logger& log_;
+  core::StreamLog stream_log() const { return {log_, key_.str()}; }  // log_, about this stream
   FramePtr video_header_, audio_header_, metadata_;
   std::deque<FramePtr> held_audio_;  // waiting for the first video keyframe (or the probe's end)
   // Stream time: milliseconds of the publisher's timeline since the first frame (never backwards).

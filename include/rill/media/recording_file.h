@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "rill/config/config.h"
+#include "rill/core/stream_log.h"
 #include "rill/media/media_frame.h"
 
 namespace rill::media {
@@ -58,7 +59,7 @@ class RecordingFile {
   virtual uint32_t duration_ms() const = 0;  // of what was added
 };
 
-std::unique_ptr<RecordingFile> make_recording_file(config::RecordFormat format, spdlog::logger& log,
+std::unique_ptr<RecordingFile> make_recording_file(config::RecordFormat format, core::StreamLog log,
                                                    std::string label, size_t keyframe_capacity);
 
 }  // namespace rill::media

@@ -19,6 +19,7 @@
 #include <spdlog/logger.h>
 
 #include "rill/config/config.h"
+#include "rill/core/stream_log.h"
 #include "rill/core/timer_queue.h"
 #include "rill/media/gop_cache.h"
 #include "rill/media/media_frame.h"
@@ -58,6 +59,8 @@ class Stream {
   const std::string& name() const { return key_.name; }
   const StreamKey& key() const { return key_; }
   const std::string& key_text() const { return key_text_; }  // "app/name", for logs
+  // The registry's log, scoped to this stream (a "stream" field in JSON lines).
+  core::StreamLog log() const;
   const config::AppConfig& app_config() const { return cfg_; }
   const StreamInfo& info() const { return info_; }
   const GopCache& gop_cache() const { return gop_; }

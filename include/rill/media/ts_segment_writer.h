@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rill/core/stream_log.h"
 #include "rill/media/segment_buffer.h"
 #include "rill/media/segment_writer.h"
 
@@ -25,7 +26,7 @@ class TsSegmentWriter final : public SegmentWriter {
 
   // `label` starts its log lines ("hls: live/cam"); a segment never outgrows `max_segment_size`
   // (the first capacity of each is capped by it).
-  TsSegmentWriter(spdlog::logger& log, std::string label, size_t max_segment_size);
+  TsSegmentWriter(core::StreamLog log, std::string label, size_t max_segment_size);
 
   std::string_view container() const override { return "MPEG-TS"; }
   bool carries(protocol::AudioCodec codec) const override {  // AAC (ADTS) and MP3
@@ -49,7 +50,7 @@ class TsSegmentWriter final : public SegmentWriter {
   void flush_audio();
   void dropped(uint64_t n, const char* what, const std::string& why);
 
-  spdlog::logger& log_;
+  core::StreamLog log_;
   const std::string label_;
   const size_t max_segment_size_;
   std::unique_ptr<protocol::TsMuxer> mux_;  // the run's

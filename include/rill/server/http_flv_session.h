@@ -11,6 +11,7 @@
 // answered with the head alone.
 #include <memory>
 
+#include "rill/core/stream_log.h"
 #include "rill/http/http_body_stream.h"
 #include "rill/http/http_exchange.h"
 #include "rill/http/http_router.h"
@@ -45,6 +46,7 @@ class HttpFlvSession final : public net::Session, public media::Subscriber {
   void finish(const char* reason);
   void on_body_closed(const std::string& reason);
   void log_access_once(const char* reason);  // the session's access log line (session_access.h)
+  core::StreamLog stream_log() const { return {*ctx_.log, key_.str()}; }  // the worker's, about key_
   void retire_once();
   uint64_t bytes_out() const { return body_ ? body_->body_bytes() : 0; }
   uint64_t frames_dropped() const { return body_ ? body_->connection().queue().frames_dropped() : 0; }

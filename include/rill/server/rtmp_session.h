@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "rill/core/stream_log.h"
 #include "rill/media/output_queue.h"
 #include "rill/media/stream.h"
 #include "rill/net/connection.h"
@@ -87,6 +88,8 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   // Refuses with `close_reason` ("unknown app") after the flush; the access log says "refused: WHY".
   void refuse(const char* close_reason, std::string_view why);
   void log_access_end(const char* reason) const;  // the access log line (server/session_access.h)
+  // The worker's log, scoped to app_/stream_name_ (the stream this session publishes or plays).
+  core::StreamLog stream_log() const { return {*ctx_.log, app_ + "/" + stream_name_}; }
 
   net::WorkerCore& ctx_;
   StreamGate& gate_;
