@@ -108,7 +108,7 @@ std::optional<UpgradeStart> take_upgrade_start(spdlog::logger& log) {
   if (!handoff) throw std::runtime_error("binary upgrade: " + error);
   UpgradeStart start{std::move(*handoff), false};
   const UpgradeHandoff& h = start.handoff;
-  if (auto why = link_version_mismatch(h.link_version, h.version, kWorkerLinkVersion, core::version())) {
+  if (auto why = link_version_mismatch(h.link_version, h.version, worker_link_version(), core::version())) {
     if (!h.force)
       throw std::runtime_error(
           "binary upgrade refused: " + *why +

@@ -528,7 +528,7 @@ struct Master::Impl {
       return;
     }
     const auto fds = ownership->shared_fds();
-    const UpgradeHandoff h{kWorkerLinkVersion,
+    const UpgradeHandoff h{worker_link_version(),
                            std::string(core::version()),
                            self,
                            generation,

@@ -17,7 +17,7 @@ void UpgradeCoordinator::start(const std::string& binary, const std::vector<std:
                                const UpgradeHandoff& handoff, PidFile* pid_file, pid_t requester,
                                spdlog::logger& log) {
   log.info("binary upgrade{}: starting {} (this is rill {}, worker link version {})",
-           handoff.force ? " (forced)" : "", binary, core::version(), kWorkerLinkVersion);
+           handoff.force ? " (forced)" : "", binary, core::version(), worker_link_version());
   if (pid_file) {
     const std::string own = pid_file->path();
     if (!pid_file->rename_to(own + ".oldbin")) {

@@ -48,10 +48,15 @@ def put_binary(src, dst):
     os.replace(tmp, dst)
 
 
-class UpgradeTest(unittest.TestCase):
+class UpgradeHarness(unittest.TestCase):
+    """A daemon run from a path of its own (self.path) that tests swap binaries at; the cleanup
+    stops every master generation. Subclasses give config() and may extend setUp."""
+
+    def config(self):
+        raise NotImplementedError
+
     def setUp(self):
         require_tool('ffmpeg')
-        bench_binary()
         self.bindir = os.path.join(rilltest._short_tmp_base(), 'rill-upgrade-bin-%d' % os.getpid())
         os.makedirs(self.bindir, exist_ok=True)
         self.addCleanup(shutil.rmtree, self.bindir, True)
@@ -61,12 +66,12 @@ class UpgradeTest(unittest.TestCase):
         saved = os.environ.get('RILL_BIN')
         os.environ['RILL_BIN'] = self.path  # the daemon runs from the swapped path
         self.addCleanup(lambda: os.environ.__setitem__('RILL_BIN', saved) if saved else os.environ.pop('RILL_BIN'))
-        self.media = rilltest.make_test_media(seconds=10, gop=25)
-        cfg = hls_config()
-        cfg.update({'workers': WORKERS, 'shutdown_timeout': '2s'})
-        self.rill = Rill(cfg)
+        self.rill = self.start_rill()
         self.masters = [self.rill.pid]
         self.addCleanup(self._stop_all)
+
+    def start_rill(self):
+        return Rill(self.config())
 
     def _stop_all(self):
         """The current master stops its workers; each older master follows its successor."""
@@ -101,16 +106,17 @@ class UpgradeTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         return body
 
-    def cli_upgrade(self):
-        """`rill -s upgrade`, run from the build (the file at the path may be the broken one)."""
-        return rilltest.run([self.builds['rill'], '-s', 'upgrade', '-p', self.rill.pid_file], timeout=10)
+    def cli_upgrade(self, force=False):
+        """`rill -s upgrade [--force]`, run from the build (the file at the path may be the broken one)."""
+        force_flag = ['--force'] if force else []
+        return rilltest.run([self.builds['rill'], '-s', 'upgrade', '-p', self.rill.pid_file] + force_flag, timeout=10)
 
-    def upgrade(self, build):
+    def upgrade(self, build, force=False):
         """Swap the binary at the path for BUILD, `rill -s upgrade`, wait for the hand-over."""
         put_binary(self.builds[build], self.path)
         before = self.master_pid()
         offset = self.rill.log_offset()
-        p = self.cli_upgrade()
+        p = self.cli_upgrade(force)
         self.assertEqual(p.returncode, 0, p.stderr)  # it waits for the master's answer
         self.assertIn('rill: upgraded: the new master is pid', p.stdout)
         self.assertTrue(self.rill.wait_for_log(r'binary upgrade: the new master \(pid \d+\) is ready', 15, since=offset),
@@ -123,6 +129,18 @@ class UpgradeTest(unittest.TestCase):
         self.assertTrue(wait_until(lambda: self.server().get('version') == version, 5),
                         'the API does not report %s' % version)
         return new, version
+
+
+class UpgradeTest(UpgradeHarness):
+    def config(self):
+        cfg = hls_config()
+        cfg.update({'workers': WORKERS, 'shutdown_timeout': '2s'})
+        return cfg
+
+    def setUp(self):
+        bench_binary()
+        self.media = rilltest.make_test_media(seconds=10, gop=25)
+        super().setUp()
 
     def new_players_play(self, new_master, version):
         """Players that come after an upgrade play, served by the new master's workers."""

@@ -27,6 +27,11 @@ inline constexpr const char* kUpgradeEnvironment = "RILL_UPGRADE";
 // Raise it with any incompatible change of one of them: an upgrade across it refuses unless forced.
 inline constexpr uint32_t kWorkerLinkVersion = 1;
 
+// This executable's worker link version: kWorkerLinkVersion, unless the build defines
+// RILL_WORKER_LINK_VERSION for worker_link_version.cpp (the test binary rill-upgrade-incompatible,
+// the other side of a refused upgrade). What a handoff carries and checks.
+uint32_t worker_link_version();
+
 struct InheritedListener {
   std::string kind;      // "rtmp", "http", "api", "rtmp.tls", "http.tls", "api.tls"
   std::string address;   // as configured: "127.0.0.1:1935", "[::]:1935", ":8080"
@@ -34,7 +39,7 @@ struct InheritedListener {
 };
 
 struct UpgradeHandoff {
-  uint32_t link_version = 0;  // the old binary's kWorkerLinkVersion
+  uint32_t link_version = 0;  // the old binary's worker_link_version()
   std::string version;        // the old binary's version string, for the logs
   pid_t old_master = 0;       // told "ready" (SIGWINCH) by the new master
   int generation = 0;         // the old master's; the new master's workers are generation + 1
