@@ -268,7 +268,9 @@ class CloseReasonTest(unittest.TestCase):
                             '%s\n%s' % (read(access), r.log_tail()))
             self.assertEqual(reasons()['idle-peer'], 'idle timeout')
             self.assertEqual(reasons()['stalled-player'], 'slow player')
-            self.assertTrue(wait_until(lambda: re.search(r'http-flv: \S+ playing live/cam', r.log_text()), 5))
+            # Both HTTP-FLV players were let in: the stalled one and ffmpeg.
+            self.assertTrue(wait_until(lambda: len(re.findall(r'http-flv: \S+ playing live/cam', r.log_text())) >= 2,
+                                       10), r.log_tail())
             self.assertEqual(r.stop(signal.SIGQUIT, timeout=10), 0)
             self.assertEqual(reasons().get('attached-player'), 'server stopped', read(access))
         finally:
