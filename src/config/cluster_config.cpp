@@ -115,17 +115,6 @@ EdgeConfig read_edge(const YamlReader& reader, const YamlField& f) {
   return edge;
 }
 
-// A list of maps; each entry's field with its path "key[i]".
-std::vector<YamlField> map_list(const YamlReader& reader, const YamlField& f) {
-  if (!f.node.IsSequence()) reader.fail(f, "expected a list of maps, got " + YamlReader::describe(f.node));
-  std::vector<YamlField> out;
-  for (size_t i = 0; i < f.node.size(); ++i) {
-    const YAML::Node n = f.node[i];
-    out.push_back(YamlField{n, n.Mark(), f.path + "[" + std::to_string(i) + "]"});
-  }
-  return out;
-}
-
 // The required `url` key of a push or pull entry.
 RtmpUrl required_url(const YamlReader& reader, const YamlMap& map) {
   auto url = map.get("url");
@@ -195,10 +184,10 @@ std::string stream_url(const RtmpUrl& url, const std::string& name) {
 void read_cluster_keys(const YamlReader& reader, const YamlMap& map, AppConfig& app) {
   if (auto f = map.get("edge")) app.edge = read_edge(reader, *f);
   if (auto f = map.get("push")) {
-    for (const YamlField& item : map_list(reader, *f)) app.push.push_back(read_push(reader, item));
+    for (const YamlField& item : reader.map_list(*f)) app.push.push_back(read_push(reader, item));
   }
   if (auto f = map.get("pull")) {
-    for (const YamlField& item : map_list(reader, *f)) {
+    for (const YamlField& item : reader.map_list(*f)) {
       PullSource s = read_pull(reader, item);
       for (const PullSource& other : app.pull) {
         if (other.name == s.name) reader.fail(item, "two pulls feed stream '" + s.name + "'");

@@ -1,5 +1,6 @@
 // The schema of the configuration file: which keys exist where, their types and bounds, and the
 // checks that span several keys. The syntax of each value lives in yaml_reader.cpp / units.cpp.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -77,7 +78,9 @@ const std::vector<std::string_view> kAppKeys = {"gop_cache",
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {
-    "enabled", "fragment", "window", "max_fragment", "max_segment_size", "container", "low_latency", "part"};
+    "enabled",   "fragment",    "window", "max_fragment", "max_segment_size",
+    "container", "low_latency", "part",   "variants"};
+const std::vector<std::string_view> kHlsVariantKeys = {"suffix"};
 
 bool contains(const std::vector<std::string_view>& list, std::string_view word) {
   for (const auto& w : list) {
@@ -241,6 +244,24 @@ void read_queue(const YamlReader& reader, const YamlField& f, AppConfig& app) {
                   app.queue_hard_duration, format_duration);
 }
 
+// hls.variants: [{suffix: _hi}, ...] (docs/abr.md). A suffix is part of a stream name, so it
+// follows the name rule's characters; an empty or repeated one is an error at its place.
+std::vector<std::string> read_hls_variants(const YamlReader& reader, const YamlField& f) {
+  std::vector<std::string> out;
+  for (const YamlField& item : reader.map_list(f)) {
+    const YamlMap entry(reader, item, kHlsVariantKeys);
+    const auto suffix = entry.get("suffix");
+    if (!suffix) reader.fail(item, "missing: suffix");
+    const std::string s = reader.string(*suffix, /*allow_empty=*/true);
+    if (s.empty()) reader.fail(*suffix, "a variant suffix must not be empty");
+    if (auto why = core::name_error(s)) reader.fail(*suffix, "invalid variant suffix (" + *why + ")");
+    if (std::find(out.begin(), out.end(), s) != out.end())
+      reader.fail(*suffix, "duplicate variant suffix '" + s + "'");
+    out.push_back(s);
+  }
+  return out;
+}
+
 HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   HlsConfig hls;
   const YamlMap map(reader, f, kHlsKeys);
@@ -256,6 +277,7 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   hls.container = container == "fmp4" ? HlsContainer::Fmp4 : HlsContainer::Ts;
   map.read_bool("low_latency", hls.low_latency);
   map.read_duration("part", hls.part, milliseconds(100), milliseconds(2000));
+  if (auto variants = map.get("variants")) hls.variant_suffixes = read_hls_variants(reader, *variants);
   if (hls.low_latency) hls.container = HlsContainer::Fmp4;  // LL-HLS parts are fMP4 (RFC 8216bis §4.4.4.9)
   if (hls.max_fragment != Duration{0} && hls.max_fragment < hls.fragment) {
     const auto max_field = map.get("max_fragment");

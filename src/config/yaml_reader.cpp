@@ -240,6 +240,17 @@ std::string YamlReader::one_of(const YamlField& f, const std::vector<std::string
   fail(f, message);
 }
 
+std::vector<YamlField> YamlReader::map_list(const YamlField& f) const {
+  if (!f.node.IsSequence()) fail(f, "expected a list of maps, got " + describe(f.node));
+  std::vector<YamlField> out;
+  for (size_t i = 0; i < f.node.size(); ++i) {
+    const YAML::Node n = f.node[i];
+    out.push_back(
+        YamlField{n, n.Mark().is_null() ? f.mark : n.Mark(), f.path + "[" + std::to_string(i) + "]"});
+  }
+  return out;
+}
+
 std::vector<YamlField> YamlReader::string_list(const YamlField& f) const {
   std::vector<YamlField> out;
   if (f.node.IsScalar()) {

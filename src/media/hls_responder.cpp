@@ -79,6 +79,11 @@ std::string file_name(const StreamKey& key, const protocol::HlsObjectName& o) {
 HlsResponse respond_hls(const HlsStreamState* st, const StreamKey& key, const protocol::HlsObjectName& o) {
   if (!st) return error(404, "stream " + key.str() + " has no HLS playlist");
   if (o.playlist) return playlist(*st, key, o.directives);
+  if (o.variant) {  // a rendition's multivariant entry (docs/abr.md): changes with every segment
+    const std::string entry = st->variant_entry();
+    if (entry.empty()) return error(404, "stream " + key.str() + " has no HLS segment yet");
+    return object(SharedBuffer::copy_of(std::string_view(entry)), HlsCachePolicy::no_cache());
+  }
   if (const BufferRef* data = st->file(o.form, o.sequence)) {
     // The bytes behind a segment URI never change while the state lives (and the state outlives
     // any cache: see HlsStore::grace_ms), so clients and proxies may keep it.

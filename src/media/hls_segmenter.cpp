@@ -1,9 +1,12 @@
 #include "rill/media/hls_segmenter.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "rill/media/fmp4_segment_writer.h"
 #include "rill/media/hls_store.h"
+#include "rill/media/rendition_group.h"
+#include "rill/media/rendition_traits.h"
 #include "rill/media/ts_segment_writer.h"
 #include "rill/protocol/aac.h"
 #include "rill/protocol/av1.h"
@@ -39,14 +42,14 @@ HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConf
       key_(std::move(key)),
       key_text_(key_.str()),
       log_(log),
-      limits_(limits_of(cfg)),
+      limits_(limits_of(cfg, key_.name)),
       writer_(make_writer(cfg, limits_.max_segment_size, stream_log(), key_text_)) {
   store_.open(key_, cfg);
 }
 
 HlsSegmenter::~HlsSegmenter() { finish(); }
 
-HlsSegmenter::Limits HlsSegmenter::limits_of(const config::HlsConfig& cfg) {
+HlsSegmenter::Limits HlsSegmenter::limits_of(const config::HlsConfig& cfg, const std::string& name) {
   Limits l;
   l.fragment_ms = std::max<int64_t>(1, cfg.fragment.count());
   l.max_fragment_ms = cfg.max_fragment.count() > 0
@@ -55,6 +58,7 @@ HlsSegmenter::Limits HlsSegmenter::limits_of(const config::HlsConfig& cfg) {
   l.max_segment_size = std::max<size_t>(cfg.max_segment_size, 4 * protocol::TsMuxer::kPacketSize);
   l.low_latency = cfg.low_latency;
   l.part_ms = std::max<int64_t>(1, cfg.part.count());
+  l.aligned = rendition_member(name, cfg.variant_suffixes).has_value();
   return l;
 }
 
@@ -437,9 +441,19 @@ bool HlsSegmenter::place(int64_t dts, bool video, bool keyframe, size_t bound) {
   return true;
 }
 
+int64_t HlsSegmenter::slot_of(int64_t dts) const {
+  const int64_t f = limits_.fragment_ms;
+  return dts >= 0 ? dts / f : -((-dts + f - 1) / f);  // floor
+}
+
 bool HlsSegmenter::cut_due(int64_t dts, bool start_point, size_t bound) {
   const int64_t age = dts - seg_.start;
-  if (start_point && age >= limits_.fragment_ms) return true;
+  // A rendition cuts at the first start point at or after the next slot boundary (the group's
+  // clock: every rendition with a keyframe there cuts at the same media time); others at least
+  // fragment after the segment start.
+  const int64_t due =
+      limits_.aligned ? (slot_of(seg_.start) + 1) * limits_.fragment_ms - seg_.start : limits_.fragment_ms;
+  if (start_point && age >= due) return true;
   const bool forced = age >= limits_.max_fragment_ms ||  // no keyframe in time
                       (writer_->samples() > 0 &&         // the segment would outgrow its cap
                        writer_->size() + bound > limits_.max_segment_size);
@@ -465,7 +479,12 @@ void HlsSegmenter::start_segment(int64_t dts) {
   const protocol::TsStreams d = desired();
   if (!run_.tracks || run_.restart_pending || *run_.tracks != d) start_run(d);
   writer_->begin_segment();
+  // Aligned: a fresh playlist starts at the number of its first cut slot, as the group's other
+  // renditions do (after a republish within the grace the numbering just goes on).
+  if (limits_.aligned && !run_.produced_any && slot_of(dts) > 0)
+    store_.align_first_sequence(key_, static_cast<uint64_t>(slot_of(dts)));
   seg_.start = dts;
+  seg_.video_samples = 0;
   seg_.open = true;
   run_.produced_any = true;
 }
@@ -486,12 +505,23 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   const bool disc = run_.discontinuity_next;
   const size_t size = bytes.size();
   auto seq = store_.add_segment(key_, std::move(bytes), duration_s, disc);
+  if (limits_.aligned) note_traits(duration_s);
   run_.discontinuity_next = false;
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;
   if (seq)
     stream_log().debug("hls: {} segment {} ({:.3f} s, {} bytes{})", key_text_, *seq, duration_s, size,
                        disc ? ", discontinuity" : "");
+}
+
+void HlsSegmenter::note_traits(double duration_s) {
+  if (!run_.tracks) return;
+  const protocol::TsStreams& t = *run_.tracks;
+  HlsRenditionTraits traits = rendition_traits(t, video_.record, audio_.record, video_.width, video_.height);
+  // FRAME-RATE (RFC 8216 §4.3.4.2): video frames over the segment's duration, to a 1/1000.
+  if (t.has_video && duration_s > 0)
+    traits.frame_rate = std::round(1000.0 * seg_.video_samples / duration_s) / 1000.0;
+  store_.set_traits(key_, std::move(traits));
 }
 
 void HlsSegmenter::write(bool video, const SegmentSample& s) {
@@ -503,6 +533,7 @@ void HlsSegmenter::write(bool video, const SegmentSample& s) {
   }
   if (!writer_->part_pending()) seg_.part_start = s.dts_ms;
   if (!video) return writer_->write_audio(s);
+  ++seg_.video_samples;
   if (writer_->write_video(s) == WriteResult::Dropped) run_.wait_keyframe = true;  // resume at a keyframe
 }
 

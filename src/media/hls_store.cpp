@@ -18,6 +18,7 @@ double fragment_s(const config::HlsConfig& cfg) { return static_cast<double>(cfg
 HlsStreamState::HlsStreamState(StreamKey key, const config::HlsConfig& cfg)
     : key_(std::move(key)), key_text_(key_.str()), cfg_(cfg), playlist_(cfg.window, fragment_s(cfg)) {
   if (cfg.low_latency) playlist_.set_low_latency(static_cast<double>(cfg.part.count()) / 1000.0);
+  playlist_.set_rendition_reports(rendition_report_uris(key_, cfg));
 }
 
 protocol::HlsProgress HlsStreamState::progress() const {

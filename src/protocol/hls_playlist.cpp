@@ -141,6 +141,25 @@ size_t skippable_segments(const HlsPlaylistState& st) {
   return n;
 }
 
+// RFC 8216bis §4.4.5.4: LAST-MSN is "the Media Sequence Number of the last Media Segment
+// currently in the specified Rendition. If the Rendition contains Partial Segments then this value
+// is the Media Sequence Number of the last Partial Segment"; LAST-PART its part index.
+void append_rendition_reports(std::string& out, const HlsPlaylistState& st) {
+  if (st.rendition_reports.empty()) return;
+  uint64_t msn = st.media_sequence + st.segments.size();
+  size_t parts = st.open_parts.size();
+  if (parts == 0) {
+    if (st.segments.empty()) return;
+    msn = st.segments.back().sequence;
+    parts = st.segments.back().parts.size();
+  }
+  std::string position = ",LAST-MSN=" + std::to_string(msn);
+  if (parts > 0) position += ",LAST-PART=" + std::to_string(parts - 1);
+  for (const std::string& uri : st.rendition_reports) {
+    out += "#EXT-X-RENDITION-REPORT:URI=\"" + uri + "\"" + position + "\n";
+  }
+}
+
 }  // namespace
 
 uint32_t hls_target_duration(const HlsPlaylistState& st) {
@@ -208,6 +227,7 @@ std::string render_media_playlist(const HlsPlaylistState& st, bool skip) {
     append_parts(out, st.open_parts);
     // RFC 8216bis §4.4.5.3: the part the server is producing now; a request for it is held.
     if (!st.preload_hint_uri.empty()) out += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"" + st.preload_hint_uri + "\"\n";
+    append_rendition_reports(out, st);
   }
   if (st.ended) out += "#EXT-X-ENDLIST\n";  // §4.3.3.4
   return out;

@@ -375,6 +375,7 @@ std::optional<uint64_t> parse_decimal_u64(std::string_view digits) {
 
 std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
   if (object == kHlsPlaylistObject) return HlsObjectName{};
+  if (object == kHlsVariantObject) return HlsObjectName{false, 0, HlsSegmentForm::Ts, {}, true};
   if (object.starts_with(std::string(kHlsPlaylistObject) + "?")) {
     const std::string_view query = object.substr(kHlsPlaylistObject.size() + 1);
     HlsObjectName o;
@@ -394,6 +395,7 @@ std::optional<HlsObjectName> parse_hls_object(std::string_view object) {
 }
 
 std::string format_hls_object(const HlsObjectName& o) {
+  if (o.variant) return std::string(kHlsVariantObject);
   if (o.playlist) return o.directives.empty() ? std::string(kHlsPlaylistObject) : std::string(kHlsPlaylistObject) + "?" + o.directives;
   return hls_segment_file(o.form, o.sequence);
 }

@@ -11,6 +11,7 @@
 #include "rill/protocol/stream_token.h"
 #include "rill/server/hls_blocking.h"
 #include "rill/server/hls_remote.h"
+#include "rill/server/hls_variants.h"
 #include "rill/server/http_admission.h"
 #include "rill/workers/worker_monitor.h"
 
@@ -74,6 +75,7 @@ void HlsHandler::serve_playlist(HttpExchange& ex, StreamPath&& route, const conf
   }
   HlsRequest req{std::move(route.key), app, {}};
   req.object.directives = protocol::format_hls_delivery_directives(d);
+  if (variants_ && variants_->serve(*this, ex, req)) return;
   if (remote_ && remote_->serve(*this, ex, req)) return;
   serve_locally(ex, req);
 }

@@ -2,6 +2,7 @@
 // request's query. HLS segment requests carry the playlist's token (see hls_handler.cpp).
 #include <ctime>
 
+#include "rill/media/rendition_group.h"
 #include "rill/protocol/stream_token.h"
 #include "rill/server/admission_checks.h"
 
@@ -29,8 +30,18 @@ class TokenCheck final : public AdmissionCheck {
     if (!wants_token(mode)) return done(std::nullopt);
     // The configuration guarantees a secret for a token mode.
     const auto now = static_cast<int64_t>(std::time(nullptr));
-    done(protocol::verify_token(app->auth.secret.value_or(""), to_string(action), req.key.app, req.key.name,
-                                req.query, now));
+    const std::string& secret = app->auth.secret.value_or("");
+    auto refused =
+        protocol::verify_token(secret, to_string(action), req.key.app, req.key.name, req.query, now);
+    // A play token for a rendition group NAME admits its renditions (NAME_hi, ...: docs/abr.md),
+    // whose URIs in NAME's multivariant playlist carry it.
+    if (refused && action == GateAction::Play) {
+      if (auto member = media::rendition_member(req.key.name, app->hls.variant_suffixes)) {
+        if (!protocol::verify_token(secret, to_string(action), req.key.app, member->group, req.query, now))
+          refused.reset();
+      }
+    }
+    done(std::move(refused));
   }
 };
 

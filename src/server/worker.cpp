@@ -31,6 +31,7 @@
 #include "rill/server/admission_checks.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/hls_remote.h"
+#include "rill/server/hls_variants.h"
 #include "rill/server/http_admission.h"
 #include "rill/server/http_flv_session.h"
 #include "rill/server/record_reports.h"
@@ -107,7 +108,8 @@ struct Worker::Impl {
   net::WorkerCore ctx;
   // Before http: held HLS requests cancel their fetches when the HTTP server closes their connections.
   std::unique_ptr<workers::HlsFetcher> hls_fetcher;
-  std::unique_ptr<HlsRemote> hls_remote;  // with the fetcher: streams whose HLS another worker holds
+  std::unique_ptr<HlsRemote> hls_remote;      // with the fetcher: streams whose HLS another worker holds
+  std::unique_ptr<HlsVariants> hls_variants;  // rendition groups' multivariant playlists
   std::unique_ptr<HlsHandler> hls;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<StreamRoutes> stream_routes;  // FLV and HLS, on `http` only
@@ -202,7 +204,9 @@ struct Worker::Impl {
           });
     });
     if (hls_fetcher) hls_remote = std::make_unique<HlsRemote>(ctx, *locator, *hls_fetcher);
-    hls = std::make_unique<HlsHandler>(ctx, *gate, monitor.get(), hls_remote.get());
+    hls_variants =
+        std::make_unique<HlsVariants>(ctx, hls_fetcher ? locator.get() : nullptr, hls_fetcher.get());
+    hls = std::make_unique<HlsHandler>(ctx, *gate, monitor.get(), hls_remote.get(), hls_variants.get());
     hls->install(*stream_routes);
     api = std::make_unique<api::ApiServer>(ctx, *details, monitor.get(), locator.get());
     api::mount_api_routes(*api);

@@ -76,6 +76,7 @@ def main():
     write('truncated', [6, 0], frame(VIDEO, KEY, 0, b'\x17' * 100)[:60])
     write('requests', [0, 1], b'PLAY live/cam\nSTATS\nSTATS ALL\nHLS live/cam index.m3u8\nPLAY live/cam\r\n')
     write('hls_requests', [3, 1], b'HLS live/cam index.m3u8\nHLS live/cam 12.ts\nHLS live/cam 012.ts\n'
+          b'HLS live/cam_hi variant\nHLS live/cam variants\n'
           b'18446744073709551615.ts\nHLS a/b 18446744073709551616.ts\nindex.m3u8')
     write('names_for_workers', [1, 1], b'PLAY live/../x\nPLAY /cam\nPLAY live/a/b\nHLS x/' + b'y' * 200 + b' 1.ts\n')
     write('control_requests', [2, 1], b'KICK 73014444033\nKICK 01\nKICK 18446744073709551616\nKICK -1\n'

@@ -29,7 +29,8 @@ PLAYWRIGHT = os.path.join(BROWSER_DIR, 'node_modules', 'playwright-core')
 PLAY_JS = os.path.join(BROWSER_DIR, 'play.js')
 SECONDS = 12
 
-PAGE = """<!doctype html>
+# The page's start: a <video>, hls.js, and log() into window.__log (read back by play.js).
+PAGE_HEAD = """<!doctype html>
 <html><head><meta charset="utf-8"><title>rill hls</title></head>
 <body>
 <video id="v" muted autoplay playsinline></video>
@@ -39,7 +40,9 @@ window.__log = [];
 const log = (m) => { if (window.__log.length < 200) window.__log.push(String(m)); };
 const v = document.getElementById('v');
 v.addEventListener('error', () => log('video error ' + (v.error && v.error.code)));
-if (!window.Hls || !Hls.isSupported()) {
+"""
+
+PAGE = PAGE_HEAD + """if (!window.Hls || !Hls.isSupported()) {
   log('hls.js not supported here');
 } else {
   const hls = new Hls(%(hls_config)s);

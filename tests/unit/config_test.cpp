@@ -524,6 +524,26 @@ TEST(Config, HlsContainerAndLowLatency) {
   EXPECT_CONTAINS(error_of("apps:\n  live:\n    hls: { part: 3s }\n"), "part");
 }
 
+TEST(Config, HlsVariants) {
+  const auto variants = [](const std::string& list) {
+    return load("apps:\n  live:\n    hls:\n      enabled: true\n      variants: " + list + "\n")
+        .find_app("live")
+        ->hls.variant_suffixes;
+  };
+  EXPECT_TRUE(variants("[]").empty());
+  EXPECT_EQ(variants("[{suffix: _hi}, {suffix: _mid}, {suffix: _lo}]"),
+            (std::vector<std::string>{"_hi", "_mid", "_lo"}));
+  const std::string head = "apps:\n  live:\n    hls:\n      variants:\n";
+  EXPECT_CONTAINS(error_of(head + "        - {suffix: _hi}\n        - {suffix: \"\"}\n"),
+                  "t.yaml:6:20: apps.live.hls.variants[1].suffix: a variant suffix must not be empty");
+  EXPECT_CONTAINS(error_of(head + "        - {suffix: _hi}\n        - {suffix: _hi}\n"),
+                  "t.yaml:6:20: apps.live.hls.variants[1].suffix: duplicate variant suffix '_hi'");
+  EXPECT_CONTAINS(error_of(head + "        - {suffix: \"a b\"}\n"), "invalid variant suffix");
+  EXPECT_CONTAINS(error_of(head + "        - {name: _hi}\n"), "variants[0]");
+  EXPECT_CONTAINS(error_of(head + "        - {}\n"), "missing: suffix");
+  EXPECT_CONTAINS(error_of(head + "        _hi\n"), "expected a list of maps");
+}
+
 TEST(ConfigErrors, DuplicateKey) {
   EXPECT_CONTAINS(error_of("workers: 1\nworkers: 2\n" + kApps), "t.yaml:2:1: workers: duplicate key");
   EXPECT_CONTAINS(error_of("apps:\n  live: {}\n  live: {}\n"), "t.yaml:3:3: apps.live: duplicate key");

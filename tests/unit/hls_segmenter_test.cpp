@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <set>
@@ -721,6 +723,103 @@ TEST_F(HlsSegmenterTest, StoreDestroyedWithPendingTimers) {
   EXPECT_GT(timers_.pending(), 0u);
   store_.reset();
   EXPECT_EQ(timers_.pending(), 0u);
+}
+
+// ---- renditions (hls.variants, docs/abr.md) ----------------------------------------------------
+
+std::vector<protocol::HlsSegmentEntry> listed_of(const HlsStore& store, const StreamKey& key) {
+  const HlsStreamState* st = store.find(key);
+  if (!st) return {};
+  return {st->playlist().state().segments.begin(), st->playlist().state().segments.end()};
+}
+
+TEST_F(HlsSegmenterTest, RenditionsCutAtTheGroupsClockWithEqualSequenceNumbers) {
+  cfg_.fragment = 1000ms;
+  cfg_.window = 20;
+  cfg_.variant_suffixes = {"_hi", "_lo"};
+  const StreamKey hi_key{"live", "cam_hi"}, lo_key{"live", "cam_lo"};
+  HlsSegmenter hi(*store_, hi_key, cfg_, *log_);
+  HlsSegmenter lo(*store_, lo_key, cfg_, *log_);
+  headers(hi);
+  av(hi, 0, 6040, 400);  // keyframes every 400 ms: 0, 400, 800, 1200, ...
+  headers(lo, 2000);     // the second encoder joins later on the same timestamps
+  av(lo, 2000, 6040, 400);
+  const auto h = listed_of(*store_, hi_key);
+  const auto l = listed_of(*store_, lo_key);
+  // Cut at the first keyframe at or after each second: 1200, 2000, 3200, 4000, 5200, 6000 (not
+  // 1200, 2400, 3600, ... as "fragment after the segment start" gives).
+  ASSERT_EQ(h.size(), 6u);
+  const std::vector<double> want = {1.2, 0.8, 1.2, 0.8, 1.2, 0.8};
+  for (size_t i = 0; i < h.size(); ++i) {
+    EXPECT_EQ(h[i].sequence, i);
+    EXPECT_NEAR(h[i].duration_s, want[i], 1e-9) << i;
+  }
+  // The later rendition's first segment starts in slot 2 and is numbered 2, as hi's is.
+  ASSERT_EQ(l.size(), 4u);
+  for (size_t i = 0; i < l.size(); ++i) {
+    EXPECT_EQ(l[i].sequence, h[i + 2].sequence);
+    EXPECT_NEAR(l[i].duration_s, h[i + 2].duration_s, 1e-9) << i;
+  }
+  EXPECT_EQ(store_->find(lo_key)->playlist().state().discontinuity_sequence, 0u);
+}
+
+TEST_F(HlsSegmenterTest, NonMembersOfAnAppWithVariantsCutAsBefore) {
+  cfg_.fragment = 1000ms;
+  cfg_.variant_suffixes = {"_hi", "_lo"};
+  auto s = make();  // live/cam: no suffix
+  headers(*s);
+  av(*s, 0, 4040, 400);
+  const auto segs = listed();
+  ASSERT_EQ(segs.size(), 3u);
+  for (const auto& e : segs) EXPECT_NEAR(e.duration_s, 1.2, 1e-9);
+  EXPECT_EQ(state()->variant_entry().find("CODECS"), std::string::npos);  // no traits measured
+}
+
+TEST_F(HlsSegmenterTest, RenditionVariantEntryHasCodecsFrameRateAndMeasuredBandwidth) {
+  cfg_.fragment = 1000ms;
+  cfg_.variant_suffixes = {"_hi"};
+  const StreamKey k{"live", "cam_hi"};
+  HlsSegmenter hi(*store_, k, cfg_, *log_);
+  EXPECT_EQ(store_->find(k)->variant_entry(), "");  // nothing measured yet
+  headers(hi);
+  av(hi, 0, 3040, 1000, true, true, 4000);
+  const HlsStreamState* st = store_->find(k);
+  const std::string entry = st->variant_entry();
+  uint64_t bits = 0;
+  double seconds = 0, peak = 0;
+  for (const auto& e : st->playlist().state().segments) {
+    const double b = 8.0 * static_cast<double>(st->segment(e.sequence)->data.size());
+    bits += static_cast<uint64_t>(b);
+    seconds += e.duration_s;
+    peak = std::max(peak, b / e.duration_s);
+  }
+  const auto avg = static_cast<uint64_t>(std::ceil(static_cast<double>(bits) / seconds));
+  EXPECT_EQ(entry, "#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(static_cast<uint64_t>(std::ceil(peak))) +
+                       ",AVERAGE-BANDWIDTH=" + std::to_string(avg) +
+                       ",CODECS=\"avc1.64001F,mp4a.40.2\",FRAME-RATE=25.000\ncam_hi.m3u8\n");
+  EXPECT_GT(avg, 8u * 25 * 4000 / 4);  // about 25 frames of >= 1000 bytes a second
+}
+
+TEST_F(HlsSegmenterTest, LowLatencyRenditionReportsItsSiblings) {
+  cfg_.fragment = 1000ms;
+  cfg_.low_latency = true;
+  cfg_.container = config::HlsContainer::Fmp4;
+  cfg_.variant_suffixes = {"_hi", "_mid", "_lo"};
+  const StreamKey k{"live", "cam_mid"};
+  HlsSegmenter mid(*store_, k, cfg_, *log_);
+  headers(mid);
+  av(mid, 0, 2300, 1000);  // segments 0 and 1, and parts of segment 2
+  const HlsStreamState* st = store_->find(k);
+  const std::string text(st->playlist_text()->view());
+  const protocol::HlsProgress p = st->progress();
+  ASSERT_EQ(p.next_msn, 2u);
+  ASSERT_GT(p.open_parts, 0u);
+  const std::string position = ",LAST-MSN=2,LAST-PART=" + std::to_string(p.open_parts - 1) + "\n";
+  EXPECT_NE(text.find("#EXT-X-RENDITION-REPORT:URI=\"cam_hi.m3u8\"" + position +
+                      "#EXT-X-RENDITION-REPORT:URI=\"cam_lo.m3u8\"" + position),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("cam_mid.m3u8"), std::string::npos);
 }
 
 }  // namespace

@@ -85,6 +85,9 @@ struct HlsConfig {
   HlsContainer container = HlsContainer::Ts;  // segment format (docs/hls.md)
   bool low_latency = false;                   // LL-HLS parts (implies fmp4)
   Duration part{200};                         // LL-HLS part target duration
+  // Rendition groups by name suffix (docs/abr.md): streams NAME+suffix are the renditions of
+  // NAME, whose NAME.m3u8 is then a multivariant playlist. Distinct, non-empty, in config order.
+  std::vector<std::string> variant_suffixes;
   bool operator==(const HlsConfig&) const = default;
 };
 

@@ -52,6 +52,8 @@ class YamlReader {
   std::string one_of(const YamlField& f, const std::vector<std::string_view>& choices) const;
   // A string or a list of strings; the fields of the strings, paths "key" or "key[i]".
   std::vector<YamlField> string_list(const YamlField& f) const;
+  // A list of maps; each entry's field with its path "key[i]".
+  std::vector<YamlField> map_list(const YamlField& f) const;
 
   // "a map", "a list", "null" or the scalar in quotes: for "expected X, got Y" messages.
   static std::string describe(const YAML::Node& node);

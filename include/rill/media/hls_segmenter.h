@@ -29,6 +29,11 @@
 // (Opus + dOps). A stream with one of those under hls.container: ts is segmented in fMP4 from its
 // configuration on (one log line; use_fmp4). Other codecs are skipped, with one log line each.
 // With hls.low_latency each segment is cut further into LL-HLS parts (store.add_part).
+// A rendition of a group (hls.variants, media/rendition_group.h; docs/abr.md) is cut by the
+// group's clock instead: at the first keyframe at or after the next multiple of hls.fragment on
+// the stream's timeline (k x fragment), its first segment numbered k (store.align_first_sequence),
+// so renditions whose encoders share timestamps and aligned keyframes get equal cut points and
+// sequence numbers; it also gives the store its traits (CODECS, size, frame rate) per segment.
 //
 // media/: no socket, no clock (timestamps come from the frames). One worker thread.
 #include <spdlog/logger.h>
@@ -102,6 +107,7 @@ class HlsSegmenter : public StreamOutput {
     size_t max_segment_size;
     bool low_latency;  // LL-HLS: parts of part_ms
     int64_t part_ms;
+    bool aligned;  // a rendition of a group: cut at multiples of fragment_ms (the group's clock)
   };
   // The codec configuration as last received.
   struct VideoConfig {
@@ -128,8 +134,9 @@ class HlsSegmenter : public StreamOutput {
   };
   struct Building {
     bool open = false;
-    int64_t start = 0;       // dts of the segment's first sample
-    int64_t part_start = 0;  // dts of the first sample of the part being built
+    int64_t start = 0;           // dts of the segment's first sample
+    int64_t part_start = 0;      // dts of the first sample of the part being built
+    uint32_t video_samples = 0;  // written so far (the measured frame rate of a rendition)
   };
   // Last dts and step of one kind (the step estimates the duration of a segment's last frame).
   struct KindClock {
@@ -148,7 +155,7 @@ class HlsSegmenter : public StreamOutput {
     bool video = false, audio = false, too_big = false, fmp4 = false;
   };
 
-  static Limits limits_of(const config::HlsConfig& cfg);
+  static Limits limits_of(const config::HlsConfig& cfg, const std::string& name);
   void on_video(const MediaFrame& f);
   // An AVC, HEVC, AV1 or VP9 sequence header.
   void on_video_config(std::span<const uint8_t> record, protocol::VideoCodec codec);
@@ -168,6 +175,9 @@ class HlsSegmenter : public StreamOutput {
   // Runs the cut rules for a coded sample at `dts`; false when the sample is not to be written.
   bool place(int64_t dts, bool video, bool keyframe, size_t bound);
   bool cut_due(int64_t dts, bool start_point, size_t bound);  // counts a forced cut
+  // Aligned: the slot (k) of a time on the group's clock, k x fragment <= dts < (k + 1) x fragment.
+  int64_t slot_of(int64_t dts) const;
+  void note_traits(double duration_s);  // aligned: the rendition's traits after a segment
   protocol::TsStreams desired() const;
   bool can_start(bool video, bool keyframe, int64_t dts) const;
   void start_run(const protocol::TsStreams& d);  // and hands its init section to the store

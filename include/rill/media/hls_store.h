@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rill/config/config.h"
 #include "rill/core/buffer.h"
@@ -64,6 +65,19 @@ struct HlsStreamStats {
   uint64_t media_sequence = 0;  // EXT-X-MEDIA-SEQUENCE now
   bool live = false;            // a producer (publisher) is attached
 };
+
+// What a multivariant playlist says of a stream as a rendition (docs/abr.md), from its segmenter:
+// the RFC 6381 codecs of its tracks, picture size (0: not known, HEVC) and measured frame rate.
+struct HlsRenditionTraits {
+  std::string codecs;
+  uint32_t width = 0, height = 0;
+  double frame_rate = 0;
+  bool operator==(const HlsRenditionTraits&) const = default;
+};
+
+// LL-HLS: the URIs of the other renditions of key's group, for its EXT-X-RENDITION-REPORT tags
+// (none when key is no rendition).
+std::vector<std::string> rendition_report_uris(const StreamKey& key, const config::HlsConfig& cfg);
 
 struct HlsStoreStats {
   size_t streams = 0;
@@ -113,6 +127,10 @@ class HlsStreamState {
   double playlist_duration_s() const;
   bool live() const { return producers_ > 0; }
   HlsStreamStats stats() const;
+  // This stream's EXT-X-STREAM-INF entry in its group's multivariant playlist (URI NAME.m3u8):
+  // the traits its segmenter gave and BANDWIDTH / AVERAGE-BANDWIDTH measured over the listed
+  // segments (peak and mean of bytes x 8 / duration). Empty before the first segment.
+  std::string variant_entry() const;
 
  private:
   friend class HlsStore;
@@ -136,6 +154,7 @@ class HlsStreamState {
   std::map<uint64_t, BufferRef> inits_;  // fMP4 init sections by id (init-ID.mp4)
   uint64_t init_id_ = 0;                 // the current one (0: none yet)
   mutable uint64_t playlist_reads_ = 0;
+  HlsRenditionTraits traits_;
 };
 
 // Where a stream's HLS sequence numbers continue from when it is published again on another
@@ -177,6 +196,13 @@ class HlsStore {
   void set_init(const StreamKey& key, BufferRef init);
   // LL-HLS: a part of the segment being built (its bytes come again in add_segment's data).
   void add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent);
+  // A rendition's traits for the multivariant playlist (variant_entry), from the segmenter.
+  void set_traits(const StreamKey& key, HlsRenditionTraits traits);
+  // A rendition of a group (docs/abr.md, "Aligned segments"): the first segment of a fresh
+  // playlist is numbered `sequence` (its cut slot) when that is ahead of where it would start,
+  // so that renditions cut at the same media times carry the same numbers. Later segments
+  // number on by one; a playlist with segments (a republish within the grace) is left as is.
+  void align_first_sequence(const StreamKey& key, uint64_t sequence);
 
   // ---- held requests (LL-HLS blocking playlist reload and preload hints) ----
   // Calls `done(true)` once `key` has got to what `target` names (at once is the caller's

@@ -53,6 +53,10 @@ struct HlsPlaylistState {
   std::vector<HlsPartEntry> open_parts;   // parts of the segment being built (next sequence)
   std::string preload_hint_uri;           // EXT-X-PRELOAD-HINT:TYPE=PART (the next part)
   std::string open_map_uri;               // the init section of the open parts
+  // LL-HLS: URIs of the other renditions of the stream's group (docs/abr.md), each reported
+  // with EXT-X-RENDITION-REPORT (RFC 8216bis §4.4.5.4) at this playlist's own position: the
+  // group's segments and parts are cut at the same media times, so that is theirs.
+  std::vector<std::string> rendition_reports;
 };
 
 // Renders a media playlist from a state (any worker holding a copy of the state can serve it).
@@ -96,6 +100,7 @@ class HlsPlaylist {
   // add_segment.
   void add_part(double duration_s, bool independent, std::string uri, std::string map_uri = {});
   void set_preload_hint(std::string uri) { state_.preload_hint_uri = std::move(uri); }
+  void set_rendition_reports(std::vector<std::string> uris) { state_.rendition_reports = std::move(uris); }
 
   void mark_discontinuity() { state_.pending_discontinuity = true; }
   void end() { state_.ended = true; }                   // publisher left: EXT-X-ENDLIST
@@ -105,6 +110,11 @@ class HlsPlaylist {
   // counts the `discontinuities_before` tags of the earlier producer (§6.2.2: the media sequence
   // never goes backwards for a client). Ignored once the playlist has segments.
   void continue_from(uint64_t next_sequence, uint64_t discontinuities_before);
+  // The next segment gets `sequence` when that is ahead of next_sequence() and the playlist has
+  // no segment (a rendition aligned to its group's cut slots). Ignored otherwise.
+  void start_at(uint64_t sequence) {
+    if (state_.segments.empty() && sequence > state_.media_sequence) state_.media_sequence = sequence;
+  }
   // EXT-X-DISCONTINUITY tags on every segment before next_sequence() (what continue_from takes).
   uint64_t discontinuities_so_far() const;
   bool ended() const { return state_.ended; }

@@ -176,9 +176,13 @@ struct HlsObjectName {
   // Playlist: LL-HLS delivery directives in canonical form ("index.m3u8?_HLS_msn=5&_HLS_part=2"),
   // "" for none (hls_delivery.h). The owner may hold such a request until it can answer it.
   std::string directives = {};
+  // The stream's entry in its group's multivariant playlist (media::HlsStreamState::variant_entry,
+  // docs/abr.md): asked by the worker that answers the group's NAME.m3u8. Not an HTTP object.
+  bool variant = false;
   bool operator==(const HlsObjectName&) const = default;
 };
 inline constexpr std::string_view kHlsPlaylistObject = "index.m3u8";
+inline constexpr std::string_view kHlsVariantObject = "variant";
 std::optional<HlsObjectName> parse_hls_object(std::string_view object);
 // Decimal digits, no sign, no leading zero, fits in 64 bits; nullopt otherwise.
 std::optional<uint64_t> parse_decimal_u64(std::string_view digits);

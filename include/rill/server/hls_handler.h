@@ -18,6 +18,9 @@
 // (the store's shared buffer behind a small response head): serving one segment to 1000 clients
 // copies nothing. CORS headers as for every stream response.
 //
+// NAME.m3u8 of a rendition group (hls.variants) is its multivariant playlist
+// (server/hls_variants.h).
+//
 // A stream whose HLS another worker holds is answered from that worker's store
 // (server/hls_remote.h): the same responder's answer, the same bytes, the same headers.
 #include <cstdint>
@@ -38,6 +41,7 @@ class WorkerMonitor;
 namespace rill::server {
 
 class HlsRemote;
+class HlsVariants;
 class StreamGate;
 
 // The HLS stream handlers of one worker, built by server::Worker with what they use: the gate
@@ -46,8 +50,9 @@ class StreamGate;
 // the handler, and the handler outlives the HTTP server's held requests.
 class HlsHandler {
  public:
-  HlsHandler(net::WorkerCore& core, StreamGate& gate, workers::WorkerMonitor* monitor, HlsRemote* remote)
-      : core_(core), gate_(gate), monitor_(monitor), remote_(remote) {}
+  HlsHandler(net::WorkerCore& core, StreamGate& gate, workers::WorkerMonitor* monitor, HlsRemote* remote,
+             HlsVariants* variants)
+      : core_(core), gate_(gate), monitor_(monitor), remote_(remote), variants_(variants) {}
   HlsHandler(const HlsHandler&) = delete;
   HlsHandler& operator=(const HlsHandler&) = delete;
 
@@ -77,6 +82,7 @@ class HlsHandler {
   StreamGate& gate_;
   workers::WorkerMonitor* monitor_;
   HlsRemote* remote_;
+  HlsVariants* variants_;  // group multivariant playlists (server/hls_variants.h)
 };
 
 }  // namespace rill::server
