@@ -22,11 +22,15 @@ TEST(HlsMultivariant, VariantStreamAttributesInRfcForm) {
             "#EXT-X-STREAM-INF:BANDWIDTH=1200345,AVERAGE-BANDWIDTH=900000,CODECS=\"avc1.64001F,mp4a.40.2\","
             "RESOLUTION=640x360,FRAME-RATE=29.970\ncam_hi.m3u8\n");
   // Unknown attributes are left out; BANDWIDTH is always there (§4.3.4.2: "MUST").
-  EXPECT_EQ(render_variant_stream(HlsVariantStream{.uri = "a.m3u8"}),
-            "#EXT-X-STREAM-INF:BANDWIDTH=0\na.m3u8\n");
+  HlsVariantStream bare;
+  bare.uri = "a.m3u8";
+  EXPECT_EQ(render_variant_stream(bare), "#EXT-X-STREAM-INF:BANDWIDTH=0\na.m3u8\n");
   // A quoted-string holds no '"' or line break (§4.2); a URI line no line break.
-  EXPECT_EQ(render_variant_stream(HlsVariantStream{.uri = "a\n.m3u8", .bandwidth = 1, .codecs = "x\"y\r\n"}),
-            "#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"xy\"\na.m3u8\n");
+  HlsVariantStream odd;
+  odd.uri = "a\n.m3u8";
+  odd.bandwidth = 1;
+  odd.codecs = "x\"y\r\n";
+  EXPECT_EQ(render_variant_stream(odd), "#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"xy\"\na.m3u8\n");
 }
 
 TEST(HlsMultivariant, PlaylistWithSharedAudioRendition) {
