@@ -144,12 +144,8 @@ void RecordingFileRoute::admit(http::HttpExchange& ex, const record::RecordingEn
 }
 
 void RecordingFileRoute::send_file(http::HttpExchange& ex, const record::RecordingEntry& e) {
+  if (e.recording) return ex.reply_error(409, "recording " + e.id + " is being written");
   const std::string_view* range = ex.header("Range");
-  // A file being written is served by ranges within what the writer has written so far (its size
-  // on disk: the writer appends whole fragments), which is what hls.rewind lists; as a whole it
-  // is not done yet.
-  if (e.recording && !range)
-    return ex.reply_error(409, "recording " + e.id + " is being written: ask for a byte range of it");
   http::HttpHeld held = ex.hold();
   const bool queued = parts_.work.submit(
       [held, path = e.path, format = e.format,

@@ -88,7 +88,6 @@ struct HlsConfig {
   // Rendition groups by name suffix (docs/abr.md): streams NAME+suffix are the renditions of
   // NAME, whose NAME.m3u8 is then a multivariant playlist. Distinct, non-empty, in config order.
   std::vector<std::string> variant_suffixes;
-  Duration rewind{0};  // live playlist reaches this far back into the recording (0: off; docs/hls.md)
   bool operator==(const HlsConfig&) const = default;
 };
 
@@ -96,9 +95,9 @@ struct HlsConfig {
 struct ApiConfig {
   std::vector<ListenAddress> listen{{"127.0.0.1", 8081}};  // [] disables the API
   std::vector<ListenAddress> tls_listen;                   // HTTPS, with http.tls_cert and http.tls_key
-  std::optional<std::string> token;       // set: every request needs "Authorization: Bearer TOKEN"
+  std::optional<std::string> token;  // set: every request needs "Authorization: Bearer TOKEN"
   std::optional<std::string> token_file;  // the token read from this file (at start and reload)
-  bool metrics_public = false;            // /metrics answers without the token
+  bool metrics_public = false;       // /metrics answers without the token
   bool operator==(const ApiConfig&) const = default;
 };
 

@@ -12,9 +12,7 @@
 //   - A body is read into memory on the work thread, at most kMaxBody bytes: a longer range is
 //     answered with its first kMaxBody bytes (206, Content-Range says which, §14.4), a request
 //     without Range for a file past kMaxBody gets 413 (ask with Range).
-//   - A file still being written: a Range within its size on disk (what the writer has written)
-//     is served as above (hls.rewind lists such ranges), one past it is 416; without a Range:
-//     409. apps.NAME.record.serve false: 404.
+//   - A file still being written: 409. apps.NAME.record.serve false: 404.
 // Nothing here reads a file on the event loop.
 #include <cstdint>
 #include <memory>
