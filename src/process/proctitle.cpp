@@ -11,6 +11,10 @@ namespace rill::process {
 namespace {
 char* g_area = nullptr;  // start of argv[0]
 size_t g_area_size = 0;  // contiguous bytes from argv[0] through the last env string
+// The heap copies of the environment, kept reachable here: unsetenv() drops entries from environ
+// (the binary upgrade removes its hand-off variable), which would otherwise orphan their strings.
+char** g_env_array = nullptr;
+char** g_env_strings = nullptr;
 }  // namespace
 
 void proctitle_init(int argc, char** argv) {
@@ -26,11 +30,13 @@ void proctitle_init(int argc, char** argv) {
     size_t n = 0;
     while (environ[n]) ++n;
     char** copy = new char*[n + 1];
+    g_env_strings = new char*[n + 1];
     for (size_t i = 0; i < n; ++i) {
       if (environ[i] == end) end = environ[i] + std::strlen(environ[i]) + 1;
-      copy[i] = ::strdup(environ[i]);
+      copy[i] = g_env_strings[i] = ::strdup(environ[i]);
     }
-    copy[n] = nullptr;
+    copy[n] = g_env_strings[n] = nullptr;
+    g_env_array = copy;
     environ = copy;  // the old array and strings are never freed: they were never malloc'ed
   }
   g_area = start;
