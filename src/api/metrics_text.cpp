@@ -82,12 +82,14 @@ void server_families(std::string& out, const json& gathered, const json& server,
   Family(out, "rill_streams", "gauge", "Live streams (one publisher each).")
       .sample(static_cast<double>(streams.size()));
 
-  std::map<std::string, double> live{{"rtmp", 0}, {"flv", 0}, {"hls", 0}, {"worker-link", 0}};
+  std::map<std::string, double> live{
+      {"rtmp", 0}, {"flv", 0}, {"hls", 0}, {"worker-link", 0}, {"download", 0}};
   for (const json& w : arr(gathered, "workers")) {
     const json c = w.value("connections", json::object());
     live["rtmp"] += num(c, "rtmp");
     live["flv"] += num(c, "http-flv");
     live["worker-link"] += num(c, "worker-link");
+    live["download"] += num(w, "downloads");  // recordings' (docs/recording.md, "Downloads")
   }
   live["hls"] = server["totals"]["players"]["hls"].get<double>();
   Family conns(out, "rill_connections", "gauge", "Open connections (HLS: viewers seen lately) by protocol.");

@@ -6,98 +6,51 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <optional>
 #include <string>
 
-#include "rill/core/buffer.h"
 #include "rill/http/http_server.h"
 #include "rill/net/blocking_work_thread.h"
 #include "rill/net/worker_core.h"
-#include "rill/protocol/http_byte_range.h"
+#include "rill/protocol/http_conditional.h"
 #include "rill/server/http_admission.h"
+#include "rill/server/recording_download.h"
 
 namespace rill::server {
 
 namespace {
 
-using Kind = protocol::ByteRangeRequest::Kind;
-
-std::string http_date(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char out[40];
-  const size_t n = std::strftime(out, sizeof out, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  return std::string(out, n);
-}
-
-// What the work thread read: the status, its headers' values and the body (or why not).
-struct FileAnswer {
+// What the work thread found: the file open, its bytes and validators, or a status and why.
+struct OpenedFile {
   int status = 200;
-  std::string why;  // an error's
-  uint64_t size = 0;
-  protocol::ByteRangeRequest range;
-  std::string etag, last_modified;
-  BufferRef body;
+  std::string why;
+  std::shared_ptr<FileRangeSource> source;
+  DownloadHead head;
 };
 
-FileAnswer read_file_range(const std::string& path, const std::string& range_header, uint64_t max_body) {
-  FileAnswer a;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+OpenedFile open_file(const std::string& path, protocol::RecordingFormat format) {
+  net::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0) {
-    a.status = errno == ENOENT ? 404 : 500;
-    a.why = path.substr(path.rfind('/') + 1) + ": " + std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    return a;
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
+    const int err = errno;
+    return OpenedFile{
+        err == ENOENT ? 404 : 500, path.substr(path.rfind('/') + 1) + ": " + std::strerror(err), {}, {}};
   }
-  a.size = static_cast<uint64_t>(st.st_size);
+  OpenedFile f;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  f.source = std::make_shared<FileRangeSource>();
+  f.source->runs.push_back({0, 0, size});
+  f.source->files.push_back(std::move(fd));
+  f.source->index();
+  f.head.content_type = format == protocol::RecordingFormat::Flv ? "video/x-flv" : "video/mp4";
   // Built by appends: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string here.
-  a.etag.append(1, '"').append(std::to_string(a.size)).append(1, '-');
-  a.etag.append(std::to_string(st.st_mtim.tv_sec)).append(1, '.').append(std::to_string(st.st_mtim.tv_nsec));
-  a.etag.append(1, '"');
-  a.last_modified = http_date(st.st_mtim.tv_sec);
-  a.range = protocol::parse_byte_range(range_header, a.size);
-  uint64_t first = 0, length = a.size;
-  if (a.range.kind == Kind::Unsatisfiable) {
-    ::close(fd);
-    return FileAnswer{416, "range not satisfiable", a.size, a.range, a.etag, a.last_modified, {}};
-  }
-  if (a.range.kind == Kind::Partial) {
-    a.status = 206;
-    if (a.range.length() > max_body) a.range.last = a.range.first + max_body - 1;
-    first = a.range.first;
-    length = a.range.length();
-  } else if (length > max_body) {
-    ::close(fd);
-    a.status = 413;
-    a.why = "the file is larger than " + std::to_string(max_body) + " bytes: ask for it with Range";
-    return a;
-  }
-  std::vector<uint8_t> bytes(length);
-  uint64_t got = 0;
-  while (got < length) {
-    const ssize_t n = ::pread(fd, bytes.data() + got, length - got, static_cast<off_t>(first + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<uint64_t>(n);
-  }
-  ::close(fd);
-  if (got < length) return FileAnswer{500, "short read", a.size, a.range, {}, {}, {}};
-  a.body = SharedBuffer::copy_of(std::span<const uint8_t>(bytes));
-  return a;
-}
-
-void reply_file(http::HttpExchange& ex, const FileAnswer& a, protocol::RecordingFormat format) {
-  if (a.status == 416) ex.add_header("Content-Range", protocol::content_range(a.range, a.size));
-  if (a.status != 200 && a.status != 206) return ex.reply_error(a.status, a.why);
-  ex.add_cors_headers();
-  ex.add_header("Content-Type", format == protocol::RecordingFormat::Flv ? "video/x-flv" : "video/mp4");
-  ex.add_header("Accept-Ranges", "bytes");
-  ex.add_header("ETag", a.etag);
-  ex.add_header("Last-Modified", a.last_modified);
-  if (a.status == 206) ex.add_header("Content-Range", protocol::content_range(a.range, a.size));
-  ex.reply(a.status, a.body);
+  f.head.etag.append(1, '"').append(std::to_string(size)).append(1, '-');
+  f.head.etag.append(std::to_string(st.st_mtim.tv_sec))
+      .append(1, '.')
+      .append(std::to_string(st.st_mtim.tv_nsec));
+  f.head.etag.append(1, '"');
+  f.head.last_modified = protocol::http_date(st.st_mtim.tv_sec);
+  return f;
 }
 
 }  // namespace
@@ -145,14 +98,17 @@ void RecordingFileRoute::admit(http::HttpExchange& ex, const record::RecordingEn
 
 void RecordingFileRoute::send_file(http::HttpExchange& ex, const record::RecordingEntry& e) {
   if (e.recording) return ex.reply_error(409, "recording " + e.id + " is being written");
-  const std::string_view* range = ex.header("Range");
+  const std::optional<media::StreamKey> key = media::StreamKey::make(e.app, e.name);
+  if (!key) return ex.reply_error(404, "no recording " + e.id);
   http::HttpHeld held = ex.hold();
   const bool queued = parts_.work.submit(
-      [held, path = e.path, format = e.format,
-       range = range ? std::string(*range) : std::string()]() -> net::BlockingWorkThread::Continuation {
-        FileAnswer a = read_file_range(path, range, kMaxBody);
-        return [held, format, a = std::move(a)] {
-          if (http::HttpExchange* ex = held.get()) reply_file(*ex, a, format);
+      [this, held, key = *key, path = e.path, format = e.format]() -> net::BlockingWorkThread::Continuation {
+        OpenedFile f = open_file(path, format);
+        return [this, held, key, f = std::move(f)] {
+          http::HttpExchange* ex = held.get();
+          if (!ex) return;
+          if (!f.source) return ex->reply_error(f.status, f.why);
+          answer_download(parts_.ctx, parts_.work, *ex, key, f.source, f.head);
         };
       });
   if (!queued) ex.reply_error(503, "too many recording requests waiting; try again");

@@ -1,22 +1,26 @@
 #include "rill/server/recording_mp4_route.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <string>
 
 #include "rill/api/api_recordings.h"
-#include "rill/core/access_line.h"
 #include "rill/net/blocking_work_thread.h"
 #include "rill/net/worker_core.h"
-#include "rill/protocol/http_byte_range.h"
+#include "rill/protocol/http_conditional.h"
+#include "rill/protocol/progressive_mp4.h"
 #include "rill/protocol/query_string.h"
+#include "rill/record/recording_catalog.h"
 #include "rill/record/recording_files.h"
 #include "rill/server/http_admission.h"
+#include "rill/server/recording_download.h"
 
 namespace rill::server {
 
@@ -56,19 +60,49 @@ std::string parse_window(std::string_view query, protocol::ProgressiveMp4Window&
   return {};
 }
 
-// What the work thread found: a cut, or a status and why.
+// What the work thread found: the cut's bytes and validators, or a status and why.
 struct Planned {
-  std::shared_ptr<RecordingMp4Cut> cut;
+  std::shared_ptr<FileRangeSource> source;
+  double start = 0;  // the cut's, Unix seconds
+  DownloadHead head;
   int status = 200;
   std::string why;
 };
+
+// The cut's ETag and Last-Modified, from what decides its bytes: the files its runs read (their
+// ids, sizes and mtimes: a file that grew or was rewritten changes it), and the cut's start,
+// duration and size, hashed as the recordings' ids are (FNV-1a 64, record/recording_catalog.h).
+void validate_cut(const media::StreamKey& key, const protocol::ProgressiveMp4& mp4,
+                  const std::vector<std::string>& ids, Planned& p) {
+  std::string identity;
+  int64_t newest = 0;
+  std::vector<bool> used(ids.size(), false);
+  for (const protocol::Mp4ByteRun& r : mp4.runs) used[r.file] = true;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    struct stat st {};
+    if (!used[i] || ::fstat(p.source->files[i].get(), &st) != 0) continue;
+    char file[96];
+    std::snprintf(file, sizeof file, "%s:%lld:%lld.%09ld;", ids[i].c_str(),
+                  static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+                  st.st_mtim.tv_nsec);
+    identity += file;
+    newest = std::max<int64_t>(newest, st.st_mtim.tv_sec);
+  }
+  char cut[96];
+  std::snprintf(cut, sizeof cut, "%.6f/%.6f/%llu", mp4.start, mp4.duration,
+                static_cast<unsigned long long>(mp4.size));
+  identity += cut;
+  p.head.etag.append(1, '"').append(record::recording_id(key.str(), identity)).append(1, '"');
+  p.head.last_modified = protocol::http_date(newest);
+}
 
 // The stream's recordings that may hold the window, indexed with their samples, and the cut.
 Planned plan_cut(record::RecordingCatalog& catalog, const record::RecordingCatalog::App& app,
                  const media::StreamKey& key, protocol::ProgressiveMp4Window w, double seconds) {
   std::string error;
   std::vector<protocol::ProgressiveMp4File> files;
-  auto cut = std::make_shared<RecordingMp4Cut>();
+  std::vector<std::string> ids;
+  auto source = std::make_shared<FileRangeSource>();
   bool flv = false;
   for (const record::RecordingEntry& e : catalog.list(app, error)) {
     if (e.name != key.name) continue;
@@ -88,23 +122,23 @@ Planned plan_cut(record::RecordingCatalog& catalog, const record::RecordingCatal
       w.from = e.start;
       w.to = e.start + seconds;
     }
-    files.push_back({static_cast<uint32_t>(cut->files.size()), e.start, ix.tracks(), ix.take_fragments()});
-    cut->files.push_back(std::move(fd));
+    files.push_back({static_cast<uint32_t>(source->files.size()), e.start, ix.tracks(), ix.take_fragments()});
+    source->files.push_back(std::move(fd));
+    ids.push_back(e.id);
   }
   std::optional<protocol::ProgressiveMp4> m = protocol::cut_progressive_mp4(files, w);
   if (!m) {
     std::string why = "no fMP4 recording of " + key.str() + " covers that time";
     if (flv && files.empty())
       why += " (its recordings there are FLV: cutting an mp4 needs record.format fmp4)";
-    return Planned{nullptr, 404, why};
+    return Planned{nullptr, 0, {}, 404, why};
   }
-  cut->mp4 = std::move(*m);
-  uint64_t at = cut->mp4.head.size();
-  for (const protocol::Mp4ByteRun& r : cut->mp4.runs) {
-    cut->run_at.push_back(at);
-    at += r.length;
-  }
-  return Planned{std::move(cut), 200, {}};
+  Planned p{source, m->start, {}, 200, {}};
+  validate_cut(key, *m, ids, p);
+  source->head = std::move(m->head);
+  for (const protocol::Mp4ByteRun& r : m->runs) source->runs.push_back({r.file, r.offset, r.length});
+  source->index();
+  return p;
 }
 
 // "NAME-20261205T101500Z.mp4"
@@ -118,10 +152,6 @@ std::string file_name(const media::StreamKey& key, double start) {
 }
 
 }  // namespace
-
-RecordingMp4Route::~RecordingMp4Route() {
-  if (sweep_) parts_.ctx.timers->cancel(sweep_);
-}
 
 void RecordingMp4Route::install(StreamRoutes& routes) {
   routes.set(StreamRoute::RecordingMp4, [this](HttpExchange& ex, const StreamPath& route) {
@@ -144,64 +174,17 @@ void RecordingMp4Route::serve(HttpExchange& ex, const media::StreamKey& key, con
       parts_.work.submit([this, held, key, window, seconds, rec_app = *rec,
                           catalog = parts_.catalog]() -> net::BlockingWorkThread::Continuation {
         Planned p = plan_cut(*catalog, rec_app, key, window, seconds);
-        return [this, held, key, p = std::move(p)] {
+        return [this, held, key, p = std::move(p)]() mutable {
           HttpExchange* ex = held.get();
           if (!ex) return;
-          if (!p.cut) return ex->reply_error(p.status, p.why);
-          send(*ex, key, p.cut);
+          if (!p.source) return ex->reply_error(p.status, p.why);
+          p.head.content_type = "video/mp4";
+          p.head.disposition = "attachment; filename=\"" + file_name(key, p.start) + "\"";
+          p.head.cache_control = "no-cache";
+          answer_download(parts_.ctx, parts_.work, *ex, key, std::move(p.source), p.head);
         };
       });
   if (!queued) ex.reply_error(503, "too many recording requests waiting; try again");
-}
-
-void RecordingMp4Route::send(HttpExchange& ex, const media::StreamKey& key,
-                             std::shared_ptr<const RecordingMp4Cut> cut) {
-  const uint64_t size = cut->mp4.size;
-  const std::string_view* range_header = ex.header("Range");
-  const protocol::ByteRangeRequest range =
-      protocol::parse_byte_range(range_header ? *range_header : std::string_view(), size);
-  if (range.kind == protocol::ByteRangeRequest::Kind::Unsatisfiable) {
-    ex.add_header("Content-Range", protocol::content_range(range, size));
-    return ex.reply_error(416, "range not satisfiable");  // with the CORS headers
-  }
-  ex.add_cors_headers();
-  const bool partial = range.kind == protocol::ByteRangeRequest::Kind::Partial;
-  const uint64_t first = partial ? range.first : 0, length = partial ? range.length() : size;
-  ex.add_header("Content-Type", "video/mp4");
-  ex.add_header("Content-Disposition", "attachment; filename=\"" + file_name(key, cut->mp4.start) + "\"");
-  ex.add_header("Accept-Ranges", "bytes");
-  ex.add_header("Cache-Control", "no-cache");
-  if (partial) ex.add_header("Content-Range", protocol::content_range(range, size));
-  const HttpRequestInfo& info = ex.info();
-  RecordingMp4Download::Access access{info.peer,
-                                      key.app,
-                                      key.name,
-                                      core::redact_query(info.query, parts_.ctx.config->log.redact_params),
-                                      ex.header("User-Agent") ? std::string(*ex.header("User-Agent")) : "",
-                                      info.started_ms};
-  http::HttpStreamHandover taken = ex.take_stream(partial ? 206 : 200, length);
-  if (!taken) {  // HEAD: answered with the head alone
-    if (taken.release_slot) taken.release_slot();
-    return;
-  }
-  auto d = std::make_unique<RecordingMp4Download>(parts_.ctx, parts_.work, std::move(taken), std::move(cut),
-                                                  first, length, std::move(access),
-                                                  [this](RecordingMp4Download* done) { retire(done); });
-  RecordingMp4Download* raw = d.get();
-  downloads_.emplace(raw, std::move(d));
-  raw->start();
-}
-
-void RecordingMp4Route::retire(RecordingMp4Download* d) {
-  const auto it = downloads_.find(d);
-  if (it == downloads_.end()) return;
-  retired_.push_back(std::move(it->second));
-  downloads_.erase(it);
-  if (sweep_) return;
-  sweep_ = parts_.ctx.timers->schedule(std::chrono::milliseconds(0), [this] {
-    sweep_ = 0;
-    retired_.clear();
-  });
 }
 
 }  // namespace rill::server

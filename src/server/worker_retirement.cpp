@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "rill/media/stream_key.h"
+#include "rill/server/recording_download.h"
 
 namespace rill::server {
 
@@ -43,11 +44,20 @@ void WorkerRetirement::check() {
   }
   const int64_t now = ctx_.timers->now_ms();
   std::unordered_map<uint64_t, int64_t> seen;
+  std::unordered_map<uint64_t, uint64_t> sent;
   std::vector<net::Session*> expired;
   size_t live = 0;
   ctx_.sessions->for_each([&](net::Session& s) {
     const net::SessionInfo info = s.describe();
-    if (carries_media(info)) {
+    // A download is live while its bytes go out; one whose client stopped reading is idle.
+    if (info.protocol == RecordingDownload::kProtocol) {
+      const auto [last, added] = sent_.try_emplace(info.id, info.bytes_out);
+      sent.emplace(info.id, info.bytes_out);
+      if (added || last->second != info.bytes_out) {
+        ++live;
+        return;
+      }
+    } else if (carries_media(info)) {
       ++live;
       return;
     }
@@ -57,6 +67,7 @@ void WorkerRetirement::check() {
     if (now - since >= idle_limit_.count()) expired.push_back(&s);
   });
   idle_since_ = std::move(seen);
+  sent_ = std::move(sent);
   live_ = live;
   for (auto* s : expired) s->close("idle after a reload (shutdown_timeout)");
   timer_ = ctx_.timers->schedule(kCheckInterval, [this] { check(); });

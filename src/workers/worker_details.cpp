@@ -158,7 +158,7 @@ void WorkerDetails::add_details(json& stats) {
   if (mon) mon->publish_streams();  // publish before report: the owner's totals include ours
   std::map<std::string, PerStream> per;
   json clients = json::array();
-  size_t left_out = 0;
+  size_t left_out = 0, downloads = 0;
   ctx.sessions->for_each([&](net::Session& s) {
     const net::SessionInfo i = s.describe();
     if (!is_client(i)) return;
@@ -166,6 +166,8 @@ void WorkerDetails::add_details(json& stats) {
     if (i.kind == net::SessionKind::Publisher) {
       p.publisher = {{"client_id", i.id}, {"proto", client_proto(i)}, {"addr", i.peer},
                      {"since_ms", mon ? mon->unix_ms(i.since_ms) : i.since_ms}};
+    } else if (i.protocol == "download") {  // of a recording (server/recording_download.h): not a live player
+      ++downloads;
     } else {
       (i.protocol == "http-flv" ? p.flv : p.rtmp) += 1;
       p.bytes_out += i.bytes_out;
@@ -179,6 +181,7 @@ void WorkerDetails::add_details(json& stats) {
   });
   stats["clients"] = std::move(clients);
   stats["clients_truncated"] = left_out;
+  stats["downloads"] = downloads;
   stats["stream_details"] = stream_details(ctx, locator_, mon, per);
   stats["relays"] = relay_rows(ctx, relays_, mon);
   stats["version"] = std::string(core::version());

@@ -20,6 +20,12 @@ namespace {
 
 using nlohmann::json;
 constexpr auto kTick = std::chrono::milliseconds(1000);
+
+// A player of a live stream; not a download of its recording (server/recording_download.h: a
+// player session whose protocol is "download"), whose bytes are not the stream's players'.
+bool plays_live(const net::SessionInfo& i) {
+  return i.kind == net::SessionKind::Player && !i.stream.empty() && i.protocol != "download";
+}
 constexpr size_t kRateSamples = 11;  // 10 s between the oldest and the newest
 constexpr int64_t kMinHlsWindowMs = 4000;
 
@@ -146,10 +152,9 @@ void WorkerMonitor::retired(const net::SessionInfo& i) {
   gone_.bytes_in += i.bytes_in;
   gone_.bytes_out += i.bytes_out;
   gone_.dropped += i.dropped_frames;
-  if (i.kind == net::SessionKind::Player && !i.stream.empty()) gone_out_[i.stream] += i.bytes_out;
+  if (plays_live(i)) gone_out_[i.stream] += i.bytes_out;
   if (table()) {
-    tally_.player_gone(i.id, i.kind == net::SessionKind::Player ? i.stream : std::string(), i.bytes_out,
-                       i.dropped_frames);
+    tally_.player_gone(i.id, plays_live(i) ? i.stream : std::string(), i.bytes_out, i.dropped_frames);
   }
 }
 
@@ -158,8 +163,7 @@ OwnershipTable* WorkerMonitor::table() const { return locator_ ? locator_->optio
 void WorkerMonitor::count_streams() {
   ctx_.sessions->for_each([&](net::Session& s) {
     const net::SessionInfo i = s.describe();
-    if (i.kind == net::SessionKind::Player && !i.stream.empty())
-      tally_.player(i.id, i.stream, i.bytes_out, i.dropped_frames);
+    if (plays_live(i)) tally_.player(i.id, i.stream, i.bytes_out, i.dropped_frames);
   });
   ctx_.streams->for_each([&](media::Stream& s) {
     const std::string& key = s.key_text();

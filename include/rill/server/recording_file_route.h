@@ -6,12 +6,11 @@
 //
 //   - Auth: the request asks the worker's StreamGate as a live HLS request of the recording's
 //     app and stream name would (access rules, the token of that name in the query, on_play).
-//   - Range: one byte range, 206 + Content-Range; 416 when unsatisfiable; a header this does not
-//     take is ignored (protocol/http_byte_range.h, RFC 9110 §14.2). Content-Type video/mp4 or
-//     video/x-flv, ETag (size and mtime) and Last-Modified.
-//   - A body is read into memory on the work thread, at most kMaxBody bytes: a longer range is
-//     answered with its first kMaxBody bytes (206, Content-Range says which, §14.4), a request
-//     without Range for a file past kMaxBody gets 413 (ask with Range).
+//   - The answer (server/recording_download.h): ETag (size and mtime) and Last-Modified,
+//     If-None-Match (304), Range of one byte range (206 + Content-Range; 416 when unsatisfiable; a
+//     header this does not take is ignored, protocol/http_byte_range.h, RFC 9110 §14.2) unless
+//     If-Range does not match (200, whole), Content-Type video/mp4 or video/x-flv. Any size: the
+//     body streams from the file (FileRangeBody), a GET is a RecordingDownload session.
 //   - A file still being written: 409. apps.NAME.record.serve false: 404.
 // Nothing here reads a file on the event loop.
 #include <cstdint>
@@ -49,7 +48,6 @@ struct RecordingRouteParts {
 
 class RecordingFileRoute {
  public:
-  static constexpr uint64_t kMaxBody = 32u << 20;
   static constexpr std::string_view kPrefix = "/recordings/";
 
   explicit RecordingFileRoute(RecordingRouteParts parts) : parts_(std::move(parts)) {}

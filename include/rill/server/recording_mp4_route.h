@@ -13,16 +13,14 @@
 //     a cut that reaches into it may grow between two requests. No fMP4 file covers the time:
 //     404 (saying so when only FLV recordings do: cutting needs record.format fmp4).
 //   - Content-Length known before the first byte, Content-Type video/mp4, Content-Disposition
-//     attachment; filename="NAME-YYYYMMDDTHHMMSSZ.mp4" (the cut's start, UTC), Accept-Ranges; one
-//     Range: 206 with Content-Range, the slice of the same bytes (the plan is deterministic while
-//     the files it reads do not change), 416 when unsatisfiable. The body is streamed
-//     (server/recording_mp4_download.h); the connection closes after it.
-#include <memory>
-#include <unordered_map>
-#include <vector>
-
+//     attachment; filename="NAME-YYYYMMDDTHHMMSSZ.mp4" (the cut's start, UTC). The answer is
+//     server/recording_download.h's: a strong ETag of the cut (its files' ids, sizes and mtimes,
+//     its start, duration and size: the plan is deterministic while the files it reads do not
+//     change) and Last-Modified (the newest of those files), If-None-Match (304), one Range (206
+//     with Content-Range, the slice of the same bytes; 416 when unsatisfiable) honoured when
+//     If-Range matches (else 200, whole). The body streams (FileRangeBody) as a RecordingDownload
+//     session; the connection closes after it.
 #include "rill/server/recording_file_route.h"
-#include "rill/server/recording_mp4_download.h"
 #include "rill/server/stream_routes.h"
 
 namespace rill::server {
@@ -32,7 +30,6 @@ class RecordingMp4Route {
   static constexpr double kMaxSeconds = 3600;
 
   explicit RecordingMp4Route(RecordingRouteParts parts) : parts_(std::move(parts)) {}
-  ~RecordingMp4Route();
   RecordingMp4Route(const RecordingMp4Route&) = delete;
   RecordingMp4Route& operator=(const RecordingMp4Route&) = delete;
 
@@ -40,13 +37,8 @@ class RecordingMp4Route {
 
  private:
   void serve(HttpExchange& ex, const media::StreamKey& key, const config::AppConfig* app);
-  void send(HttpExchange& ex, const media::StreamKey& key, std::shared_ptr<const RecordingMp4Cut> cut);
-  void retire(RecordingMp4Download* d);
 
   RecordingRouteParts parts_;
-  std::unordered_map<RecordingMp4Download*, std::unique_ptr<RecordingMp4Download>> downloads_;
-  std::vector<std::unique_ptr<RecordingMp4Download>> retired_;  // destroyed on the next loop turn
-  TimerId sweep_ = 0;
 };
 
 }  // namespace rill::server

@@ -1,4 +1,4 @@
-#include "rill/server/recording_mp4_download.h"
+#include "rill/server/file_range_body.h"
 
 #include <unistd.h>
 
@@ -7,9 +7,7 @@
 #include <cstring>
 
 #include "rill/config/config.h"
-#include "rill/core/access_line.h"
 #include "rill/net/blocking_work_thread.h"
-#include "rill/server/session_access.h"
 
 namespace rill::server {
 
@@ -23,7 +21,7 @@ std::string read_piece(int fd, uint64_t offset, size_t n, std::vector<uint8_t>& 
     const ssize_t r = ::pread(fd, out.data() + got, n - got, static_cast<off_t>(offset + got));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return std::string("read: ") + std::strerror(errno);
-    if (r == 0) return "the file ends at " + std::to_string(offset + got) + ", before the cut's bytes";
+    if (r == 0) return "the file ends at " + std::to_string(offset + got) + ", before the body's bytes";
     got += static_cast<size_t>(r);
   }
   return {};
@@ -31,33 +29,46 @@ std::string read_piece(int fd, uint64_t offset, size_t n, std::vector<uint8_t>& 
 
 }  // namespace
 
-RecordingMp4Download::RecordingMp4Download(net::WorkerCore& ctx, net::BlockingWorkThread& work,
-                                           http::HttpStreamHandover handover,
-                                           std::shared_ptr<const RecordingMp4Cut> cut, uint64_t first,
-                                           uint64_t length, Access access, Done done)
-    : ctx_(ctx),
-      work_(work),
-      cut_(std::move(cut)),
-      pos_(first),
-      end_(first + length),
-      access_(std::move(access)),
-      done_(std::move(done)) {
-  body_ = std::make_unique<http::HttpBodyStream>(ctx_, std::move(handover),
-                                                 [this](const std::string& why) { finish(why); });
+void FileRangeSource::index() {
+  run_at.clear();
+  size = head.size();
+  for (const Run& r : runs) {
+    run_at.push_back(size);
+    size += r.length;
+  }
 }
 
-RecordingMp4Download::~RecordingMp4Download() {
+FileRangeBody::FileRangeBody(net::WorkerCore& ctx, net::BlockingWorkThread& work,
+                             http::HttpStreamHandover handover, std::shared_ptr<const FileRangeSource> source,
+                             uint64_t first, uint64_t length, std::string what, Ended ended)
+    : ctx_(ctx),
+      work_(work),
+      source_(std::move(source)),
+      pos_(first),
+      end_(first + length),
+      what_(std::move(what)),
+      ended_(std::move(ended)) {
+  body_ = std::make_unique<http::HttpBodyStream>(ctx_, std::move(handover),
+                                                 [this](const std::string& why) { end(why); });
+}
+
+FileRangeBody::~FileRangeBody() {
   *alive_ = false;
   if (retry_) ctx_.timers->cancel(retry_);
 }
 
-void RecordingMp4Download::start() {
+void FileRangeBody::start() {
   body_->on_drained([this] { pump(); });
   body_->start();
   pump();
 }
 
-void RecordingMp4Download::push(std::span<const uint8_t> bytes) {
+void FileRangeBody::close(std::string_view reason) {
+  ended_told_ = true;
+  body_->close(reason);
+}
+
+void FileRangeBody::push(std::span<const uint8_t> bytes) {
   pos_ += bytes.size();
   body_->push_control(bytes);  // unframed: the response has a Content-Length
   body_->request_flush(true);
@@ -65,9 +76,9 @@ void RecordingMp4Download::push(std::span<const uint8_t> bytes) {
 
 // Queues what is in memory (the head), then reads the next piece of a run while the queue has
 // room; at the end, the graceful close.
-void RecordingMp4Download::pump() {
-  if (finished_ || reading_ || ending_ || !body_->open()) return;
-  const std::vector<uint8_t>& head = cut_->mp4.head;
+void FileRangeBody::pump() {
+  if (ended_told_ || reading_ || ending_ || !body_->open()) return;
+  const std::vector<uint8_t>& head = source_->head;
   if (pos_ < head.size() && pos_ < end_) {
     const uint64_t n = std::min<uint64_t>(head.size(), end_) - pos_;
     push(std::span<const uint8_t>(head).subspan(static_cast<size_t>(pos_), static_cast<size_t>(n)));
@@ -81,14 +92,14 @@ void RecordingMp4Download::pump() {
   read_next();
 }
 
-void RecordingMp4Download::read_next() {
-  const std::vector<uint64_t>& at = cut_->run_at;
+void FileRangeBody::read_next() {
+  const std::vector<uint64_t>& at = source_->run_at;
   const size_t r = static_cast<size_t>(std::upper_bound(at.begin(), at.end(), pos_) - at.begin()) - 1;
-  const protocol::Mp4ByteRun& run = cut_->mp4.runs[r];
+  const FileRangeSource::Run& run = source_->runs[r];
   const uint64_t within = pos_ - at[r];
   const size_t n = static_cast<size_t>(std::min<uint64_t>({kPiece, run.length - within, end_ - pos_}));
   reading_ = true;
-  const bool queued = work_.submit([cut = cut_, fd = cut_->files[run.file].get(),
+  const bool queued = work_.submit([source = source_, fd = source_->files[run.file].get(),
                                     offset = run.offset + within, n, alive = std::weak_ptr<bool>(alive_),
                                     self = this]() -> net::BlockingWorkThread::Continuation {
     std::vector<uint8_t> bytes;
@@ -106,33 +117,24 @@ void RecordingMp4Download::read_next() {
   });
 }
 
-void RecordingMp4Download::on_piece(std::vector<uint8_t> bytes, const std::string& error) {
+void FileRangeBody::on_piece(std::vector<uint8_t> bytes, const std::string& error) {
   reading_ = false;
-  if (finished_ || !body_->open()) return;
+  if (ended_told_ || !body_->open()) return;
   if (!error.empty()) {
-    ctx_.log->warn("recording.mp4: {} {}/{}: {}", access_.peer, access_.app, access_.name, error);
+    ctx_.log->warn("{}: {}", what_, error);
     body_->close(error);
-    return finish(error);
+    return end(error);
   }
   push(bytes);
   pump();
 }
 
-void RecordingMp4Download::finish(const std::string& reason) {
-  if (std::exchange(finished_, true)) return;
-  core::SessionAccess a;
-  a.peer = access_.peer;
-  a.protocol = "recording";
-  a.command = "download";
-  a.app = access_.app;
-  a.name = access_.name;
-  a.args = access_.args;
-  a.bytes_out = body_->body_bytes();
-  a.duration_ms = ctx_.timers->now_ms() - access_.started_ms;
-  a.close_reason = reason;
-  a.agent = access_.agent;
-  log_session_end(ctx_, a);
-  if (done_) done_(this);
+// The connection ended by itself, or a read failed.
+void FileRangeBody::end(const std::string& reason) {
+  if (std::exchange(ended_told_, true)) return;
+  // The graceful end after the last byte closes with "stream ended": the body was sent whole.
+  const bool whole = ending_ && pos_ >= end_ && reason == "stream ended";
+  if (ended_) ended_(whole ? std::string() : reason);
 }
 
 }  // namespace rill::server

@@ -1,0 +1,183 @@
+"""Recording downloads with the real daemon (docs/recording.md, "Playback"; server/recording_download.h):
+ffmpeg publishes 4 s of high-bitrate lavfi noise (about 40 MB, as fast as it sends) to an app that
+records it as one fMP4 file. /recordings/{id}/{file} sends that file, larger than 32 MiB, whole and
+byte-identical with its Content-Length, and a Range across its middle; If-None-Match gets 304 and
+If-Range a 206 when it matches, the whole file (200) when it does not, on /recordings and on
+recording.mp4 (whose strong ETag is the same for the same request). Slow readers (64 KiB/s for 2 s)
+keep the worker's RSS bounded (the body streams, 256 KiB queued per download at most), are listed
+by /api/v1/clients (proto download) and counted by rill_connections while they run, and are gone
+once their clients leave.
+
+Run:  cd tests/integration && RILL_BIN=.../rill python3 -m unittest -v test_record_downloads
+"""
+
+import hashlib
+import http.client
+import json
+import os
+import socket
+import tempfile
+import time
+import unittest
+import urllib.parse
+
+import rilltest
+from rilltest import Rill, http_get, require_tool, wait_until
+from test_memory import rss_kb
+
+SECONDS = 4
+SLOW_READERS = 4
+SLOW_RATE = 64 * 1024  # bytes a second each
+SLOW_SECONDS = 2.0
+
+
+def make_noise_media(path):
+    """4 s of 640x360 25 fps noise, H.264 at qp 4 (about 85 Mbps) and AAC: about 40 MB."""
+    cmd = ['ffmpeg', '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
+           '-f', 'lavfi', '-i', 'color=gray:s=640x360:r=25,noise=alls=100:allf=t+u',
+           '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100', '-t', str(SECONDS),
+           '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-qp', '4', '-g', '25',
+           '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '64k', '-f', 'flv', path]
+    rilltest.run(cmd, timeout=60, check=True)
+
+
+def fetch(port, path, headers=None, method='GET'):
+    """(status, headers, sha256 hex, length) of a response, its body hashed as it arrives."""
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=30)
+    try:
+        conn.request(method, path, headers=headers or {})
+        resp = conn.getresponse()
+        digest, length = hashlib.sha256(), 0
+        while True:
+            chunk = resp.read(1 << 20)
+            if not chunk:
+                break
+            digest.update(chunk)
+            length += len(chunk)
+        return resp.status, dict(resp.getheaders()), digest.hexdigest(), length
+    finally:
+        conn.close()
+
+
+class RecordDownloadsTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        require_tool('ffmpeg')
+        cls.dir = tempfile.mkdtemp(prefix='rill-downloads-')
+        media = os.path.join(cls.dir, 'noise.flv')
+        make_noise_media(media)
+        cls.rill = Rill({'apps': {'rec': {'record': {
+            'mode': 'all', 'segment': '0s', 'serve': True,
+            'path': os.path.join(cls.dir, '{app}', '{name}-{start:%H-%M-%S}')}}}})
+        try:
+            rilltest.ffmpeg_publish(cls.rill.rtmp_url('cam', app='rec'), media, loop=False,
+                                    realtime=False).wait(timeout=60)
+            found = []
+
+            def done():
+                status, _, body = http_get(cls.rill.api_url('/api/v1/recordings?app=rec'))
+                found[:] = json.loads(body).get('items', []) if status == 200 else []
+                return len(found) == 1 and found[0]['state'] == 'complete'
+            if not wait_until(done, 20, 0.2):
+                raise AssertionError('recordings: %r\n%s' % (found, cls.rill.log_tail()))
+            cls.item = found[0]
+            with open(cls.item['path'], 'rb') as f:
+                cls.data = f.read()
+        except BaseException:
+            cls.rill.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.rill.close()
+
+    def path(self):
+        return '/recordings/%s/%s' % (self.item['id'], os.path.basename(self.item['path']))
+
+    def downloads(self):
+        status, _, body = http_get(self.rill.api_url('/api/v1/clients'))
+        self.assertEqual(status, 200)
+        return [c for c in json.loads(body)['items'] if c['proto'] == 'download']
+
+    def get(self, path, headers=None, method='GET'):
+        return fetch(self.rill.http_port, path, headers, method)
+
+    def test_file_past_32_mib_whole_and_a_range_across_the_middle(self):
+        size = len(self.data)
+        self.assertGreater(size, 32 << 20)
+        status, headers, digest, length = self.get(self.path())
+        self.assertEqual(status, 200)
+        self.assertEqual(int(headers['Content-Length']), size)
+        self.assertEqual((length, digest), (size, hashlib.sha256(self.data).hexdigest()))
+        first, last = 10 << 20, size - (5 << 20)
+        status, headers, digest, length = self.get(self.path(), {'Range': 'bytes=%d-%d' % (first, last)})
+        self.assertEqual(status, 206)
+        self.assertEqual(headers['Content-Range'], 'bytes %d-%d/%d' % (first, last, size))
+        self.assertEqual((length, digest), (last - first + 1, hashlib.sha256(self.data[first:last + 1]).hexdigest()))
+
+    def check_conditionals(self, path, whole_digest, size):
+        status, headers, _, _ = self.get(path, method='HEAD')
+        self.assertEqual(status, 200)
+        etag, date = headers['ETag'], headers['Last-Modified']
+        self.assertRegex(etag, r'^"[^"]+"$')  # strong
+        self.assertEqual(self.get(path, method='HEAD')[1]['ETag'], etag)  # the same request, the same tag
+        status, headers, _, length = self.get(path, {'If-None-Match': 'W/"other", ' + etag})
+        self.assertEqual((status, length, headers['ETag']), (304, 0, etag))
+        self.assertEqual(self.get(path, {'If-None-Match': '"other"'})[0], 200)
+        for validator in (etag, date):
+            status, headers, _, length = self.get(path, {'Range': 'bytes=100-199', 'If-Range': validator})
+            self.assertEqual((status, length, headers.get('Content-Range')), (206, 100, 'bytes 100-199/%d' % size))
+        for validator in ('"other"', 'W/' + etag, 'Thu, 01 Jan 1970 00:00:00 GMT'):
+            status, headers, digest, length = self.get(path, {'Range': 'bytes=100-199', 'If-Range': validator})
+            self.assertEqual((status, length, digest), (200, size, whole_digest), validator)
+            self.assertNotIn('Content-Range', headers)
+
+    def test_conditionals_on_the_file(self):
+        self.check_conditionals(self.path(), hashlib.sha256(self.data).hexdigest(), len(self.data))
+
+    def test_conditionals_on_recording_mp4(self):
+        path = '/rec/cam/recording.mp4?' + urllib.parse.urlencode({'duration': '2'})
+        status, headers, digest, size = self.get(path)
+        self.assertEqual(status, 200, self.rill.log_tail())
+        self.assertEqual(int(headers['Content-Length']), size)
+        self.check_conditionals(path, digest, size)
+
+    def test_slow_readers_hold_little_memory_and_are_listed(self):
+        worker = self.rill.worker_pids()[0]
+        before = rss_kb(worker)
+        request = ('GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' % self.path()).encode()
+        readers = []
+        for _ in range(SLOW_READERS):
+            s = socket.create_connection(('127.0.0.1', self.rill.http_port), timeout=5)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+            s.sendall(request)
+            readers.append(s)
+        listed, peak, got = [], before, [0] * SLOW_READERS
+        try:
+            step = 0.125
+            for _ in range(int(SLOW_SECONDS / step)):  # 64 KiB/s each: 8 KiB every 1/8 s
+                t = time.monotonic()
+                for i, s in enumerate(readers):
+                    got[i] += len(s.recv(int(SLOW_RATE * step)))
+                peak = max(peak, rss_kb(worker))
+                time.sleep(max(0.0, step - (time.monotonic() - t)))
+            listed = self.downloads()
+            status, _, body = http_get(self.rill.api_url('/metrics'))
+            self.assertIn('rill_connections{proto="download"} %d' % SLOW_READERS, body.decode())
+        finally:
+            for s in readers:
+                s.close()
+        self.assertEqual(len(listed), SLOW_READERS, listed)
+        for c in listed:
+            self.assertEqual((c['kind'], c['proto'], c['app'], c['name']), ('player', 'download', 'rec', 'cam'))
+        self.assertTrue(all(0 < g < len(self.data) // 4 for g in got), got)
+        # Each download queues at most 256 KiB (plus a 128 KiB piece being read); the old answer
+        # read up to 32 MiB into memory per request.
+        self.assertLess(peak - before, 16 * 1024, (before, peak))
+
+        self.assertTrue(wait_until(lambda: self.downloads() == [], 5, 0.1), 'downloads listed after their clients left')
+
+
+if __name__ == '__main__':
+    unittest.main()
