@@ -6,7 +6,8 @@ If-Range a 206 when it matches, the whole file (200) when it does not, on /recor
 recording.mp4 (whose strong ETag is the same for the same request). Slow readers (64 KiB/s for 2 s)
 keep the worker's RSS bounded (the body streams, 256 KiB queued per download at most), are listed
 by /api/v1/clients (proto download) and counted by rill_connections while they run, and are gone
-once their clients leave.
+once their clients leave. A reload's retiring worker keeps a download that is still being read and
+exits once it has been sent whole.
 
 Run:  cd tests/integration && RILL_BIN=.../rill python3 -m unittest -v test_record_downloads
 """
@@ -142,6 +143,32 @@ class RecordDownloadsTest(unittest.TestCase):
         self.assertEqual(status, 200, self.rill.log_tail())
         self.assertEqual(int(headers['Content-Length']), size)
         self.check_conditionals(path, digest, size)
+
+    def test_reload_waits_for_a_download(self):
+        old = set(self.rill.worker_pids())
+        s = socket.create_connection(('127.0.0.1', self.rill.http_port), timeout=5)
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+            s.sendall(('GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' % self.path()).encode())
+            received = bytearray(s.recv(64 * 1024))
+            self.assertTrue(self.rill.reload())
+            self.assertTrue(wait_until(lambda: set(self.rill.worker_pids()) - old, 10), self.rill.log_tail())
+            for _ in range(8):  # a second at 64 KiB/s: the old worker retires meanwhile, and waits
+                received += s.recv(8 * 1024)
+                time.sleep(0.125)
+            self.assertTrue(old <= set(self.rill.worker_pids()), 'the retiring worker left during the download')
+            while True:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                received += chunk
+        finally:
+            s.close()
+        head, _, body = bytes(received).partition(b'\r\n\r\n')
+        self.assertTrue(head.startswith(b'HTTP/1.1 200'), head)
+        self.assertEqual(hashlib.sha256(body).hexdigest(), hashlib.sha256(self.data).hexdigest())
+        self.assertTrue(wait_until(lambda: not old & set(self.rill.worker_pids()), 10),
+                        'the retiring worker stayed after its download ended')
 
     def test_slow_readers_hold_little_memory_and_are_listed(self):
         worker = self.rill.worker_pids()[0]
