@@ -4,7 +4,8 @@ records it as one fMP4 file. /recordings/{id}/{file} sends that file, larger tha
 byte-identical with its Content-Length, and a Range across its middle; If-None-Match gets 304 and
 If-Range a 206 when it matches, the whole file (200) when it does not, on /recordings and on
 recording.mp4 (whose strong ETag is the same for the same request). Slow readers (64 KiB/s for 2 s)
-keep the worker's RSS bounded (the body streams, 256 KiB queued per download at most), are listed
+keep the worker's RSS bounded (the body streams, 256 KiB queued per download at most; not checked
+under ASan, whose allocator holds what is freed), are listed
 by /api/v1/clients (proto download) and counted by rill_connections while they run, and are gone
 once their clients leave. A reload's retiring worker keeps a download that is still being read and
 exits once it has been sent whole.
@@ -24,7 +25,7 @@ import urllib.parse
 
 import rilltest
 from rilltest import Rill, http_get, require_tool, wait_until
-from test_memory import rss_kb
+from test_memory import rss_kb, sanitized
 
 SECONDS = 4
 SLOW_READERS = 4
@@ -200,8 +201,10 @@ class RecordDownloadsTest(unittest.TestCase):
             self.assertEqual((c['kind'], c['proto'], c['app'], c['name']), ('player', 'download', 'rec', 'cam'))
         self.assertTrue(all(0 < g < len(self.data) // 4 for g in got), got)
         # Each download queues at most 256 KiB (plus a 128 KiB piece being read); the old answer
-        # read up to 32 MiB into memory per request.
-        self.assertLess(peak - before, 16 * 1024, (before, peak))
+        # read up to 32 MiB into memory per request. Not under ASan: its quarantine holds every
+        # piece freed (test_memory.sanitized).
+        if not sanitized(rilltest.rill_binary()):
+            self.assertLess(peak - before, 16 * 1024, (before, peak))
 
         self.assertTrue(wait_until(lambda: self.downloads() == [], 5, 0.1), 'downloads listed after their clients left')
 
