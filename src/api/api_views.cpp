@@ -103,6 +103,7 @@ json stream_item(const Merged& m, size_t hls_players, int64_t now_unix_ms) {
           {"worker_pid", m.owner_pid},
           {"uptime_s", std::round(uptime_s * 10) / 10},
           {"publisher", publisher},
+          {"exec", d.value("exec", json::array())},
           {"video", d.value("video", json())},
           {"audio", d.value("audio", json())},
           {"bitrate_in_kbps", std::round(num(d, "bitrate_in_kbps"))},

@@ -171,6 +171,20 @@ void record_families(std::string& out, const json& gathered, const json& streams
   Family(out, "rill_recordings", "gauge", "Streams whose recording file is being written.").sample(recording);
 }
 
+// apps.NAME.exec (docs/abr.md): summed over the workers that answered.
+void exec_families(std::string& out, const json& gathered) {
+  double children = 0, restarts = 0;
+  for (const json& w : arr(gathered, "workers")) {
+    const json e = w.value("exec", json::object());
+    children += num(e, "children");
+    restarts += num(e, "restarts_total");
+  }
+  Family(out, "rill_exec_children", "gauge", "Exec hook children running.").sample(children);
+  Family(out, "rill_exec_restarts_total", "counter",
+         "Exec hook children started again after an exit (the live workers' counts).")
+      .sample(restarts);
+}
+
 void worker_families(std::string& out, const json& gathered) {
   Family cpu(out, "rill_worker_cpu_seconds_total", "counter", "CPU time of the worker slot's processes.");
   for (const json& r : arr(gathered, "rows"))
@@ -253,6 +267,7 @@ std::string metrics_text(const json& gathered, int64_t now_unix_ms) {
   stream_families(out, streams);
   relay_families(out, gathered);
   record_families(out, gathered, streams);
+  exec_families(out, gathered);
   worker_families(out, gathered);
   return out;
 }

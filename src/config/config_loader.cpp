@@ -13,6 +13,7 @@
 #include "rill/config/cluster_config.h"
 #include "rill/config/config.h"
 #include "rill/config/default_config.h"
+#include "rill/config/exec_config.h"
 #include "rill/config/merge_writes_config.h"
 #include "rill/config/record_config.h"
 #include "rill/config/security_config.h"
@@ -33,33 +34,38 @@ constexpr int64_t kMaxConnections = 1'000'000;
 // A Unix socket path holds 107 bytes; leave room for the socket names under runtime_dir.
 constexpr size_t kMaxRuntimeDirLength = 80;
 
-const std::vector<std::string_view> kRootKeys = {
-    "workers", "user", "pid_file", "runtime_dir", "shutdown_timeout", "merge_writes", "merge_writes_max",
-    "send_method", "log",     "rtmp", "http",     "api",         "worker_link",      "relay",        "apps"};
+const std::vector<std::string_view> kRootKeys = {"workers",
+                                                 "user",
+                                                 "pid_file",
+                                                 "runtime_dir",
+                                                 "shutdown_timeout",
+                                                 "merge_writes",
+                                                 "merge_writes_max",
+                                                 "send_method",
+                                                 "log",
+                                                 "rtmp",
+                                                 "http",
+                                                 "api",
+                                                 "worker_link",
+                                                 "relay",
+                                                 "apps",
+                                                 "exec_max"};
 const std::vector<std::string_view> kLogKeys = {"level",      "file",          "format",
                                                 "access_log", "access_format", "redact_params"};
 const std::vector<std::string_view> kLogFormats = {"text", "json"};
 const std::vector<std::string_view> kAccessFormats = {"combined", "json"};
 const std::vector<std::string_view> kLogLevels = {"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
-const std::vector<std::string_view> kRtmpKeys = {"listen",
-                                                 "chunk_size",
-                                                 "max_chunk_size",
-                                                 "max_message_size",
-                                                 "handshake_timeout",
-                                                 "idle_timeout",
-                                                 "ping_interval",
-                                                 "ack_window",
-                                                 "max_connections",
-                                                 "send_buffer",
-                                                 "notsent_lowat",
-                                                 "max_connections_per_ip",
-                                                 "tls_listen",
-                                                 "tls_cert",
-                                                 "tls_key"};
+const std::vector<std::string_view> kRtmpKeys = {
+    "listen",           "chunk_size",        "max_chunk_size",
+    "max_message_size", "handshake_timeout", "idle_timeout",
+    "ping_interval",    "ack_window",        "max_connections",
+    "send_buffer",      "notsent_lowat",     "max_connections_per_ip",
+    "tls_listen",       "tls_cert",          "tls_key"};
 const std::vector<std::string_view> kHttpKeys = {
-    "listen",      "max_header_size",        "max_body_size", "timeout",  "max_connections", "cors_origin",
-    "send_buffer", "notsent_lowat", "max_connections_per_ip", "sendfile",   "tls_listen", "tls_cert", "tls_key"};
+    "listen",      "max_header_size", "max_body_size",          "timeout",  "max_connections", "cors_origin",
+    "send_buffer", "notsent_lowat",   "max_connections_per_ip", "sendfile", "tls_listen",      "tls_cert",
+    "tls_key"};
 const std::vector<std::string_view> kWorkerLinkKeys = {"idle_grace"};
 const std::vector<std::string_view> kAppKeys = {"gop_cache",
                                                 "gop_cache_max_bytes",
@@ -74,7 +80,8 @@ const std::vector<std::string_view> kAppKeys = {"gop_cache",
                                                 "callbacks",
                                                 "edge",
                                                 "push",
-                                                "pull"};
+                                                "pull",
+                                                "exec"};
 const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "soft_duration",
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {
@@ -315,6 +322,7 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   read_record(reader, map, app);
   read_app_security(reader, map, app);
   read_cluster_keys(reader, map, app);
+  read_exec(reader, map, app);
   return app;
 }
 
@@ -364,6 +372,7 @@ Config read_config(const YamlReader& reader, const YamlField& root_field) {
                                               " characters long, so that Unix socket paths under it fit");
   }
   root.read_duration("shutdown_timeout", config.shutdown_timeout, milliseconds(0), hours(24));
+  root.read_int("exec_max", config.exec_max, 0, 100'000);
   read_merge_writes(reader, root, config);
   if (auto log = root.get("log")) config.log = read_log(reader, *log);
 

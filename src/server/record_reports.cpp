@@ -59,6 +59,7 @@ void RecordReports::report(const record::RecordFile& file) {
     log.debug("{}: {} was never written ({}): no on_record_done", label, file.path(), note.reason);
     return;
   }
+  if (exec_hook_) exec_hook_(note.app, note.name, file.path());
   const config::AppConfig* app = config_->find_app(note.app);
   if (!app || !app->callbacks.on_record_done) return;
   const std::string url = *app->callbacks.on_record_done;

@@ -76,7 +76,10 @@ StreamGate::Ticket StreamGate::admit_play(AdmissionRequest req, Callback done) {
 
 void StreamGate::cancel(Ticket t) { pending_.erase(t); }
 
-void StreamGate::publish_ended(const media::StreamKey& key) { locator_.released(key); }
+void StreamGate::publish_ended(const media::StreamKey& key) {
+  locator_.released(key);
+  for (auto& check : checks_) check->publish_ended(key);
+}
 
 StreamGate::Ticket StreamGate::start(Pending p) {
   if (auto d = decide_now(p.req, p.action, p.publisher)) {

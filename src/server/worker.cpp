@@ -29,6 +29,7 @@
 #include "rill/net/worker_core.h"
 #include "rill/record/file_writer.h"
 #include "rill/server/admission_checks.h"
+#include "rill/server/exec_hooks.h"
 #include "rill/server/hls_handler.h"
 #include "rill/server/hls_remote.h"
 #include "rill/server/hls_variants.h"
@@ -115,6 +116,8 @@ struct Worker::Impl {
   std::unique_ptr<StreamRoutes> stream_routes;  // FLV and HLS, on `http` only
   std::unique_ptr<workers::StreamLocator> locator;
   std::unique_ptr<workers::WorkerEndpoint> link_endpoint;  // this worker's socket: other workers' links
+  // apps.NAME.exec's children (docs/abr.md); before the gate, whose check reports to it.
+  std::unique_ptr<ExecHooks> exec_hooks;
   std::unique_ptr<StreamGate> gate;
   std::unique_ptr<workers::WorkerMonitor> monitor;         // after sessions: it observes them
   std::unique_ptr<workers::WorkerDetails> details;         // what this worker tells the control plane
@@ -191,6 +194,7 @@ struct Worker::Impl {
                                                        static_cast<uint32_t>(wctx.id));
     details = std::make_unique<workers::WorkerDetails>(ctx, locator.get(), hls_fetcher.get(), monitor.get(),
                                                        cluster.get());
+    install_exec_hooks();
     link_endpoint = std::make_unique<workers::WorkerEndpoint>(ctx, locator.get(), *details);
     http = std::make_unique<HttpServer>(ctx);
     stream_routes = std::make_unique<StreamRoutes>(*http);
@@ -216,6 +220,26 @@ struct Worker::Impl {
     auto streams_field = [this] { return " streams=" + std::to_string(streams.size()); };
     http->set_health_fields(streams_field);
     api->http().set_health_fields(streams_field);
+  }
+
+  // apps.NAME.exec: the gate tells the hooks of publishes, the recorder of closed files; the
+  // API shows their children.
+  void install_exec_hooks() {
+    exec_hooks = std::make_unique<ExecHooks>(ctx);
+    gate->add_check(exec_hooks->gate_check());
+    if (record_reports) {
+      record_reports->set_exec_hook(
+          [this](const std::string& app, const std::string& name, const std::string& path) {
+            exec_hooks->record_done(app, name, path);
+          });
+    }
+    details->set_stream_extras([this](const std::string& app, const std::string& name, nlohmann::json& row) {
+      if (auto kids = exec_hooks->children_of(media::StreamKey{app, name}); !kids.empty())
+        row["exec"] = exec_children_json(kids);
+    });
+    details->set_worker_extras([this](nlohmann::json& stats) {
+      stats["exec"] = {{"children", exec_hooks->alive()}, {"restarts_total", exec_hooks->restarts_total()}};
+    });
   }
 
   // An RTMP connection the acceptor took (rtmp.listen or, with `tls`, rtmp.tls_listen).

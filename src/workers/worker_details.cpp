@@ -57,12 +57,9 @@ json video_json(const media::Stream& s) {
     last = f->timestamp;
   }
   const double fps = frames > 1 && last > first ? (frames - 1) * 1000.0 / (last - first) : 0.0;
-  return {{"codec", v->codec},
-          {"width", v->width},
-          {"height", v->height},
-          {"fps", std::round(fps * 100) / 100},
-          {"profile", v->profile},
-          {"level", v->level}};
+  return {{"codec", v->codec},     {"width", v->width},
+          {"height", v->height},   {"fps", std::round(fps * 100) / 100},
+          {"profile", v->profile}, {"level", v->level}};
 }
 
 json audio_json(const media::Stream& s) {
@@ -70,12 +67,17 @@ json audio_json(const media::Stream& s) {
   if (!h || !h->payload) return nullptr;
   const auto a = protocol::summarize_audio_header({h->payload.data(), h->payload.size()});
   if (!a) return nullptr;
-  return {{"codec", a->codec}, {"sample_rate", a->sample_rate}, {"channels", a->channels}, {"profile", a->profile}};
+  return {{"codec", a->codec},
+          {"sample_rate", a->sample_rate},
+          {"channels", a->channels},
+          {"profile", a->profile}};
 }
 
 json hls_json(const net::WorkerCore& ctx, const media::Stream& s, const WorkerMonitor* mon) {
   const media::HlsStreamState* st = ctx.streams->hls().find(s.key());
-  json h = {{"enabled", s.app_config().hls.enabled}, {"media_sequence", 0}, {"segments", 0},
+  json h = {{"enabled", s.app_config().hls.enabled},
+            {"media_sequence", 0},
+            {"segments", 0},
             {"segments_total", mon ? mon->hls_segments(s.key_text()) : 0}};
   if (st) {
     const media::HlsStreamStats hs = st->stats();
@@ -93,9 +95,12 @@ struct PerStream {
 // Where a stream's media comes from, as the API names it.
 const char* source_of(media::PublishOrigin o) {
   switch (o) {
-    case media::PublishOrigin::EdgePull: return "edge-pull";
-    case media::PublishOrigin::Pull: return "pull";
-    default: return "publish";  // Ingest; a WorkerLink copy is not the owner's row
+    case media::PublishOrigin::EdgePull:
+      return "edge-pull";
+    case media::PublishOrigin::Pull:
+      return "pull";
+    default:
+      return "publish";  // Ingest; a WorkerLink copy is not the owner's row
   }
 }
 
@@ -142,10 +147,18 @@ json relay_rows(const net::WorkerCore& ctx, RelayControl* relays, const WorkerMo
   if (!relays) return rows;
   const int64_t now = ctx.timers->now_ms();
   for (const RelayInfo& r : relays->relays()) {
-    const int64_t since = std::min(r.since_ms, now);  // the worker's clock; Unix time when a monitor converts it
-    rows.push_back({{"id", r.id}, {"kind", to_string(r.kind)}, {"app", r.app}, {"name", r.name}, {"url", r.url},
-                    {"state", to_string(r.state)}, {"since_ms", mon ? mon->unix_ms(since) : since - now},
-                    {"bytes", r.bytes}, {"reconnects", r.reconnects}, {"worker", ctx.worker_id}});
+    const int64_t since =
+        std::min(r.since_ms, now);  // the worker's clock; Unix time when a monitor converts it
+    rows.push_back({{"id", r.id},
+                    {"kind", to_string(r.kind)},
+                    {"app", r.app},
+                    {"name", r.name},
+                    {"url", r.url},
+                    {"state", to_string(r.state)},
+                    {"since_ms", mon ? mon->unix_ms(since) : since - now},
+                    {"bytes", r.bytes},
+                    {"reconnects", r.reconnects},
+                    {"worker", ctx.worker_id}});
   }
   return rows;
 }
@@ -164,7 +177,9 @@ void WorkerDetails::add_details(json& stats) {
     if (!is_client(i)) return;
     PerStream& p = per[i.stream];
     if (i.kind == net::SessionKind::Publisher) {
-      p.publisher = {{"client_id", i.id}, {"proto", client_proto(i)}, {"addr", i.peer},
+      p.publisher = {{"client_id", i.id},
+                     {"proto", client_proto(i)},
+                     {"addr", i.peer},
                      {"since_ms", mon ? mon->unix_ms(i.since_ms) : i.since_ms}};
     } else if (i.protocol == "download") {  // of a recording (server/recording_download.h): not a live player
       ++downloads;
@@ -183,6 +198,11 @@ void WorkerDetails::add_details(json& stats) {
   stats["clients_truncated"] = left_out;
   stats["downloads"] = downloads;
   stats["stream_details"] = stream_details(ctx, locator_, mon, per);
+  if (stream_extras_) {
+    for (json& row : stats["stream_details"])
+      stream_extras_(row.value("app", ""), row.value("name", ""), row);
+  }
+  if (worker_extras_) worker_extras_(stats);
   stats["relays"] = relay_rows(ctx, relays_, mon);
   stats["version"] = std::string(core::version());
   stats["master_pid"] = static_cast<int>(::getppid());

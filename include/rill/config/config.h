@@ -95,9 +95,9 @@ struct HlsConfig {
 struct ApiConfig {
   std::vector<ListenAddress> listen{{"127.0.0.1", 8081}};  // [] disables the API
   std::vector<ListenAddress> tls_listen;                   // HTTPS, with http.tls_cert and http.tls_key
-  std::optional<std::string> token;  // set: every request needs "Authorization: Bearer TOKEN"
+  std::optional<std::string> token;       // set: every request needs "Authorization: Bearer TOKEN"
   std::optional<std::string> token_file;  // the token read from this file (at start and reload)
-  bool metrics_public = false;       // /metrics answers without the token
+  bool metrics_public = false;            // /metrics answers without the token
   bool operator==(const ApiConfig&) const = default;
 };
 
@@ -192,6 +192,16 @@ struct PullSource {
   bool operator==(const PullSource&) const = default;
 };
 
+// apps.NAME.exec: a command run for a stream's events (docs/abr.md; parsed by exec_config.cpp).
+enum class ExecEvent : uint8_t { Publish, PublishDone, RecordDone };
+struct ExecHook {
+  ExecEvent on = ExecEvent::Publish;
+  std::vector<std::string> command;  // argv; {app} {name} {query} {addr} {path} {hop} expanded
+  Duration restart{0};               // publish hooks: restart after an exit (0: never)
+  std::vector<std::string> names;    // the stream names it runs for ('*' wildcards); empty: all
+  bool operator==(const ExecHook&) const = default;
+};
+
 struct AppConfig {
   std::string name;
   bool gop_cache = true;
@@ -216,6 +226,7 @@ struct AppConfig {
   std::optional<EdgeConfig> edge;  // present: this app is an edge of these origins
   std::vector<PushTarget> push;    // every stream of the app is forwarded to each
   std::vector<PullSource> pull;    // static ingest, kept pulled
+  std::vector<ExecHook> exec;      // commands run on publish / publish_done / record_done
   bool operator==(const AppConfig&) const = default;
 };
 
@@ -244,6 +255,7 @@ struct Config {
   ApiConfig api;
   WorkerLinkConfig worker_link;  // YAML `worker_link:` (old name `relay:`)
   std::map<std::string, AppConfig> apps;
+  uint32_t exec_max = 64;   // exec hook children alive at once, counted by each worker
   std::string source_name;  // file path, or "<embedded default>"
 
   uint32_t resolved_workers() const;  // workers, or the number of online cores for auto

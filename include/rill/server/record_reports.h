@@ -11,6 +11,7 @@
 // the worker's loop is ending (a fast stop) are not reported.
 #include <spdlog/logger.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -36,6 +37,10 @@ class RecordReports {
   // On the writer thread (record::FileWriterOptions::on_closed).
   void closed(record::RecordFilePtr file);
 
+  // Also told of each reported file, on the loop (APP, NAME, path): the record_done exec hooks.
+  using ExecHook = std::function<void(const std::string&, const std::string&, const std::string&)>;
+  void set_exec_hook(ExecHook hook) { exec_hook_ = std::move(hook); }
+
  private:
   static void on_wake(int fd, short, void* arg);
   void report(const record::RecordFile& file);
@@ -43,6 +48,7 @@ class RecordReports {
   std::shared_ptr<const config::Config> config_;
   spdlog::logger& log_;
   http::HttpCallbackClient client_;
+  ExecHook exec_hook_;
   int wake_fd_ = -1;
   event* wake_ev_ = nullptr;
   std::mutex mu_;

@@ -94,6 +94,8 @@ class AdmissionCheck {
   virtual void decided(const AdmissionRequest& req, GateAction action, const GateDecision& d) {
     (void)req, (void)action, (void)d;
   }
+  // The admitted publisher of `key` left (StreamGate::publish_ended). Default: nothing.
+  virtual void publish_ended(const media::StreamKey& key) { (void)key; }
 };
 
 enum class Verdict {

@@ -15,6 +15,7 @@
 // And the actions the API routes to workers: close a client by id, drop a stream's publisher,
 // start or stop a stream's recording.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -62,6 +63,14 @@ class WorkerDetails {
   net::WorkerCore& core() { return core_; }
   const StreamLocator* locator() const { return locator_; }
 
+  // Adds what a service above this layer knows of a stream (APP, NAME) to its row of
+  // stream_details, e.g. its exec children (server::ExecHooks).
+  using StreamExtras = std::function<void(const std::string&, const std::string&, nlohmann::json&)>;
+  void set_stream_extras(StreamExtras f) { stream_extras_ = std::move(f); }
+  // Likewise for the worker's own STATS answer.
+  using WorkerExtras = std::function<void(nlohmann::json&)>;
+  void set_worker_extras(WorkerExtras f) { worker_extras_ = std::move(f); }
+
  private:
   void add_details(nlohmann::json& stats);
 
@@ -70,6 +79,8 @@ class WorkerDetails {
   const HlsFetcher* fetcher_;
   WorkerMonitor* monitor_;
   RelayControl* relays_;
+  StreamExtras stream_extras_;
+  WorkerExtras worker_extras_;
 };
 
 }  // namespace rill::workers
