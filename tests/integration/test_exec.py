@@ -114,11 +114,10 @@ class ExecTranscoderTest(unittest.TestCase):
                      'rtmp://127.0.0.1:{port}/live/{name}', '-c:v', 'libx264', '-preset', 'ultrafast',
                      '-tune', 'zerolatency', '-s', '320x180', '-c:a', 'copy', '-f', 'flv',
                      'rtmp://127.0.0.1:{port}/live/{name}_lo?{hop}']
-        with Rill(start=False) as r:
-            cmd = [a.replace('{port}', str(r.rtmp_port)) for a in transcode]
-            r.write_config({'apps': {'live': {'exec': [{'on': 'publish', 'command': cmd,
-                                                        'restart': '1s'}]}}})
-            r.start()
+        r = Rill(start=False)
+        cmd = [a.replace('{port}', str(r.rtmp_port)) for a in transcode]
+        r.write_config({'apps': {'live': {'exec': [{'on': 'publish', 'command': cmd, 'restart': '1s'}]}}})
+        with r:
             pub = ffmpeg_publish(r.rtmp_url('t'))
             try:
                 def probe():
