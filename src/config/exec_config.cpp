@@ -8,7 +8,7 @@ namespace {
 
 const std::vector<std::string_view> kHookKeys = {"on", "command", "restart", "names"};
 const std::vector<std::string_view> kEvents = {"publish", "publish_done", "record_done"};
-const std::vector<std::string_view> kPlaceholders = {"app", "name", "query", "addr", "path", "hop"};
+const std::vector<std::string_view> kPlaceholders = {"app", "name", "group", "query", "addr", "path", "hop"};
 
 // Walks `arg`: literal text goes to `text`, each placeholder's name to `placeholder`. On a syntax
 // error returns the message.
@@ -44,7 +44,7 @@ std::optional<std::string> exec_arg_error(std::string_view arg) {
           if (name == k) return std::nullopt;
         }
         std::string error = "unknown placeholder {" + std::string(name) +
-                            "}: expected {app}, {name}, {query}, {addr}, {path} or {hop}";
+                            "}: expected {app}, {name}, {group}, {query}, {addr}, {path} or {hop}";
         const std::string near = closest_match(name, kPlaceholders);
         if (!near.empty()) error += "; did you mean {" + near + "}?";
         return error;
@@ -58,6 +58,7 @@ std::string expand_exec_arg(std::string_view arg, const ExecVars& vars) {
       [&](std::string_view name) -> std::optional<std::string> {
         if (name == "app") out += vars.app;
         if (name == "name") out += vars.name;
+        if (name == "group") out += vars.group;
         if (name == "query") out += vars.query;
         if (name == "addr") out += vars.addr;
         if (name == "path") out += vars.path;

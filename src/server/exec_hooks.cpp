@@ -10,6 +10,7 @@
 
 #include "rill/core/address_counter.h"
 #include "rill/core/child_process.h"
+#include "rill/media/rendition_group.h"
 #include "rill/workers/record_view.h"
 
 namespace rill::server {
@@ -49,6 +50,14 @@ struct ExecHooks::Child {
 
 namespace {
 
+// The placeholders' values for a hook of stream `key` of `app`.
+config::ExecVars exec_vars(const config::AppConfig& app, const media::StreamKey& key, std::string query,
+                           std::string addr, std::string path) {
+  const auto member = media::rendition_member(key.name, app.hls.variant_suffixes);
+  return config::ExecVars{key.app,         key.name,        std::move(query),
+                          std::move(addr), std::move(path), member ? member->group : key.name};
+}
+
 class ExecCheck final : public AdmissionCheck {
  public:
   explicit ExecCheck(ExecHooks& hooks) : hooks_(hooks) {}
@@ -58,8 +67,8 @@ class ExecCheck final : public AdmissionCheck {
   void decided(const AdmissionRequest& req, GateAction action, const GateDecision& d) override {
     if (action != GateAction::Publish || d.verdict != Verdict::Admitted || req.probe) return;
     if (req.proto != GateProto::Rtmp || !d.app || d.app->exec.empty()) return;
-    hooks_.published(*d.app, config::ExecVars{d.key.app, d.key.name, req.query,
-                                              std::string(core::address_part(req.peer)), ""});
+    hooks_.published(*d.app,
+                     exec_vars(*d.app, d.key, req.query, std::string(core::address_part(req.peer)), ""));
   }
   void publish_ended(const media::StreamKey& key) override { hooks_.publish_ended(key); }
 
@@ -96,12 +105,14 @@ void ExecHooks::publish_ended(const media::StreamKey& key) {
   }
   for (Child* c : ending) stop(*c);
   const config::AppConfig* app = ctx_.config->find_app(key.app);
-  if (app) run_hooks(*app, config::ExecEvent::PublishDone, config::ExecVars{key.app, key.name, "", "", ""});
+  if (app) run_hooks(*app, config::ExecEvent::PublishDone, exec_vars(*app, key, "", "", ""));
 }
 
 void ExecHooks::record_done(const std::string& app_name, const std::string& name, const std::string& path) {
   const config::AppConfig* app = ctx_.config->find_app(app_name);
-  if (app) run_hooks(*app, config::ExecEvent::RecordDone, config::ExecVars{app_name, name, "", "", path});
+  if (app)
+    run_hooks(*app, config::ExecEvent::RecordDone,
+              exec_vars(*app, media::StreamKey{app_name, name}, "", "", path));
 }
 
 void ExecHooks::run_hooks(const config::AppConfig& app, config::ExecEvent on, const config::ExecVars& vars) {
@@ -122,9 +133,13 @@ void ExecHooks::run_hooks(const config::AppConfig& app, config::ExecEvent on, co
 
 void ExecHooks::start(Child& c) {
   c.restart_timer = 0;
-  if (alive_ >= ctx_.config->exec_max) {
-    ctx_.log->warn("{}: {} on {} refused: exec_max {} children are running", c.label(), c.argv[0],
-                   config::to_string(c.on), ctx_.config->exec_max);
+  const config::Config& cfg = *ctx_.config;
+  const uint32_t workers = cfg.resolved_workers();
+  const uint32_t share = exec_worker_share(cfg.exec_max, workers, static_cast<uint32_t>(ctx_.worker_id));
+  if (alive_ >= share) {
+    ctx_.log->warn(
+        "{}: {} on {} refused: {} children are running, this worker's share of exec_max {} over {} workers",
+        c.label(), c.argv[0], config::to_string(c.on), share, cfg.exec_max, workers);
     return erase(c);
   }
   core::SpawnedChild s;

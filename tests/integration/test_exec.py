@@ -1,16 +1,16 @@
 """apps.NAME.exec (docs/abr.md): children started on publish, logged, restarted after a crash,
 stopped with the stream, capped by exec_max, never outliving their worker; and an ffmpeg
-transcoder hook that publishes NAME_lo without looping into NAME_lo_lo."""
+transcoder hook that publishes NAME_lo into NAME's rendition group without looping into
+NAME_lo_lo, restarted after kill -9, stopped with the publisher, gone with its worker."""
 
 import json
 import os
-import re
 import signal
 import time
 import unittest
 
-from rilltest import (Rill, ffmpeg_publish, http_get, pid_alive, require_tool, run, stop_process,
-                      wait_until)
+from hlsutil import hls_config, make_gop1_media
+from rilltest import Rill, ffmpeg_publish, http_get, pid_alive, proc_cmdline, stop_process, wait_until
 
 # `exec` keeps the pid: the child's pid is the one sh prints, and the one the worker signals.
 SLEEPER = ['sh', '-c', 'echo started {name} $$ from {addr}; exec sleep 30']
@@ -20,6 +20,16 @@ def api_json(r, path):
     status, _, body = http_get(r.api_url(path))
     assert status == 200, (path, status, body)
     return json.loads(body)
+
+
+def exec_pid(r, name, other_than=0, timeout=8.0):
+    """The pid of the stream's first exec child once it runs (and is not `other_than`), or None."""
+    def running():
+        status, _, body = http_get(r.api_url('/api/v1/streams/live/' + name))
+        children = json.loads(body).get('exec', []) if status == 200 else []
+        pid = children[0]['pid'] if children else 0
+        return pid if pid and pid != other_than else None
+    return wait_until(running, timeout=timeout, interval=0.1)
 
 
 def child_pid(r, name, since=0, timeout=8.0):
@@ -46,7 +56,8 @@ class ExecHooksTest(unittest.TestCase):
                 since = r.log_offset()
                 pub_b = ffmpeg_publish(r.rtmp_url('b'))
                 try:
-                    self.assertTrue(r.wait_for_log(r'exec live/b: sh on publish refused: exec_max 1',
+                    self.assertTrue(r.wait_for_log(r"exec live/b: sh on publish refused: 1 children are running, "
+                                                   r"this worker's share of exec_max 1 over 1 workers",
                                                    since=since), r.log_tail())
                 finally:
                     stop_process(pub_b)
@@ -106,33 +117,81 @@ class ExecHooksTest(unittest.TestCase):
                     stop_process(p)
 
 
-class ExecTranscoderTest(unittest.TestCase):
+def transcoder_processes(source_url):
+    """Pids of live processes reading `source_url` (`-i URL`): the exec'd transcoders."""
+    found = []
+    for d in os.listdir('/proc'):
+        if d.isdigit() and pid_alive(int(d)):
+            argv = proc_cmdline(int(d)).split(' ')
+            if any(a == '-i' and b == source_url for a, b in zip(argv, argv[1:])):
+                found.append(int(d))
+    return found
 
-    def test_ffmpeg_makes_lo_rendition(self):
-        require_tool('ffprobe')
+
+def group_alive(pgid):
+    """Whether a live (not zombie) process is in process group `pgid`."""
+    for d in os.listdir('/proc'):
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                stat = f.read()
+        except (OSError, ValueError):
+            continue
+        fields = stat[stat.rindex(')') + 2:].split()  # state, ppid, pgrp, ...
+        if d.isdigit() and int(fields[2]) == pgid and fields[0] not in ('Z', 'X'):
+            return True
+    return False
+
+
+class ExecTranscoderTest(unittest.TestCase):
+    """docs/abr.md's recipe: the publisher sends t_hi, the hook's ffmpeg makes t_lo ({group}_lo),
+    and t.m3u8 is the multivariant playlist of both."""
+
+    def test_ffmpeg_rendition_joins_group_restarts_stops_dies_with_worker(self):
         transcode = ['ffmpeg', '-nostdin', '-hide_banner', '-loglevel', 'error', '-i',
                      'rtmp://127.0.0.1:{port}/live/{name}', '-c:v', 'libx264', '-preset', 'ultrafast',
-                     '-tune', 'zerolatency', '-s', '320x180', '-c:a', 'copy', '-f', 'flv',
-                     'rtmp://127.0.0.1:{port}/live/{name}_lo?{hop}']
+                     '-tune', 'zerolatency', '-s', '320x180', '-force_key_frames', 'expr:gte(t,n_forced*1)',
+                     '-c:a', 'copy', '-f', 'flv', 'rtmp://127.0.0.1:{port}/live/{group}_lo?{hop}']
         r = Rill(start=False)
         cmd = [a.replace('{port}', str(r.rtmp_port)) for a in transcode]
-        r.write_config({'apps': {'live': {'exec': [{'on': 'publish', 'command': cmd, 'restart': '1s'}]}}})
+        source = 'rtmp://127.0.0.1:%d/live/t_hi' % r.rtmp_port
+        config = hls_config(variants=[{'suffix': '_hi'}, {'suffix': '_lo'}])
+        config['apps']['live']['exec'] = [{'on': 'publish', 'names': ['*_hi'], 'command': cmd,
+                                           'restart': '200ms'}]
+        r.write_config(config)
         with r:
-            pub = ffmpeg_publish(r.rtmp_url('t'))
+            pub = ffmpeg_publish(r.rtmp_url('t_hi'), media=make_gop1_media())
             try:
-                def probe():
-                    try:
-                        res = run(['ffprobe', '-v', 'error', '-select_streams', 'v:0', '-show_entries',
-                                   'stream=width,height', '-of', 'csv=p=0', r.rtmp_url('t_lo')], timeout=6)
-                    except AssertionError:
-                        return None
-                    return res.stdout.strip() if res.returncode == 0 else None
-                self.assertTrue(wait_until(lambda: probe() == '320,180', timeout=12, interval=0.5),
-                                r.log_tail())
-                streams = http_get(r.api_url('/api/v1/streams'))[2].decode()
-                self.assertIn('t_lo', streams)
-                self.assertNotIn('t_lo_lo', streams)
-                self.assertNotIn('exec live/t_lo', r.log_text())
+                pid = exec_pid(r, 't_hi')
+                self.assertTrue(pid, r.log_tail())
+                # t_lo joins the group: t.m3u8 lists t_hi and t_lo, t_lo at 320x180.
+                def master():
+                    status, _, body = http_get(r.http_url('/live/t.m3u8'))
+                    text = body.decode() if status == 200 else ''
+                    return text if 't_hi.m3u8' in text and 't_lo.m3u8' in text else None
+                text = wait_until(master, timeout=12, interval=0.3)
+                self.assertTrue(text, r.log_tail())
+                self.assertRegex(text, r'RESOLUTION=320x180[^\n]*\nt_lo\.m3u8')
+                self.assertNotIn('exec live/t_lo', r.log_text())  # the hop marker: no t_lo_lo
+                # kill -9 of the ffmpeg: started again.
+                os.kill(pid, signal.SIGKILL)
+                pid2 = exec_pid(r, 't_hi', other_than=pid)
+                self.assertTrue(pid2, r.log_tail())
+                view = api_json(r, '/api/v1/streams/live/t_hi')['exec'][0]
+                self.assertEqual((view['restarts'], view['last_exit']), (1, 'killed by signal 9 (Killed)'))
+                self.assertEqual(transcoder_processes(source), [pid2])
+                # The publisher leaves: the ffmpeg is stopped (SIGTERM to its group).
+                since = r.log_offset()
+                stop_process(pub)
+                self.assertTrue(wait_until(lambda: not group_alive(pid2), timeout=6), r.log_tail())
+                self.assertTrue(r.wait_for_log(r'stopping pid %d \(SIGTERM' % pid2, since=since))
+                # Published again, then kill -9 of its worker: nothing of the hook is left.
+                pub = ffmpeg_publish(r.rtmp_url('t_hi'), media=make_gop1_media())
+                pid3 = exec_pid(r, 't_hi', other_than=pid2)
+                self.assertTrue(pid3, r.log_tail())
+                worker = r.wait_workers(1)[0]
+                os.kill(worker, signal.SIGKILL)
+                self.assertTrue(wait_until(lambda: not group_alive(pid3) and not transcoder_processes(source),
+                                           timeout=5), 'the transcoder %d outlived its worker' % pid3)
             finally:
                 stop_process(pub)
 

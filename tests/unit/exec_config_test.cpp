@@ -44,7 +44,8 @@ TEST(ExecConfig, Errors) {
             "t.yaml:5:18: apps.live.exec[0].command: expected a non-empty list (argv: the program, then its "
             "arguments), got a list");
   EXPECT_NE(error_of(kLive + "    exec:\n      - on: publish\n        command: [sh, '{nmae}']\n")
-                .find("unknown placeholder {nmae}: expected {app}, {name}, {query}, {addr}, {path} or {hop}; "
+                .find("unknown placeholder {nmae}: expected {app}, {name}, {group}, {query}, {addr}, {path} "
+                      "or {hop}; "
                       "did you mean {name}?"),
             std::string::npos);
   EXPECT_NE(error_of(kLive + "    exec:\n      - on: pubish\n        command: [sh]\n").find("exec[0].on"),
@@ -62,9 +63,11 @@ TEST(ExecConfig, Errors) {
 }
 
 TEST(ExecConfig, ExpandsPlaceholders) {
-  const ExecVars v{"live", "cam1", "k=v", "10.0.0.1", "/r/cam1.mp4"};
-  EXPECT_EQ(expand_exec_arg("rtmp://h/{app}/{name}_lo?{hop}", v), "rtmp://h/live/cam1_lo?rill_hop=exec");
+  const ExecVars v{"live", "cam1_hi", "k=v", "10.0.0.1", "/r/cam1.mp4", "cam1"};
+  EXPECT_EQ(expand_exec_arg("rtmp://h/{app}/{name}_lo?{hop}", v), "rtmp://h/live/cam1_hi_lo?rill_hop=exec");
+  EXPECT_EQ(expand_exec_arg("rtmp://h/{app}/{group}_lo", v), "rtmp://h/live/cam1_lo");
   EXPECT_EQ(expand_exec_arg("{query} {addr} {path}", v), "k=v 10.0.0.1 /r/cam1.mp4");
+  EXPECT_FALSE(exec_arg_error("{group}").has_value());
   EXPECT_EQ(expand_exec_arg("{{name}} }}", v), "{name} }");
   EXPECT_EQ(expand_exec_arg("plain", v), "plain");
   EXPECT_TRUE(exec_arg_error("a}b").has_value());
@@ -114,6 +117,19 @@ TEST(ExecSchedule, RestartBackOffDoublesToThirtySeconds) {
   // A restart above the ceiling is kept as it is.
   EXPECT_EQ(exec_restart_delay(milliseconds(60000), milliseconds(60000), milliseconds(1)),
             milliseconds(60000));
+}
+
+TEST(ExecSchedule, WorkerSharesAddUpToExecMax) {
+  EXPECT_EQ(exec_worker_share(64, 1, 0), 64u);
+  EXPECT_EQ(exec_worker_share(64, 4, 3), 16u);
+  // 10 over 4 workers: 3, 3, 2, 2.
+  std::vector<uint32_t> shares;
+  for (uint32_t slot = 0; slot < 4; ++slot) shares.push_back(exec_worker_share(10, 4, slot));
+  EXPECT_EQ(shares, (std::vector<uint32_t>{3, 3, 2, 2}));
+  // Fewer children than workers: the first slots get one each, the others none.
+  EXPECT_EQ(exec_worker_share(1, 2, 0), 1u);
+  EXPECT_EQ(exec_worker_share(1, 2, 1), 0u);
+  EXPECT_EQ(exec_worker_share(0, 2, 0), 0u);
 }
 
 TEST(ExecSchedule, LineBudgetTwentyASecond) {

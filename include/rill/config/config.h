@@ -255,7 +255,7 @@ struct Config {
   ApiConfig api;
   WorkerLinkConfig worker_link;  // YAML `worker_link:` (old name `relay:`)
   std::map<std::string, AppConfig> apps;
-  uint32_t exec_max = 64;   // exec hook children alive at once, counted by each worker
+  uint32_t exec_max = 64;   // exec hook children alive at once in the server (shared out: workers)
   std::string source_name;  // file path, or "<embedded default>"
 
   uint32_t resolved_workers() const;  // workers, or the number of online cores for auto

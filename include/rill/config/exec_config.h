@@ -4,7 +4,7 @@
 // apart from config_loader.cpp, which calls read_exec() once per app. The argument template's
 // syntax lives here too, so that the check at load time and the expansion at spawn time agree:
 //
-//   arg := (TEXT | "{app}" | "{name}" | "{query}" | "{addr}" | "{path}" | "{hop}")*
+//   arg := (TEXT | "{app}" | "{name}" | "{group}" | "{query}" | "{addr}" | "{path}" | "{hop}")*
 //
 // "{{" and "}}" stand for a literal brace.
 #include <optional>
@@ -27,7 +27,8 @@ struct ExecVars {
   std::string name;
   std::string query;
   std::string addr;
-  std::string path;  // record_done: the closed file
+  std::string path;   // record_done: the closed file
+  std::string group;  // the rendition group NAME is in (hls.variants: cam of cam_hi), else NAME
 };
 
 // Why `arg` is not a usable argument template ("unknown placeholder {nmae}; ..."), or nullopt.

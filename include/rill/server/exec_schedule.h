@@ -2,6 +2,7 @@
 // The pure rules of the exec hooks' children (docs/abr.md), times passed in so that unit tests
 // need no clock: when a publish hook's command is started again after it exits, and how many of
 // its output lines reach the log.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -20,6 +21,15 @@ inline ExecDuration exec_restart_delay(ExecDuration restart, ExecDuration previo
   if (previous.count() == 0 || ran_for >= kExecStableRun) return restart;
   const ExecDuration doubled = previous * 2;
   return doubled > kExecMaxRestartDelay ? std::max(restart, kExecMaxRestartDelay) : doubled;
+}
+
+// exec_max is a cap for the server: each worker may keep its share of it alive, the shares adding
+// up to exec_max (worker `slot` of `workers` gets exec_max / workers, one more for the first
+// exec_max % workers slots). A worker whose share is used refuses a start even when another
+// worker has room: the workers do not lend each other children.
+inline uint32_t exec_worker_share(uint32_t exec_max, uint32_t workers, uint32_t slot) {
+  if (workers == 0) return exec_max;
+  return exec_max / workers + (slot < exec_max % workers ? 1 : 0);
 }
 
 // At most kLines output lines a second per child reach the log; the rest are counted and the
