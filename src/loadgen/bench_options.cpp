@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "av1_opus_source.h"
+
 namespace rill::loadgen {
 
 const char* to_string(Mode m) {
@@ -38,7 +40,9 @@ options:
   -c N               connections (default 1)
   -d SECONDS         run length; bounds every run (default 10)
   -i FILE.flv        media to publish (looped, timestamps keep increasing); FILE.h265 (.265,
-                     .hevc): an H.265 Annex B stream, published as Enhanced RTMP hvc1 at 25 fps
+                     .hevc): an H.265 Annex B stream, published as Enhanced RTMP hvc1 at 25 fps;
+                     FILE.ivf: AV1, published as Enhanced RTMP av01
+  --audio FILE.ogg   with -i FILE.ivf: Opus audio (Ogg), published as Enhanced RTMP Opus
   --ramp R           new connections per second (default 200)
   --threads T        event-loop threads (default 1)
   --http10           HTTP/1.0 requests (flv-play, hls-play)
@@ -125,10 +129,12 @@ std::string scan(std::span<const std::string> args, Scanned& sc) {
       err = has_value ? set_count(sc, a, v) : a + " needs a value";
     } else if (a == "-d" || a == "--ramp" || a == "--setup-timeout") {
       err = has_value ? set_seconds(sc, a, v) : a + " needs a value";
-    } else if (a == "-i" || a == "--publish" || a == "--flv-url") {
+    } else if (a == "-i" || a == "--audio" || a == "--publish" || a == "--flv-url") {
       if (!has_value) return a + " needs a value";
       if (a == "-i")
         sc.o.input = v;
+      else if (a == "--audio")
+        sc.o.audio_input = v;
       else if (a == "--publish")
         sc.publish_url = v;
       else
@@ -228,6 +234,8 @@ ParseResult parse_options(std::span<const std::string> args) {
   std::string err = scan(args, sc);
   if (err.empty() && sc.o.threads < 1) err = "--threads must be at least 1";
   if (err.empty()) err = sc.o.mode == Mode::Fanout ? finish_fanout(sc) : finish_single(sc);
+  if (err.empty() && !sc.o.audio_input.empty() && !is_ivf_path(sc.o.input))
+    err = "--audio FILE.ogg goes with -i FILE.ivf";
   if (!err.empty()) {
     res.error = std::move(err);
     return res;

@@ -17,19 +17,20 @@ const char* to_string(Mode m);
 
 struct Options {
   Mode mode = Mode::RtmpPlay;
-  Url url;                   // the positional URL; fanout: the --publish URL
-  int connections = 1;       // -c
-  double duration_s = 10;    // -d: bounds every run
-  std::string input;         // -i FILE.flv
-  double ramp = 200;         // --ramp: new connections per second (per run, all threads)
-  int threads = 1;           // --threads
-  bool http10 = false;       // --http10: HTTP/1.0 requests, close-delimited bodies
+  Url url;                      // the positional URL; fanout: the --publish URL
+  int connections = 1;          // -c
+  double duration_s = 10;       // -d: bounds every run
+  std::string input;            // -i FILE.flv (FILE.h265, FILE.ivf)
+  std::string audio_input;      // --audio FILE.ogg: Opus with an AV1 FILE.ivf
+  double ramp = 200;            // --ramp: new connections per second (per run, all threads)
+  int threads = 1;              // --threads
+  bool http10 = false;          // --http10: HTTP/1.0 requests, close-delimited bodies
   double setup_timeout_s = 10;  // --setup-timeout: connect to playing/publishing, else "failed"
-  bool progress = true;      // --quiet turns the per-second stderr line off
+  bool progress = true;         // --quiet turns the per-second stderr line off
   // fanout
-  int rtmp_players = 0;      // --rtmp-players
+  int rtmp_players = 0;        // --rtmp-players
   std::optional<Url> flv_url;  // --flv-url
-  int flv_players = 0;       // --flv-players
+  int flv_players = 0;         // --flv-players
 };
 
 struct ParseResult {

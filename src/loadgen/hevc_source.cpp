@@ -4,6 +4,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "ertmp_tags.h"
 #include "rill/protocol/flv_tag.h"
 
 namespace rill::loadgen {
@@ -22,7 +23,8 @@ std::vector<Bytes> split_nal_units(std::span<const uint8_t> b) {
   size_t start = std::string::npos;
   auto finish = [&](size_t end) {
     while (end > start && b[end - 1] == 0) --end;
-    if (end > start + 1) out.emplace_back(b.begin() + static_cast<ptrdiff_t>(start), b.begin() + static_cast<ptrdiff_t>(end));
+    if (end > start + 1)
+      out.emplace_back(b.begin() + static_cast<ptrdiff_t>(start), b.begin() + static_cast<ptrdiff_t>(end));
   };
   for (size_t i = 0; i + 2 < b.size(); ++i) {
     if (b[i] == 0 && b[i + 1] == 0 && b[i + 2] == 1) {
@@ -59,24 +61,15 @@ Bytes make_hvcc(const Bytes& vps, const Bytes& sps, const Bytes& pps) {
   r.insert(r.end(), rbsp.begin() + 3, rbsp.begin() + 15);  // profile byte, 4 compat, 6 constraint, level
   r.insert(r.end(), {0xF0, 0x00, 0xFC, 0xFD, 0xF8, 0xF8, 0x00, 0x00, 0x0F, 0x03});
   for (const Bytes* nal : {&vps, &sps, &pps}) {
-    r.insert(r.end(), {static_cast<uint8_t>(0x80 | nal_type(*nal)), 0x00, 0x01, static_cast<uint8_t>(nal->size() >> 8),
-                       static_cast<uint8_t>(nal->size())});
+    r.insert(r.end(), {static_cast<uint8_t>(0x80 | nal_type(*nal)), 0x00, 0x01,
+                       static_cast<uint8_t>(nal->size() >> 8), static_cast<uint8_t>(nal->size())});
     r.insert(r.end(), nal->begin(), nal->end());
   }
   return r;
 }
 
 SourceTag video_tag(uint32_t ts, bool key, protocol::ExVideoPacketType type, const Bytes& payload) {
-  Bytes b = {static_cast<uint8_t>(0x80 | (key ? protocol::kVideoFrameKey : protocol::kVideoFrameInter) << 4 |
-                                  static_cast<uint8_t>(type)),
-             'h', 'v', 'c', '1'};
-  b.insert(b.end(), payload.begin(), payload.end());
-  SourceTag t;
-  t.type = protocol::kFlvTagVideo;
-  t.timestamp = ts;
-  t.keyframe = key;
-  t.body = SharedBuffer::copy_of(std::span<const uint8_t>(b));
-  return t;
+  return ex_video_tag(protocol::kFourccHevc, ts, key, type, payload);
 }
 
 }  // namespace
@@ -114,14 +107,17 @@ std::vector<SourceTag> hevc_tags_from_annexb(std::span<const uint8_t> annexb, ui
     }
     if (t == 35) continue;
     if (is_vcl(t)) {
-      if (!ps[0] || !ps[1] || !ps[2]) throw std::runtime_error("HEVC Annex B: a picture before the VPS, SPS and PPS");
-      if (tags.empty()) tags.push_back(video_tag(0, true, protocol::ExVideoPacketType::SequenceStart, make_hvcc(*ps[0], *ps[1], *ps[2])));
+      if (!ps[0] || !ps[1] || !ps[2])
+        throw std::runtime_error("HEVC Annex B: a picture before the VPS, SPS and PPS");
+      if (tags.empty())
+        tags.push_back(video_tag(0, true, protocol::ExVideoPacketType::SequenceStart,
+                                 make_hvcc(*ps[0], *ps[1], *ps[2])));
       have_vcl = true;
       key = key || is_irap(t);
     }
     const uint32_t n = static_cast<uint32_t>(nal.size());
-    sample.insert(sample.end(), {static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16), static_cast<uint8_t>(n >> 8),
-                                 static_cast<uint8_t>(n)});
+    sample.insert(sample.end(), {static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16),
+                                 static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)});
     sample.insert(sample.end(), nal.begin(), nal.end());
   }
   flush();

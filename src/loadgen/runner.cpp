@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "av1_opus_source.h"
 #include "client.h"
 #include "context.h"
 #include "flv_source.h"
@@ -289,7 +290,11 @@ nlohmann::json make_report(const Options& opt, Workers& workers, const RunResult
 nlohmann::json run_bench(const Options& opt) {
   const bool fanout = opt.mode == Mode::Fanout;
   std::shared_ptr<const FlvSource> source;
-  if (!opt.input.empty()) source = is_hevc_annexb_path(opt.input) ? load_hevc_annexb(opt.input) : FlvSource::load(opt.input);
+  if (is_ivf_path(opt.input)) {
+    source = load_av1_opus(opt.input, opt.audio_input);
+  } else if (!opt.input.empty()) {
+    source = is_hevc_annexb_path(opt.input) ? load_hevc_annexb(opt.input) : FlvSource::load(opt.input);
+  }
 
   std::string err;
   auto ep = resolve(opt.url.host, opt.url.port, &err);

@@ -73,4 +73,26 @@ std::vector<uint8_t> write_opus_dops(const OpusConfig& c) {
   return out;
 }
 
+uint32_t opus_packet_samples(std::span<const uint8_t> packet) {
+  // TOC byte (RFC 6716 §3.1): config f(5), stereo f(1), code f(2). Configurations 0-11 are SILK
+  // with 10/20/40/60 ms frames, 12-15 hybrid with 10/20 ms, 16-31 CELT with 2.5/5/10/20 ms.
+  if (packet.empty()) throw ProtocolError("Opus packet: empty, expected a TOC byte");
+  const uint8_t config = packet[0] >> 3;
+  static constexpr uint32_t kSilk[] = {480, 960, 1920, 2880}, kHybrid[] = {480, 960},
+                            kCelt[] = {120, 240, 480, 960};
+  const uint32_t frame = config < 12   ? kSilk[config % 4]
+                         : config < 16 ? kHybrid[config % 2]
+                                       : kCelt[config % 4];
+  switch (packet[0] & 0x03) {
+    case 0:
+      return frame;
+    case 1:
+    case 2:
+      return 2 * frame;
+    default:  // code 3: frame count byte (v f(1), p f(1), M f(6))
+      if (packet.size() < 2) throw ProtocolError("Opus packet: code 3 without its frame count byte");
+      return (packet[1] & 0x3F) * frame;
+  }
+}
+
 }  // namespace rill::protocol

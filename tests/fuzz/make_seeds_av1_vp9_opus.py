@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of av1_vp9_opus_fuzz (run once; the output is committed).
 
-Input: selector(1: 0 av1C, 1 vpcC, 2 OpusHead, 3 VP9 frame, 4 AV1 temporal unit), then the bytes.
+Input: selector(1: 0 av1C, 1 vpcC, 2 OpusHead, 3 VP9 frame, 4 AV1 temporal unit, 5 OBUs with a
+sequence header, 6 Opus packet), then the bytes.
 The records are those ffmpeg 5.1 writes for 160x90 libaom-av1 / libvpx-vp9 and stereo libopus.
 """
 import os
@@ -22,6 +23,10 @@ SEEDS = {
     "vp9_key": b"\x03" + bytes.fromhex("824983424009f00590"),
     "vp9_inter": b"\x03" + bytes.fromhex("8600"),
     "av1_tu": b"\x04" + bytes.fromhex("1200 1200 3203aabbcc"),
+    "av1_sequence_header": b"\x05" + AV1C[4:],
+    "av1_tu_with_sequence_header": b"\x05" + bytes.fromhex("1200") + AV1C[4:] + bytes.fromhex("3203aabbcc"),
+    "opus_packet_20ms": b"\x06" + bytes.fromhex("fc" + "ff" * 8),
+    "opus_packet_code3": b"\x06" + bytes.fromhex("0b03" + "00" * 8),
 }
 
 out = os.path.join(HERE, "corpus", "av1_vp9_opus")

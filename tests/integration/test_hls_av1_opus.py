@@ -4,7 +4,7 @@ IVF, libopus in Ogg, 160x90, 3 s). RTMP (declaring E-RTMP in connect) and HTTP-F
 the tags byte-identical, an RTMP player that did not declare it gets NetStream.Play.Failed; the
 stream's HLS is fMP4 (av01 + av1C, Opus + dOps) even under `container: ts`, and ffprobe reads
 every published frame and packet from init + segments with the right codecs. A VP9 + Opus publish
-gets the same. Two workers: players and HLS requests reach the stream's owner or the other
+gets the same, and so does rill-bench's AV1 + Opus publish (-i FILE.ivf --audio FILE.ogg). Two workers: players and HLS requests reach the stream's owner or the other
 worker (over the worker link). hls.js in headless Chromium plays the AV1 stream when the browser test's tools are
 there (skipped with the reason otherwise, or when this Chromium has no AV1 decoder).
 
@@ -24,6 +24,7 @@ import ertmp
 import flvutil
 import rilltest
 import rtmpclient as rc
+import test_bench
 import test_browser_hls
 from browserutil import play_page
 from hlsutil import close_rill, ended_playlist_media, request
@@ -69,11 +70,11 @@ class HlsAv1OpusTest(unittest.TestCase):
         self.rill = Rill({'apps': apps, 'workers': 2})  # HLS requests reach the owner or the other worker
         self.addCleanup(lambda: close_rill(self, self.rill))
 
-    def publish_and_play(self, app, name, tags):
-        """Publishes `tags` at real time while an RTMP and an HTTP-FLV player watch; returns
-        (RTMP media digests by type, FLV tags)."""
-        pub = threading.Thread(target=ertmp.publish_tags,
-                               args=(rilltest.HOST, self.rill.rtmp_port, app, name, tags, 1.0))
+    def publish_and_play(self, app, name, tags=None, publish=None):
+        """Publishes `tags` at real time (or runs `publish()`) while an RTMP and an HTTP-FLV player
+        watch; returns (RTMP media digests by type, FLV tags)."""
+        publish = publish or (lambda: ertmp.publish_tags(rilltest.HOST, self.rill.rtmp_port, app, name, tags, 1.0))
+        pub = threading.Thread(target=publish)
         pub.start()
         time.sleep(0.4)  # the stream exists; the players join in its first GOP (1 s)
         # E-RTMP v2: a player lists the FourCCs it reads in connect (fourCcList).
@@ -101,12 +102,15 @@ class HlsAv1OpusTest(unittest.TestCase):
         self.assertEqual(flv.get('status'), 200, self.rill.log_tail())
         return player.media, flvutil.parse_bytes(flv.get('data', b'')).tags
 
-    def check_passthrough(self, tags, rtmp_media, flv_tags):
+    def check_passthrough(self, tags, rtmp_media, flv_tags, sent_counts=None):
         """Each player got the sequence starts, then a contiguous run of the published coded tags
-        of each kind up to the last one, every payload byte for byte."""
+        of each kind up to the last one, every payload byte for byte. `sent_counts` {kind: n}:
+        the publisher looped `tags`, sending the first n coded tags of the repeated sequence."""
         for kind in (9, 8):
             sent = [body for _, k, body in tags if k == kind]
             header, coded = sent[0], sent[1:]
+            if sent_counts:
+                coded = (coded * (sent_counts[kind] // len(coded) + 1))[:sent_counts[kind]]
             for label, got in (('RTMP', [m.digest for m in rtmp_media if m.type == kind]),
                                ('HTTP-FLV', [hashlib.sha1(t.data).hexdigest() for t in flv_tags
                                              if t.type == kind])):
@@ -116,7 +120,9 @@ class HlsAv1OpusTest(unittest.TestCase):
                     digests = [hashlib.sha1(b).hexdigest() for b in coded]
                     self.assertEqual(got[1:], digests[len(digests) - len(got) + 1:], '%s: not byte-identical' % label)
 
-    def check_hls(self, app, name, video_codec, tags):
+    def check_hls(self, app, name, video_codec, tags, counts=None):
+        """The ended HLS of APP/NAME is fMP4 that ffmpeg decodes without an error, with every coded
+        tag of `tags` (or counts[9] video frames and counts[8] Opus packets)."""
         text, data = ended_playlist_media(self, self.rill, app, name)
         self.assertIn('#EXT-X-MAP:', text, 'not fMP4:\n' + text)
         f = os.path.join(self.rill.tmpdir, '%s-%s.mp4' % (app, name))
@@ -129,6 +135,8 @@ class HlsAv1OpusTest(unittest.TestCase):
         self.assertEqual(sorted(streams), sorted([video_codec, 'opus']), probe.stdout)
         video_frames = sum(1 for _, k, b in tags if k == 9 and b[0] & 0x0F == 1)
         opus_packets = sum(1 for _, k, b in tags if k == 8 and b[0] & 0x0F == 1)
+        if counts:
+            video_frames, opus_packets = counts[9], counts[8]
         self.assertEqual(int(streams[video_codec]['nb_read_packets']), video_frames)
         self.assertEqual(int(streams['opus']['nb_read_packets']), opus_packets)
         self.assertEqual((streams[video_codec]['width'], streams[video_codec]['height']), (160, 90))
@@ -145,6 +153,26 @@ class HlsAv1OpusTest(unittest.TestCase):
         self.check_passthrough(tags, rtmp_media, flv_tags)
         self.check_hls('ts', 'av1', 'av1', tags)
         self.assertIn('this stream\'s HLS is fMP4', self.rill.log_tail())
+
+    def test_rill_bench_av1_opus_publish(self):
+        """rill-bench -i FILE.ivf --audio FILE.ogg (docs/rill-bench.md): its tags are the test
+        publisher's byte for byte (its av1C, built from the sequence header, is the one ffmpeg
+        writes in MP4), the players get them, and the HLS decodes with every frame it sent."""
+        test_bench.bench_binary()  # skips the test when rill-bench is not built
+        ivf, mp4, ogg = ertmp.make_av1_opus_media('av1', SECONDS, FPS)
+        tags = ertmp.av1_opus_tags(ivf, mp4, ogg, codec='av1', fps=FPS)
+        report = {}
+        url = 'rtmp://%s:%d/fmp4/bench' % (rilltest.HOST, self.rill.rtmp_port)
+
+        def publish():
+            report.update(test_bench.run_bench('rtmp-publish', url, '-i', ivf, '--audio', ogg, '-d', SECONDS,
+                                               timeout=30))
+        rtmp_media, flv_tags = self.publish_and_play('fmp4', 'bench', publish=publish)
+        self.assertEqual(report['connections']['ok'], 1, report)
+        sent = {9: report['frames']['video'], 8: report['frames']['audio']}
+        self.assertGreater(sent[9], FPS * (SECONDS - 1), report)
+        self.check_passthrough(tags, rtmp_media, flv_tags, sent)
+        self.check_hls('fmp4', 'bench', 'av1', tags, sent)
 
     def test_vp9_opus_fmp4_hls(self):
         tags = ertmp.av1_opus_tags(*ertmp.make_av1_opus_media('vp9', SECONDS, FPS), codec='vp9', fps=FPS)

@@ -72,6 +72,40 @@ TEST(Av1Config, ParsesFfmpegRecordAndSequenceHeaderSize) {
   EXPECT_THROW(av1_frame_size(hex("0a05 0000")), ProtocolError);   // size past the data
 }
 
+// The record rill-bench builds from a sequence header OBU is the one ffmpeg writes, for 4:2:0
+// 8-bit (profile 0), 4:4:4 10-bit (profile 1), 4:2:2 10-bit (profile 2) and monochrome, each made
+// with -frames:v 1 -pix_fmt yuv444p10le / yuv422p10le / gray at 64x64 as above.
+TEST(Av1Config, RecordFromSequenceHeaderMatchesFfmpeg) {
+  for (const Bytes& ffmpeg :
+       {kFfmpegAv1C, hex("812040000a0a20000002afff9b5f2840"), hex("814048000a0a40000002afff9b5f2810"),
+        hex("81001c000a0a00000002afff9b5f2540")}) {
+    const std::span<const uint8_t> obus(ffmpeg.data() + kAv1ConfigFixedSize,
+                                        ffmpeg.size() - kAv1ConfigFixedSize);
+    Av1Config c = av1_config_from_sequence_header(obus);
+    const auto obu = av1_sequence_header_obu(obus);
+    EXPECT_EQ(obu.size(), obus.size());
+    c.config_obus.assign(obu.begin(), obu.end());
+    EXPECT_EQ(write_av1_config(c), ffmpeg);
+  }
+  // The sequence header found after a temporal delimiter and before a frame OBU.
+  const Bytes tu = hex("1200 0a0a00000003b4fd936be401 3203aabbcc");
+  EXPECT_EQ(Bytes(av1_sequence_header_obu(tu).begin(), av1_sequence_header_obu(tu).end()),
+            hex("0a0a00000003b4fd936be401"));
+  EXPECT_EQ(av1_config_from_sequence_header(tu).seq_profile, 0);
+  EXPECT_THROW(av1_config_from_sequence_header(hex("0a03 000000")), ProtocolError);  // truncated
+  EXPECT_THROW(av1_sequence_header_obu(hex("3203aabbcc")), ProtocolError);           // no sequence header
+}
+
+TEST(OpusPacket, SamplesFromTocByte) {
+  EXPECT_EQ(opus_packet_samples(hex("fc")), 960u);       // CELT 20 ms, one frame
+  EXPECT_EQ(opus_packet_samples(hex("80")), 120u);       // CELT 2.5 ms
+  EXPECT_EQ(opus_packet_samples(hex("0b0300")), 2880u);  // SILK 20 ms, code 3 with 3 frames
+  EXPECT_EQ(opus_packet_samples(hex("19")), 2 * 2880u);  // SILK 60 ms, code 1: two frames
+  EXPECT_EQ(opus_packet_samples(hex("7a")), 2 * 960u);   // hybrid 20 ms, code 2
+  EXPECT_THROW(opus_packet_samples(Bytes{}), ProtocolError);
+  EXPECT_THROW(opus_packet_samples(hex("03")), ProtocolError);  // code 3 without its count
+}
+
 TEST(Av1Config, StripsLeadingTemporalDelimiters) {
   const Bytes tu = hex("1200 1200 0a0a00000003b4fd936be401");
   EXPECT_EQ(av1_strip_temporal_delimiters(tu).size(), 12u);

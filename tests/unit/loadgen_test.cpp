@@ -7,15 +7,6 @@
 // The unit-test binary links rill_lib but not the rill-bench sources (they only build the
 // rill-bench executable), so the bench sources under test are compiled into this file by
 // including them. They are pure code (no sockets, no event loop), so that is all they need.
-#include "../../src/loadgen/bench_options.cpp"
-#include "../../src/loadgen/flv_scanner.cpp"
-#include "../../src/loadgen/flv_source.cpp"
-#include "../../src/loadgen/hevc_source.cpp"
-#include "../../src/loadgen/http_response.cpp"
-#include "../../src/loadgen/m3u8.cpp"
-#include "../../src/loadgen/stats.cpp"
-#include "../../src/loadgen/url.cpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -25,6 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "../../src/loadgen/av1_opus_source.cpp"
+#include "../../src/loadgen/bench_options.cpp"
+#include "../../src/loadgen/ertmp_tags.cpp"
+#include "../../src/loadgen/flv_scanner.cpp"
+#include "../../src/loadgen/flv_source.cpp"
+#include "../../src/loadgen/hevc_source.cpp"
+#include "../../src/loadgen/http_response.cpp"
+#include "../../src/loadgen/m3u8.cpp"
+#include "../../src/loadgen/stats.cpp"
+#include "../../src/loadgen/url.cpp"
 #include "rill/protocol/amf0.h"
 #include "rill/protocol/flv_file.h"
 
@@ -128,6 +129,7 @@ TEST(BenchOptions, Errors) {
       {{"rtmp-play", "rtmp://h/a/s", "-i", "x.flv"}, "-i is for"},
       {{"rtmp-play", "rtmp://h/a/s", "--http10"}, "--http10"},
       {{"rtmp-publish", "rtmp://h/a/s"}, "needs -i"},
+      {{"rtmp-publish", "rtmp://h/a/s", "-i", "m.flv", "--audio", "a.ogg"}, "goes with -i FILE.ivf"},
       {{"rtmp-play", "rtmp://h/a/s", "--rtmp-players", "3"}, "belong to fanout"},
       {{"fanout", "-i", "m.flv", "--rtmp-players", "3"}, "--publish"},
       {{"fanout", "rtmp://h/a/s", "--publish", "rtmp://h/a/s", "-i", "m.flv"}, "no positional"},
@@ -242,7 +244,7 @@ TEST(BenchStats, HistogramPercentilesAndMerge) {
   LatencyHistogram a, b;
   EXPECT_FALSE(a.summary_ms());
   for (int i = 1; i <= 100; ++i) a.add_ns(int64_t(i) * 1'000'000);  // 1..100 ms
-  b.add_ns(500'000'000);  // 500 ms
+  b.add_ns(500'000'000);                                            // 500 ms
   a.merge(b);
   EXPECT_EQ(a.count(), 101u);
   auto s = a.summary_ms();
@@ -258,8 +260,8 @@ TEST(BenchStats, RecordGapsAndRate) {
   r.streaming_ns = s;
   r.on_bytes(1000, s + 100);
   r.on_media(s + 100);
-  r.on_media(s + 200'000'000);         // gap 200 ms
-  r.on_media(s + 1'700'000'000);       // gap 1500 ms
+  r.on_media(s + 200'000'000);          // gap 200 ms
+  r.on_media(s + 1'700'000'000);        // gap 1500 ms
   r.on_bytes(1000, s + 2'000'000'000);  // steady-state mark: 2 s after streaming
   EXPECT_EQ(r.mark_ns, s + 2'000'000'000);
   EXPECT_EQ(r.mark_bytes, 2000u);
@@ -279,10 +281,12 @@ TEST(BenchStats, SteadyMbpsExcludesTheFirstTwoSeconds) {
   std::vector<std::pair<int64_t, uint64_t>> samples;
   // A burst of 10 MB in the first second, then 1 MB/s.
   samples.emplace_back(t0 + 1 * kNsPerSec, 10'000'000);
-  for (int i = 2; i <= 10; ++i) samples.emplace_back(t0 + i * kNsPerSec, 10'000'000 + uint64_t(i - 1) * 1'000'000);
+  for (int i = 2; i <= 10; ++i)
+    samples.emplace_back(t0 + i * kNsPerSec, 10'000'000 + uint64_t(i - 1) * 1'000'000);
   EXPECT_NEAR(steady_mbps(samples, t0), 8.0, 1e-9);
   // A run shorter than 2.5 s: the whole run.
-  std::vector<std::pair<int64_t, uint64_t>> short_run{{t0 + kNsPerSec, 1'000'000}, {t0 + 2 * kNsPerSec, 2'000'000}};
+  std::vector<std::pair<int64_t, uint64_t>> short_run{{t0 + kNsPerSec, 1'000'000},
+                                                      {t0 + 2 * kNsPerSec, 2'000'000}};
   EXPECT_NEAR(steady_mbps(short_run, t0), 8.0, 1e-9);
   EXPECT_EQ(steady_mbps({}, t0), 0);
 }
@@ -347,8 +351,9 @@ TEST(BenchStats, ReportCountsAndFields) {
   EXPECT_EQ(j["frames"]["audio"], 600);
   EXPECT_EQ(j["cpu"]["user_s"], 1.235);
   for (const char* k : {"min_mbps", "p50_mbps", "max_mbps"}) EXPECT_TRUE(j["rate_spread"].contains(k)) << k;
-  for (const char* k : {"mode", "url", "connections", "mbps", "rate_spread", "first_video_ms", "first_keyframe_ms",
-                        "longest_gap_ms", "stalls", "latency_ms", "errors", "frames", "cpu"}) {
+  for (const char* k :
+       {"mode", "url", "connections", "mbps", "rate_spread", "first_video_ms", "first_keyframe_ms",
+        "longest_gap_ms", "stalls", "latency_ms", "errors", "frames", "cpu"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   in.latency.emplace();
@@ -358,7 +363,9 @@ TEST(BenchStats, ReportCountsAndFields) {
 
 // ---------------------------------------------------------------- FLV source
 
-BufferRef bytes(std::initializer_list<uint8_t> b) { return SharedBuffer::copy_of(std::span<const uint8_t>(b.begin(), b.size())); }
+BufferRef bytes(std::initializer_list<uint8_t> b) {
+  return SharedBuffer::copy_of(std::span<const uint8_t>(b.begin(), b.size()));
+}
 
 SourceTag tag(uint8_t type, uint32_t ts, BufferRef body) {
   SourceTag t;
@@ -443,7 +450,8 @@ TEST(BenchFlvSource, CursorLoopsWithIncreasingTimestamps) {
 }
 
 TEST(BenchFlvSource, LoadsAFile) {
-  auto path = std::filesystem::temp_directory_path() / ("rill_bench_test_" + std::to_string(::getpid()) + ".flv");
+  auto path =
+      std::filesystem::temp_directory_path() / ("rill_bench_test_" + std::to_string(::getpid()) + ".flv");
   {
     std::ofstream out(path, std::ios::binary);
     auto h = protocol::flv_file_header(true, true);
@@ -481,11 +489,15 @@ struct HttpCollect : HttpResponseParser::Sink {
     status = h.status;
     head = h;
   }
-  void on_body(std::span<const uint8_t> b) override { body.append(reinterpret_cast<const char*>(b.data()), b.size()); }
+  void on_body(std::span<const uint8_t> b) override {
+    body.append(reinterpret_cast<const char*>(b.data()), b.size());
+  }
   void on_complete() override { ++completes; }
 };
 
-std::span<const uint8_t> as_bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+std::span<const uint8_t> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 TEST(BenchHttp, ChunkedByteByByte) {
   std::string r =
@@ -610,7 +622,9 @@ TEST(BenchHls, MediaPlaylist) {
 }
 
 TEST(BenchHls, MasterPlaylist) {
-  auto m = parse_m3u8("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=1\nhi.m3u8\n");
+  auto m = parse_m3u8(
+      "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow/"
+      "index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=1\nhi.m3u8\n");
   EXPECT_TRUE(m.master);
   EXPECT_EQ(m.variants, (std::vector<std::string>{"low/index.m3u8", "hi.m3u8"}));
   EXPECT_TRUE(m.segments.empty());
@@ -640,8 +654,8 @@ TEST(BenchHls, TsChecker) {
 TEST(BenchHevc, AnnexBBecomesSequenceStartAndCodedFramesX) {
   using rill::loadgen::hevc_tags_from_annexb;
   // AUD, VPS, SPS (with a 12-byte profile_tier_level), PPS, IDR; then AUD, TRAIL_R; then AUD, TRAIL_R.
-  const std::vector<uint8_t> sps = {0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x00, 0x90,
-                                    0x00, 0x00, 0x00, 0x00, 0x00, 0x5D, 0xA0};
+  const std::vector<uint8_t> sps = {0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x00,
+                                    0x90, 0x00, 0x00, 0x00, 0x00, 0x00, 0x5D, 0xA0};
   std::vector<uint8_t> es;
   auto nal = [&es](std::initializer_list<uint8_t> b) {
     es.insert(es.end(), {0, 0, 0, 1});
@@ -664,8 +678,8 @@ TEST(BenchHevc, AnnexBBecomesSequenceStartAndCodedFramesX) {
   EXPECT_EQ(seq.fourcc, rill::protocol::kFourccHevc);
   EXPECT_TRUE(seq.is_sequence_header);
   const auto rec = tags[0].body.span().subspan(seq.payload_offset);
-  EXPECT_EQ(rec[0], 1);     // configurationVersion
-  EXPECT_EQ(rec[1], 0x01);  // general_profile_idc 1 (Main), from the SPS
+  EXPECT_EQ(rec[0], 1);      // configurationVersion
+  EXPECT_EQ(rec[1], 0x01);   // general_profile_idc 1 (Main), from the SPS
   EXPECT_EQ(rec[12], 0x5D);  // general_level_idc
   const auto idr = rill::protocol::parse_video_tag(tags[1].body.span());
   EXPECT_TRUE(idr.is_keyframe);
@@ -678,5 +692,69 @@ TEST(BenchHevc, AnnexBBecomesSequenceStartAndCodedFramesX) {
   EXPECT_EQ(tags[3].timestamp, 80u);
   EXPECT_TRUE(rill::loadgen::is_hevc_annexb_path("a/b.h265"));
   EXPECT_FALSE(rill::loadgen::is_hevc_annexb_path("a/b.flv"));
-  EXPECT_THROW(hevc_tags_from_annexb(std::vector<uint8_t>{0, 0, 1, 0x26, 0x01, 0xAF}, 25), std::runtime_error);
+  EXPECT_THROW(hevc_tags_from_annexb(std::vector<uint8_t>{0, 0, 1, 0x26, 0x01, 0xAF}, 25),
+               std::runtime_error);
+}
+
+namespace {
+
+std::vector<uint8_t> unhex(std::string_view s) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < s.size();) {
+    if (s[i] == ' ') {
+      ++i;
+      continue;
+    }
+    out.push_back(static_cast<uint8_t>(std::stoi(std::string(s.substr(i, 2)), nullptr, 16)));
+    i += 2;
+  }
+  return out;
+}
+
+std::vector<uint8_t> body(const rill::loadgen::SourceTag& t) {
+  return {t.body.span().begin(), t.body.span().end()};
+}
+
+}  // namespace
+
+// AV1 in IVF: a SequenceStart whose av1C is ffmpeg's for the same sequence header (160x90,
+// av1_vp9_opus_test.cpp), then CodedFrames tags at the frames' pts (time base 1/10: 100 ms), the
+// frame with a sequence header a keyframe.
+TEST(BenchAv1Opus, IvfBecomesAv01SequenceStartAndCodedFrames) {
+  const auto file = unhex(
+      "444b4946 0000 2000 41563031 a000 5a00 0a000000 01000000 03000000 00000000"
+      " 0e000000 0000000000000000 1200 0a0a00000003b4fd936be401"
+      " 04000000 0100000000000000 1200 3200"
+      " 04000000 0300000000000000 1200 3200");
+  const auto tags = rill::loadgen::av1_tags_from_ivf(file);
+  ASSERT_EQ(tags.size(), 4u);
+  EXPECT_EQ(body(tags[0]), unhex("90 61763031 81000c00 0a0a00000003b4fd936be401"));
+  EXPECT_EQ(body(tags[1]), unhex("91 61763031 1200 0a0a00000003b4fd936be401"));
+  EXPECT_TRUE(tags[1].keyframe);
+  EXPECT_EQ(body(tags[2]), unhex("a1 61763031 1200 3200"));
+  EXPECT_FALSE(tags[2].keyframe);
+  EXPECT_EQ(tags[2].timestamp, 100u);
+  EXPECT_EQ(tags[3].timestamp, 300u);
+  EXPECT_TRUE(rill::loadgen::is_ivf_path("a/b.ivf"));
+  EXPECT_FALSE(rill::loadgen::is_ivf_path("a/b.flv"));
+  auto vp9 = file;
+  vp9[10] = '9';  // FourCC AV09: not AV1
+  EXPECT_THROW(rill::loadgen::av1_tags_from_ivf(vp9), std::runtime_error);
+}
+
+// Opus in Ogg: OpusHead in the SequenceStart, OpusTags left out, packets timed by their TOC bytes
+// (0xfc: 20 ms).
+TEST(BenchAv1Opus, OggBecomesOpusSequenceStartAndCodedFrames) {
+  const auto file = unhex(
+      "4f676753 00 02 0000000000000000 07000000 00000000 00000000 04 13 10 01 01"
+      " 4f707573486561640102380180bb0000000000 4f707573546167730000000000000000 fc fc");
+  const auto tags = rill::loadgen::opus_tags_from_ogg(file);
+  ASSERT_EQ(tags.size(), 3u);
+  EXPECT_EQ(body(tags[0]), unhex("90 4f707573 4f707573486561640102380180bb0000000000"));
+  EXPECT_EQ(body(tags[1]), unhex("91 4f707573 fc"));
+  EXPECT_EQ(tags[1].timestamp, 0u);
+  EXPECT_EQ(tags[2].timestamp, 20u);
+  EXPECT_THROW(rill::loadgen::opus_tags_from_ogg(
+                   unhex("4f676753 00 02 0000000000000000 07000000 00000000 00000000 01 02 fcfc")),
+               std::runtime_error);  // no OpusHead first
 }

@@ -40,6 +40,18 @@ struct Av1FrameSize {
 // ProtocolError when there is none or it is truncated.
 Av1FrameSize av1_frame_size(std::span<const uint8_t> obus);
 
+// The record's fixed fields (profile, level and tier of operating point 0, color_config) from the
+// first sequence header OBU among `obus` (AV1 §5.5); config_obus is left empty. Throws
+// ProtocolError when there is none or it is truncated.
+Av1Config av1_config_from_sequence_header(std::span<const uint8_t> obus);
+
+// The first sequence header OBU among `obus`, whole (header, obu_size, payload): a view. Throws
+// ProtocolError when there is none.
+std::span<const uint8_t> av1_sequence_header_obu(std::span<const uint8_t> obus);
+
+// The AV1CodecConfigurationRecord of `c` (its fixed 4 bytes, then config_obus).
+std::vector<uint8_t> write_av1_config(const Av1Config& c);
+
 // An MP4 AV1 sample is one temporal unit "with OBU_TEMPORAL_DELIMITER ... SHOULD NOT" present
 // (binding §2.4); E-RTMP av01 CodedFrames may begin with one. Returns `temporal_unit` without its
 // leading temporal delimiter OBUs (a view; the bytes are not copied). Never throws: a malformed

@@ -30,6 +30,11 @@ inline constexpr size_t kOpusHeadMinSize = 19;
 // with more than 2 channels.
 OpusConfig parse_opus_head(std::span<const uint8_t> head);
 
+// The duration of an Opus packet in 48 kHz samples, from its TOC byte (RFC 6716 §3.1: the
+// configuration's frame size times the frame count of code 0-3). Throws ProtocolError on an empty
+// packet, or a code 3 packet without its frame count byte.
+uint32_t opus_packet_samples(std::span<const uint8_t> packet);
+
 // The payload of a dOps box (after its 8-byte box header): Version 0 and the fields big-endian.
 std::vector<uint8_t> write_opus_dops(const OpusConfig& c);
 
