@@ -86,7 +86,7 @@ const std::vector<std::string_view> kQueueKeys = {"soft_bytes", "hard_bytes", "s
                                                   "hard_duration"};
 const std::vector<std::string_view> kHlsKeys = {
     "enabled",   "fragment",    "window", "max_fragment", "max_segment_size",
-    "container", "low_latency", "part",   "variants"};
+    "container", "low_latency", "part",   "variants",     "rewind"};
 const std::vector<std::string_view> kHlsVariantKeys = {"suffix"};
 
 bool contains(const std::vector<std::string_view>& list, std::string_view word) {
@@ -285,6 +285,7 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   map.read_bool("low_latency", hls.low_latency);
   map.read_duration("part", hls.part, milliseconds(100), milliseconds(2000));
   if (auto variants = map.get("variants")) hls.variant_suffixes = read_hls_variants(reader, *variants);
+  map.read_duration("rewind", hls.rewind, milliseconds(0), hours(24));
   if (hls.low_latency) hls.container = HlsContainer::Fmp4;  // LL-HLS parts are fMP4 (RFC 8216bis §4.4.4.9)
   if (hls.max_fragment != Duration{0} && hls.max_fragment < hls.fragment) {
     const auto max_field = map.get("max_fragment");
@@ -293,6 +294,21 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
                     format_duration(hls.fragment) + ")");
   }
   return hls;
+}
+
+// hls.rewind lists byte ranges of the fMP4 recording under the live EXT-X-MAP (docs/hls.md
+// "Rewind"): it needs both in fMP4 and a recording.
+void check_rewind(const YamlReader& reader, const YamlField& hls_field, const AppConfig& app) {
+  if (app.hls.rewind.count() == 0) return;
+  std::string missing;
+  if (app.hls.container != HlsContainer::Fmp4) missing = "hls.container: fmp4";
+  if (app.record.mode == RecordMode::Off)
+    missing += std::string(missing.empty() ? "" : ", ") + "record.mode other than off";
+  if (app.record.format != RecordFormat::Fmp4)
+    missing += std::string(missing.empty() ? "" : ", ") + "record.format: fmp4";
+  if (missing.empty()) return;
+  const YamlMap map(reader, hls_field, kHlsKeys);
+  reader.fail(*map.get("rewind"), "rewind plays back from the recording: it needs " + missing);
 }
 
 AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
@@ -320,6 +336,7 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   if (auto queue = map.get("queue")) read_queue(reader, *queue, app);
   if (auto hls = map.get("hls")) app.hls = read_hls(reader, *hls);
   read_record(reader, map, app);
+  if (auto hls = map.get("hls")) check_rewind(reader, *hls, app);
   read_app_security(reader, map, app);
   read_cluster_keys(reader, map, app);
   read_exec(reader, map, app);

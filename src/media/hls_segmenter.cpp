@@ -7,6 +7,7 @@
 #include "rill/media/hls_store.h"
 #include "rill/media/rendition_group.h"
 #include "rill/media/rendition_traits.h"
+#include "rill/media/rewind_link.h"
 #include "rill/media/ts_segment_writer.h"
 #include "rill/protocol/aac.h"
 #include "rill/protocol/av1.h"
@@ -150,6 +151,7 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
     return;
   }
   const int64_t dts = map_time(f.timestamp);
+  if (rewind_) rewind_->mapped(f.timestamp, dts);
   note_step(time_.video, dts);
   if (!video_.usable) {
     ++stats_.samples_skipped;
@@ -234,6 +236,7 @@ void HlsSegmenter::on_video_config(std::span<const uint8_t> record, protocol::Vi
 void HlsSegmenter::on_audio(const MediaFrame& f) {
   if (!follow_audio_codec(f)) return;
   const int64_t dts = map_time(f.timestamp);
+  if (rewind_) rewind_->mapped(f.timestamp, dts);
   note_step(time_.audio, dts);
   if (!audio_.usable) {
     ++stats_.samples_skipped;
@@ -506,6 +509,7 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   const size_t size = bytes.size();
   auto seq = store_.add_segment(key_, std::move(bytes), duration_s, disc);
   if (limits_.aligned) note_traits(duration_s);
+  if (seq && rewind_) rewind_->segment_closed(*seq, duration_s, disc, end_dts);
   run_.discontinuity_next = false;
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;

@@ -29,7 +29,7 @@ protocol::HlsProgress HlsStreamState::progress() const {
 // The text and the target duration are rendered together and forgotten together (each change
 // resets playlist_cache_), so neither can outlive the playlist it was made from.
 void HlsStreamState::render_cache() const {
-  playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render()));
+  playlist_cache_ = SharedBuffer::copy_of(std::string_view(playlist_.render(false, rewind_view())));
   target_cache_ = protocol::hls_target_duration(playlist_.state());
 }
 
@@ -150,6 +150,8 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
     if (st.producers_ > 0) stream_log(st).warn("hls: {} opened by a second producer", st.key_text_);
     // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
     st.playlist_.restart();
+    st.rewind_.clear();  // rewind covers the current publish
+    st.cfg_.rewind = cfg.rewind;
     // A reload may have changed the container: the new segments follow it (older ones keep
     // the names they were listed with until they expire).
     st.cfg_.container = cfg.container;
@@ -195,6 +197,9 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   // §6.2.2: a segment removed from the playlist stays available for its duration plus the
   // duration of the longest playlist that contained it (the one served before this change).
   const int64_t now = timers_.now_ms();
+  // hls.rewind: a segment that left the window without its recorded copy ends the history there.
+  if (!st.rewind_.empty() && st.rewind_.back().sequence + 1 < st.playlist_.state().media_sequence)
+    st.rewind_.clear();
   for (const auto& removed : added.removed) {
     const double keep_s = removed.duration_s + listed_before;
     retire(st, removed.sequence, now + static_cast<int64_t>(std::ceil(keep_s * 1000.0)));
@@ -208,9 +213,37 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   return added.sequence;
 }
 
+BufferRef HlsStore::current_init(const StreamKey& key, uint64_t& id) const {
+  const HlsStreamState* st = find(key);
+  id = st ? st->init_id_ : 0;
+  const BufferRef* init = st ? st->init(id) : nullptr;
+  return init ? *init : BufferRef{};
+}
+
+void HlsStore::add_recorded(const StreamKey& key, uint64_t init_id, protocol::HlsRecordedSegment s) {
+  HlsStreamState* st = find_mut(key);
+  if (!st || st->producers_ == 0 || st->cfg_.rewind.count() == 0 || init_id != st->init_id_) return;
+  auto& h = st->rewind_;
+  if (!h.empty() && s.sequence != h.back().sequence + 1) h.clear();
+  // A segment that already left the window unrecorded cannot come back (RFC 8216 §6.2.1: the
+  // playlist only loses segments at its front).
+  if (h.empty() && s.sequence < st->playlist_.state().media_sequence) return;
+  h.push_back(std::move(s));
+  double total = 0;
+  for (const auto& e : h) total += e.duration_s;
+  const double limit = static_cast<double>(st->cfg_.rewind.count()) / 1000.0;
+  size_t drop = 0;
+  while (drop < h.size() && (total > limit || h.size() - drop > kMaxRewindSegments))
+    total -= h[drop++].duration_s;
+  h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(drop));
+  st->playlist_cache_.reset();
+}
+
 void HlsStore::set_init(const StreamKey& key, BufferRef init) {
   HlsStreamState* st = find_mut(key);
   if (!st || st->producers_ == 0) return;
+  st->rewind_.clear();  // recorded under another init section
+  st->playlist_cache_.reset();
   st->inits_.emplace(++st->init_id_, std::move(init));
   // Only fMP4 has init sections: a segmenter that switched to fMP4 for codecs MPEG-TS does not
   // carry (AV1, VP9, Opus) under hls.container: ts makes the segments that follow fMP4 too.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "rill/config/record_config.h"
 
@@ -35,7 +36,10 @@ Recorder::Recorder(record::FileWriter& writer, StreamKey key, const config::Reco
   }
 }
 
-Recorder::~Recorder() { stop("shutdown"); }
+Recorder::~Recorder() {
+  if (rewind_) rewind_->on_cut(nullptr);
+  stop("shutdown");
+}
 
 void Recorder::stop(const char* reason) {
   if (stopped_) return;
@@ -85,7 +89,7 @@ void Recorder::note_close(const std::string& reason) {
   note.app = key_.app;
   note.name = key_.name;
   note.started = file_started_unix_;
-  note.duration_ms = rf_ ? rf_->duration_ms() : 0;
+  note.duration_ms = rf_ ? rf_->duration_ms() - first_ts_ : 0;
   note.reason = reason;
   file_->set_note(std::move(note));
 }
@@ -110,6 +114,8 @@ void Recorder::on_frame(const FramePtr& fp) {
     return;
   if (f.sequence_header) return on_header(fp, video);
   if (!f.coded) return;
+  boundary_now_ = std::exchange(at_boundary_, false);
+  if (rewind_) hand_back_written();
   if (file_) check_file();
   if (!file_) {
     if (!paused_) start_when_due(fp, video);
@@ -130,6 +136,7 @@ void Recorder::on_header(const FramePtr& fp, bool video) {
 }
 
 bool Recorder::rotation_due(const MediaFrame& f, bool video) const {
+  if (rewind_ && !boundary_now_) return false;  // a live segment stays in one file
   // A start point of the open file: a video keyframe, or any audio frame in an audio-only file.
   const bool start_point = file_video_ ? (video && f.keyframe) : !video;
   // A video track appeared after an audio-only start: the next video keyframe starts a file with it.
@@ -189,6 +196,7 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
   rf_ = make_recording_file(cfg_.format, stream_log(), label_, keyframe_capacity(cfg_));
   buf_.clear();
   std::string why;
+  segment_offset_.reset();
   if (!rf_->begin(h, buf_, why)) {
     rf_.reset();
     buf_.clear();
@@ -207,6 +215,7 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
   file_audio_ = h.audio_track;
   rotate_pending_ = false;
   base_ = base;
+  first_ts_ = file_ts(base);
   file_start_ = last_flush_ = now_;
   handed_ = 0;
   // After a failure the state stays Failed until the new file is known to be written.
@@ -215,15 +224,18 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
     state_ = State::Recording;
     stream_log().info("{}: recording to {}", label_, path);
   }
+  if (rewind_) moov_ = buf_;
   // The header reaches the disk at once: the file exists (or fails) from its first frame.
-  if (!hand_off())
-    return fail(fmt::format("the write queue is full ({} waiting)", mib(writer_.queued_bytes())), true);
+  if (!hand_off()) return fail(queue_full(), true);
+  // Opened at a segment boundary: the live segment that starts here is recorded whole.
+  if (rewind_ && boundary_now_) segment_offset_ = handed_;
   for (const FramePtr& f : start) {
     if (file_) write_frame(*f, f->type == MediaType::Video);
   }
 }
 
 uint32_t Recorder::file_ts(uint32_t ts) const {
+  if (rewind_) return rewind_->time_of(ts);  // the live segments' timeline (their tfdt)
   const uint32_t rel = ts - base_;
   return static_cast<int32_t>(rel) < 0 ? 0 : rel;  // a frame a little older than the file's first
 }
@@ -293,8 +305,8 @@ void Recorder::close_file(uint32_t end_ts, bool finish, const char* reason) {
   note_close(reason);
   writer_.close(file_);
   if (finish && !refused) {
-    stream_log().info("{}: closed {}: {:.1f} s, {}", label_, file_->path(), rf_->duration_ms() / 1000.0,
-                      mib(handed_));
+    stream_log().info("{}: closed {}: {:.1f} s, {}", label_, file_->path(),
+                      (rf_->duration_ms() - first_ts_) / 1000.0, mib(handed_));
   }
   file_.reset();
   rf_.reset();

@@ -1,5 +1,6 @@
 #include "rill/protocol/hls_playlist.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -7,17 +8,22 @@ namespace rill::protocol {
 
 std::string hls_segment_file(HlsSegmentForm form, uint64_t number) {
   switch (form) {
-    case HlsSegmentForm::Ts: return std::to_string(number) + ".ts";
-    case HlsSegmentForm::Fmp4: return std::to_string(number) + ".m4s";
-    case HlsSegmentForm::Init: return "init-" + std::to_string(number) + ".mp4";
-    case HlsSegmentForm::Part: return "part-" + std::to_string(number) + ".m4s";
+    case HlsSegmentForm::Ts:
+      return std::to_string(number) + ".ts";
+    case HlsSegmentForm::Fmp4:
+      return std::to_string(number) + ".m4s";
+    case HlsSegmentForm::Init:
+      return "init-" + std::to_string(number) + ".mp4";
+    case HlsSegmentForm::Part:
+      return "part-" + std::to_string(number) + ".m4s";
   }
   return {};
 }
 
 std::optional<std::pair<HlsSegmentForm, std::string_view>> split_hls_segment_file(std::string_view file) {
   auto strip = [&file](std::string_view prefix, std::string_view suffix) {
-    if (file.size() < prefix.size() + suffix.size() || !file.starts_with(prefix) || !file.ends_with(suffix)) return false;
+    if (file.size() < prefix.size() + suffix.size() || !file.starts_with(prefix) || !file.ends_with(suffix))
+      return false;
     file = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
     return true;
   };
@@ -28,7 +34,9 @@ std::optional<std::pair<HlsSegmentForm, std::string_view>> split_hls_segment_fil
   return std::nullopt;
 }
 
-const char* hls_content_type(HlsSegmentForm form) { return form == HlsSegmentForm::Ts ? "video/mp2t" : "video/mp4"; }
+const char* hls_content_type(HlsSegmentForm form) {
+  return form == HlsSegmentForm::Ts ? "video/mp2t" : "video/mp4";
+}
 
 uint32_t hls_rounded_duration(double d) {
   if (!(d > 0)) return 0;  // also NaN
@@ -83,8 +91,7 @@ HlsPlaylist::Added HlsPlaylist::add_segment(double duration_s, bool discontinuit
   double total = 0;
   for (const auto& s : state_.segments) total += s.duration_s;
   const double min_total = 3.0 * state_.target_duration;  // §6.2.2
-  while (state_.segments.size() > window_ &&
-         total - state_.segments.front().duration_s >= min_total) {
+  while (state_.segments.size() > window_ && total - state_.segments.front().duration_s >= min_total) {
     HlsSegmentEntry& front = state_.segments.front();
     total -= front.duration_s;
     ++state_.media_sequence;
@@ -127,16 +134,24 @@ void append_low_latency_header(std::string& out, const HlsPlaylistState& st) {
   out += line;
 }
 
-// How many of the oldest segments a delta update leaves out: those that end more than
-// CAN-SKIP-UNTIL before the end of the playlist (§6.2.5.1).
-size_t skippable_segments(const HlsPlaylistState& st) {
+// How many of the oldest segments (the recorded run, then the window) a delta update leaves
+// out: those that end more than CAN-SKIP-UNTIL before the end of the playlist (§6.2.5.1).
+size_t skippable_segments(const HlsPlaylistState& st, std::span<const HlsRecordedSegment> run) {
   double remaining = 0;
+  for (const auto& s : run) remaining += s.duration_s;
   for (const auto& s : st.segments) remaining += s.duration_s;
   size_t n = 0;
-  for (const auto& s : st.segments) {
-    remaining -= s.duration_s;
-    if (remaining <= hls_can_skip_until_s(st)) break;
+  auto count = [&](double duration_s) {
+    remaining -= duration_s;
+    if (remaining <= hls_can_skip_until_s(st)) return false;
     ++n;
+    return true;
+  };
+  for (const auto& s : run) {
+    if (!count(s.duration_s)) return n;
+  }
+  for (const auto& s : st.segments) {
+    if (!count(s.duration_s)) return n;
   }
   return n;
 }
@@ -160,6 +175,16 @@ void append_rendition_reports(std::string& out, const HlsPlaylistState& st) {
   }
 }
 
+void append_recorded(std::string& out, const HlsRecordedSegment& s) {
+  char line[96];
+  if (s.discontinuity) out += "#EXT-X-DISCONTINUITY\n";  // §4.3.2.3
+  std::snprintf(line, sizeof line, "#EXTINF:%.3f,\n#EXT-X-BYTERANGE:%llu@%llu\n", s.duration_s,
+                static_cast<unsigned long long>(s.length), static_cast<unsigned long long>(s.offset));
+  out += line;
+  out += s.uri ? *s.uri : std::string();
+  out += '\n';
+}
+
 }  // namespace
 
 uint32_t hls_target_duration(const HlsPlaylistState& st) {
@@ -171,7 +196,22 @@ uint32_t hls_target_duration(const HlsPlaylistState& st) {
   return target;
 }
 
-std::string render_media_playlist(const HlsPlaylistState& st, bool skip) {
+std::span<const HlsRecordedSegment> hls_recorded_run(const HlsPlaylistState& st,
+                                                     std::span<const HlsRecordedSegment> recorded) {
+  if (st.segments.empty()) return {};
+  const uint64_t first = st.segments.front().sequence;
+  size_t end = 0;
+  while (end < recorded.size() && recorded[end].sequence < first) ++end;
+  if (end == 0 || recorded[end - 1].sequence + 1 != first) return {};
+  // Only the contiguous tail: sequence numbers follow each other up to the window.
+  size_t from = end - 1;
+  while (from > 0 && recorded[from - 1].sequence + 1 == recorded[from].sequence) --from;
+  return recorded.subspan(from, end - from);
+}
+
+std::string render_media_playlist(const HlsPlaylistState& st, bool skip,
+                                  std::span<const HlsRecordedSegment> recorded) {
+  const std::span<const HlsRecordedSegment> run = hls_recorded_run(st, recorded);
   std::string out;
   out.reserve(128 + st.segments.size() * (40 + (st.segments.empty() ? 0 : st.segments.front().uri.size())));
   char line[96];
@@ -181,20 +221,28 @@ std::string render_media_playlist(const HlsPlaylistState& st, bool skip) {
   for (const auto& s : st.segments) fmp4 = fmp4 || !s.map_uri.empty();
   const bool ll = st.part_target_s > 0;
   // RFC 8216bis §7: EXT-X-SKIP (Playlist Delta Updates) needs version 9.
-  out += ll ? "#EXTM3U\n#EXT-X-VERSION:9\n" : fmp4 ? "#EXTM3U\n#EXT-X-VERSION:6\n" : "#EXTM3U\n#EXT-X-VERSION:3\n";
-  const uint32_t target = hls_target_duration(st);
+  out += ll     ? "#EXTM3U\n#EXT-X-VERSION:9\n"
+         : fmp4 ? "#EXTM3U\n#EXT-X-VERSION:6\n"
+                : "#EXTM3U\n#EXT-X-VERSION:3\n";
+  uint32_t target = hls_target_duration(st);
+  for (const auto& s : run) target = std::max(target, hls_rounded_duration(s.duration_s));
   std::snprintf(line, sizeof line, "#EXT-X-TARGETDURATION:%u\n", target);
   out += line;
   if (ll) append_low_latency_header(out, st);
-  std::snprintf(line, sizeof line, "#EXT-X-MEDIA-SEQUENCE:%llu\n",
-                static_cast<unsigned long long>(st.media_sequence));  // §4.3.3.2
+  // The recorded run is what slid out of the window: the playlist starts at its first segment,
+  // and the tags it carries were counted in the discontinuity sequence when they slid out.
+  uint64_t discontinuity_sequence = st.discontinuity_sequence;
+  for (const auto& s : run) discontinuity_sequence -= s.discontinuity && discontinuity_sequence > 0 ? 1 : 0;
+  std::snprintf(
+      line, sizeof line, "#EXT-X-MEDIA-SEQUENCE:%llu\n",
+      static_cast<unsigned long long>(run.empty() ? st.media_sequence : run.front().sequence));  // §4.3.3.2
   out += line;
-  if (st.discontinuity_sequence > 0) {
+  if (discontinuity_sequence > 0) {
     std::snprintf(line, sizeof line, "#EXT-X-DISCONTINUITY-SEQUENCE:%llu\n",
-                  static_cast<unsigned long long>(st.discontinuity_sequence));  // §4.3.3.3
+                  static_cast<unsigned long long>(discontinuity_sequence));  // §4.3.3.3
     out += line;
   }
-  const size_t skipped = ll && skip ? skippable_segments(st) : 0;
+  const size_t skipped = ll && skip ? skippable_segments(st, run) : 0;
   if (skipped > 0) {
     std::snprintf(line, sizeof line, "#EXT-X-SKIP:SKIPPED-SEGMENTS=%zu\n", skipped);  // RFC 8216bis §4.4.5.2
     out += line;
@@ -205,6 +253,15 @@ std::string render_media_playlist(const HlsPlaylistState& st, bool skip) {
   for (const auto& s : st.segments) from_end += s.duration_s;
   const std::string* map = nullptr;
   size_t index = 0;
+  if (run.size() > skipped && !st.segments.front().map_uri.empty()) {
+    // Recorded with the same init section as the window's first segment (docs/hls.md "Rewind").
+    map = &st.segments.front().map_uri;
+    out += "#EXT-X-MAP:URI=\"" + *map + "\"\n";
+  }
+  for (const auto& s : run) {
+    if (index++ < skipped) continue;
+    append_recorded(out, s);
+  }
   for (const auto& s : st.segments) {
     from_end -= s.duration_s;
     if (index++ < skipped) continue;

@@ -88,6 +88,7 @@ struct HlsConfig {
   // Rendition groups by name suffix (docs/abr.md): streams NAME+suffix are the renditions of
   // NAME, whose NAME.m3u8 is then a multivariant playlist. Distinct, non-empty, in config order.
   std::vector<std::string> variant_suffixes;
+  Duration rewind{0};  // live playlist reaches this far back into the recording (0: off; docs/hls.md)
   bool operator==(const HlsConfig&) const = default;
 };
 

@@ -56,6 +56,7 @@
 namespace rill::media {
 
 class HlsStore;
+class RewindLink;
 
 struct HlsSegmenterStats {
   uint64_t segments = 0;         // handed to the store
@@ -88,6 +89,9 @@ class HlsSegmenter : public StreamOutput {
   // The publisher left: the segment being built becomes the last one and the playlist ends.
   // Idempotent; on_frame does nothing afterwards.
   void finish();
+
+  // hls.rewind: tells the recorder where segments end and where frames lie (media/rewind_link.h).
+  void set_rewind(std::shared_ptr<RewindLink> link) { rewind_ = std::move(link); }
 
   HlsSegmenterStats stats() const;                                // the plan's and the writer's
   size_t pending_bytes() const { return writer_->size(); }        // the segment being built
@@ -207,6 +211,7 @@ class HlsSegmenter : public StreamOutput {
   // Chosen from the configuration; replaced once by an fMP4 writer for AV1, VP9 or Opus (use_fmp4_for).
   std::unique_ptr<SegmentWriter> writer_;
   HlsSegmenterStats stats_;  // the plan's counts (the writer keeps the samples')
+  std::shared_ptr<RewindLink> rewind_;
 };
 
 }  // namespace rill::media

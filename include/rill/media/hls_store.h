@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -112,7 +113,10 @@ class HlsStreamState {
   bool fmp4() const { return cfg_.container == config::HlsContainer::Fmp4; }
   bool low_latency() const { return cfg_.low_latency; }
   // LL-HLS: a delta update (§6.2.5.1), rendered for each request.
-  std::string playlist_text_skipping() const { return playlist_.render(true); }
+  std::string playlist_text_skipping() const { return playlist_.render(true, rewind_view()); }
+  // hls.rewind: the recorded segments held (a few dozen bytes each), oldest first.
+  size_t rewind_segments() const { return rewind_.size(); }
+  std::span<const protocol::HlsRecordedSegment> rewind_view() const { return rewind_; }
   // How far the stream has got, for a blocking playlist reload (protocol/hls_delivery.h).
   protocol::HlsProgress progress() const;
   uint64_t next_part() const { return next_part_; }  // the preload-hinted part's index
@@ -152,7 +156,10 @@ class HlsStreamState {
   std::deque<HlsPart> parts_;            // LL-HLS parts of the held segments and the open one
   uint64_t next_part_ = 0;
   std::map<uint64_t, BufferRef> inits_;  // fMP4 init sections by id (init-ID.mp4)
-  uint64_t init_id_ = 0;                 // the current one (0: none yet)
+  // hls.rewind: recorded segments, contiguous by sequence, at most rewind long (and
+  // kMaxRewindSegments); those before the window are listed first (protocol::hls_recorded_run).
+  std::vector<protocol::HlsRecordedSegment> rewind_;  // oldest first (a vector: rendered as a span)
+  uint64_t init_id_ = 0;                              // the current one (0: none yet)
   mutable uint64_t playlist_reads_ = 0;
   HlsRenditionTraits traits_;
 };
@@ -194,6 +201,12 @@ class HlsStore {
   // fMP4: the init section of the segments added from now on (a new one after a codec change).
   // The stream's segments are fMP4 from then on, whatever hls.container said (AV1, VP9, Opus).
   void set_init(const StreamKey& key, BufferRef init);
+  // hls.rewind (media/rewind_link.h): the current init section and its id (null: none), and a
+  // segment recorded under init `init_id` (ignored unless that is still the current one, and it
+  // continues the history or is still in the window; a gap starts the history again).
+  BufferRef current_init(const StreamKey& key, uint64_t& id) const;
+  void add_recorded(const StreamKey& key, uint64_t init_id, protocol::HlsRecordedSegment s);
+  static constexpr size_t kMaxRewindSegments = 20000;
   // LL-HLS: a part of the segment being built (its bytes come again in add_segment's data).
   void add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent);
   // A rendition's traits for the multivariant playlist (variant_entry), from the segmenter.

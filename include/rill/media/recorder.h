@@ -30,12 +30,14 @@
 #include <ctime>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rill/config/config.h"
 #include "rill/core/stream_log.h"
 #include "rill/media/recording_file.h"
+#include "rill/media/rewind_link.h"
 #include "rill/media/stream_key.h"
 #include "rill/media/stream_output.h"
 #include "rill/record/file_writer.h"
@@ -75,6 +77,11 @@ class Recorder final : public StreamOutput {
   };
   Status status() const;
 
+  // hls.rewind (media/rewind_link.h, src/media/recorder_rewind.cpp): an fMP4 fragment also ends
+  // where each live segment ends, timestamps follow the segment timeline, files rotate only at a
+  // segment boundary, and each live segment recorded whole goes back to the link once written.
+  void follow_segments(std::shared_ptr<RewindLink> link);
+
   State state() const { return state_; }
   const std::string& failure() const { return failure_; }  // why it failed ("" unless Failed)
   uint64_t files_started() const { return files_; }
@@ -94,6 +101,15 @@ class Recorder final : public StreamOutput {
   void close_file(uint32_t end_ts, bool finish, const char* reason);
   void note_close(const std::string& reason);  // the file's RecordCloseNote, before its close
   void fail(const std::string& reason, bool disk_ok);
+  std::string queue_full() const;
+  // hls.rewind
+  void on_segment_cut(const RewindLink::Cut& c);
+  void hand_back_written();
+  struct RecordedRun {
+    RewindLink::Cut cut;
+    record::RecordFilePtr file;
+    uint64_t offset = 0, length = 0;
+  };
 
   record::FileWriter& writer_;
   const StreamKey key_;
@@ -126,6 +142,15 @@ class Recorder final : public StreamOutput {
   bool resuming_ = false;  // a file opened after a failure, not yet known to be written
   int64_t retry_at_ = 0, retry_ms_ = kFirstRetryMs;
   uint64_t files_ = 0, frames_written_ = 0, frames_skipped_ = 0;
+  // hls.rewind
+  std::shared_ptr<RewindLink> rewind_;
+  bool at_boundary_ = false;                // a segment ended before the next coded frame
+  bool boundary_now_ = false;               // this coded frame starts a live segment
+  uint32_t first_ts_ = 0;                   // the open file's first timestamp (0 without rewind)
+  std::optional<uint64_t> segment_offset_;  // where the live segment being recorded starts in the file
+  std::vector<uint8_t> moov_;               // the open file's ftyp + moov
+  std::deque<RecordedRun> recorded_;        // waiting for the writer
+  static constexpr size_t kMaxRecordedRuns = 256;
 };
 
 }  // namespace rill::media

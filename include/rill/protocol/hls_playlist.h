@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,11 +35,11 @@ struct HlsPartEntry {
 };
 
 struct HlsSegmentEntry {
-  uint64_t sequence = 0;      // Media Sequence Number (§3)
-  double duration_s = 0;      // EXTINF
+  uint64_t sequence = 0;       // Media Sequence Number (§3)
+  double duration_s = 0;       // EXTINF
   bool discontinuity = false;  // preceded by EXT-X-DISCONTINUITY (§4.3.2.3)
   std::string uri;
-  std::string map_uri;  // fMP4: the init section (EXT-X-MAP, §4.3.2.5); empty for MPEG-TS
+  std::string map_uri;              // fMP4: the init section (EXT-X-MAP, §4.3.2.5); empty for MPEG-TS
   std::vector<HlsPartEntry> parts;  // LL-HLS: the parts it was made of
 };
 
@@ -45,9 +47,9 @@ struct HlsPlaylistState {
   uint64_t media_sequence = 0;          // EXT-X-MEDIA-SEQUENCE: sequence of segments.front()
   uint64_t discontinuity_sequence = 0;  // EXT-X-DISCONTINUITY-SEQUENCE (§4.3.3.3)
   std::deque<HlsSegmentEntry> segments;
-  bool ended = false;                   // EXT-X-ENDLIST (§4.3.3.4)
-  uint32_t target_duration = 1;         // EXT-X-TARGETDURATION, the largest ever rendered
-  bool pending_discontinuity = false;   // the next added segment gets EXT-X-DISCONTINUITY
+  bool ended = false;                  // EXT-X-ENDLIST (§4.3.3.4)
+  uint32_t target_duration = 1;        // EXT-X-TARGETDURATION, the largest ever rendered
+  bool pending_discontinuity = false;  // the next added segment gets EXT-X-DISCONTINUITY
   // LL-HLS (RFC 8216bis): off while part_target_s is 0.
   double part_target_s = 0;               // EXT-X-PART-INF:PART-TARGET
   std::vector<HlsPartEntry> open_parts;   // parts of the segment being built (next sequence)
@@ -59,10 +61,28 @@ struct HlsPlaylistState {
   std::vector<std::string> rendition_reports;
 };
 
+// A segment of the live playlist that is a byte range of a recording file (hls.rewind,
+// docs/hls.md "Rewind"): an earlier segment of the live window, recorded at the same boundaries,
+// so it keeps its sequence number and decodes with the live EXT-X-MAP.
+struct HlsRecordedSegment {
+  uint64_t sequence = 0;
+  double duration_s = 0;
+  bool discontinuity = false;
+  std::shared_ptr<const std::string> uri;  // the recording file's, shared by its segments
+  uint64_t offset = 0, length = 0;         // EXT-X-BYTERANGE:length@offset (§4.3.2.2)
+};
+
 // Renders a media playlist from a state (any worker holding a copy of the state can serve it).
 // `skip`: an LL-HLS Playlist Delta Update (§6.2.5.1): segments older than CAN-SKIP-UNTIL are
-// replaced by EXT-X-SKIP.
-std::string render_media_playlist(const HlsPlaylistState& state, bool skip = false);
+// replaced by EXT-X-SKIP. `recorded`: segments that left the window, in order and contiguous;
+// those that end right before the window (sequence up to media_sequence - 1) come first, under
+// the window's first EXT-X-MAP, and EXT-X-MEDIA-SEQUENCE (and the discontinuity sequence) start
+// at the first of them.
+std::string render_media_playlist(const HlsPlaylistState& state, bool skip = false,
+                                  std::span<const HlsRecordedSegment> recorded = {});
+// The recorded segments that render_media_playlist lists before the window.
+std::span<const HlsRecordedSegment> hls_recorded_run(const HlsPlaylistState& state,
+                                                     std::span<const HlsRecordedSegment> recorded);
 // The EXT-X-TARGETDURATION the playlist renders (never below any listed segment's, §4.3.3.1).
 uint32_t hls_target_duration(const HlsPlaylistState& state);
 // CAN-SKIP-UNTIL: six target durations (§4.4.3.8: "at least six times the Target Duration").
@@ -103,8 +123,8 @@ class HlsPlaylist {
   void set_rendition_reports(std::vector<std::string> uris) { state_.rendition_reports = std::move(uris); }
 
   void mark_discontinuity() { state_.pending_discontinuity = true; }
-  void end() { state_.ended = true; }                   // publisher left: EXT-X-ENDLIST
-  void restart();                                       // publisher back: no ENDLIST, discontinuity next
+  void end() { state_.ended = true; }  // publisher left: EXT-X-ENDLIST
+  void restart();                      // publisher back: no ENDLIST, discontinuity next
   // A new playlist that continues one produced elsewhere (another worker, after a republish):
   // the next segment gets `next_sequence` and a discontinuity, and the discontinuity sequence
   // counts the `discontinuities_before` tags of the earlier producer (§6.2.2: the media sequence
@@ -119,7 +139,9 @@ class HlsPlaylist {
   uint64_t discontinuities_so_far() const;
   bool ended() const { return state_.ended; }
 
-  std::string render(bool skip = false) const { return render_media_playlist(state_, skip); }
+  std::string render(bool skip = false, std::span<const HlsRecordedSegment> recorded = {}) const {
+    return render_media_playlist(state_, skip, recorded);
+  }
   const HlsPlaylistState& state() const { return state_; }
   size_t window() const { return window_; }
 
