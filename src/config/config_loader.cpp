@@ -296,7 +296,7 @@ HlsConfig read_hls(const YamlReader& reader, const YamlField& f) {
   return hls;
 }
 
-// hls.rewind lists byte ranges of the fMP4 recording under the live EXT-X-MAP (docs/hls.md
+// hls.rewind reads segments back from the fMP4 recording under the live EXT-X-MAP (docs/hls.md
 // "Rewind"): it needs both in fMP4 and a recording.
 void check_rewind(const YamlReader& reader, const YamlField& hls_field, const AppConfig& app) {
   if (app.hls.rewind.count() == 0) return;
@@ -306,12 +306,8 @@ void check_rewind(const YamlReader& reader, const YamlField& hls_field, const Ap
     missing += std::string(missing.empty() ? "" : ", ") + "record.mode other than off";
   if (app.record.format != RecordFormat::Fmp4)
     missing += std::string(missing.empty() ? "" : ", ") + "record.format: fmp4";
-  const YamlMap map(reader, hls_field, kHlsKeys);
-  // Not yet with rendition groups: their segmenters cut by the group's clock (docs/abr.md), which
-  // the recorded runs were not verified against.
-  if (missing.empty() && !app.hls.variant_suffixes.empty())
-    reader.fail(*map.get("rewind"), "rewind is not supported together with hls.variants");
   if (missing.empty()) return;
+  const YamlMap map(reader, hls_field, kHlsKeys);
   reader.fail(*map.get("rewind"), "rewind plays back from the recording: it needs " + missing);
 }
 

@@ -94,6 +94,10 @@ HlsResponse respond_hls(const HlsStreamState* st, const StreamKey& key, const pr
       o.sequence == st->next_part()) {
     return HlsHold{HlsStore::WaitTarget{true, o.sequence, std::nullopt}, hold_limit_ms(*st)};
   }
+  // hls.rewind: a segment of the history is read back from the recording, then answered.
+  if (o.form == protocol::HlsSegmentForm::Fmp4 && st->recorded_segment(o.sequence)) {
+    return HlsHold{HlsStore::WaitTarget{false, o.sequence, std::nullopt, true}, hold_limit_ms(*st)};
+  }
   return error(
       404, file_name(key, o) + " is not available (expired, not produced, or not this stream's container)");
 }
@@ -104,6 +108,8 @@ HlsAnswer respond_hls_held(const HlsStreamState* st, const StreamKey& key, const
   if (!o.playlist) {
     const BufferRef* data = st->file(o.form, o.sequence);
     if (reached && data) return object(*data, HlsCachePolicy::immutable(st->segment_max_age_s()));
+    if (st->recorded_segment(o.sequence))
+      return error(404, file_name(key, o) + ": the recording could not be read");
     return error(404, file_name(key, o) + " was not produced (the publisher left)");
   }
   if (!reached) {

@@ -64,8 +64,12 @@ const BufferRef* HlsStreamState::file(protocol::HlsSegmentForm form, uint64_t nu
       return nullptr;
     return &parts_[static_cast<size_t>(number - parts_.front().index)].data;
   }
-  const HlsSegment* seg = segment(number);
-  return seg && seg->form == form ? &seg->data : nullptr;
+  if (const HlsSegment* seg = segment(number)) return seg->form == form ? &seg->data : nullptr;
+  if (form != HlsSegmentForm::Fmp4) return nullptr;
+  for (const auto& [sequence, data] : read_back_) {
+    if (sequence == number) return &data;
+  }
+  return nullptr;
 }
 
 double HlsStreamState::playlist_duration_s() const {
@@ -151,6 +155,7 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
     // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
     st.playlist_.restart();
     st.rewind_.clear();  // rewind covers the current publish
+    st.read_back_.clear();
     st.cfg_.rewind = cfg.rewind;
     // A reload may have changed the container: the new segments follow it (older ones keep
     // the names they were listed with until they expire).

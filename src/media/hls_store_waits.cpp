@@ -1,6 +1,7 @@
 // HlsStore's held requests: LL-HLS blocking playlist reloads (RFC 8216bis §6.2.5.2) and requests
 // for the preload-hinted part (§4.4.5.3), parked here (a callback and a timer each, no thread,
 // no polling) and answered when the segmenter's add_part / add_segment gets the stream there.
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -9,11 +10,13 @@
 namespace rill::media {
 
 bool HlsStore::satisfied(const HlsStreamState& st, const WaitTarget& t) const {
+  if (t.recorded) return std::find(st.reading_.begin(), st.reading_.end(), t.msn) == st.reading_.end();
   if (t.part_file) return t.msn < st.next_part_;
   return protocol::hls_block_verdict(st.progress(), t.msn, t.part) == protocol::HlsBlockVerdict::Ready;
 }
 
-uint64_t HlsStore::wait(const StreamKey& key, WaitTarget target, int64_t timeout_ms, std::function<void(bool)> done) {
+uint64_t HlsStore::wait(const StreamKey& key, WaitTarget target, int64_t timeout_ms,
+                        std::function<void(bool)> done) {
   const uint64_t id = next_wait_++;
   Wait w{key, target, {}, std::move(done)};
   w.timer = timers_.schedule(std::chrono::milliseconds(timeout_ms), [this, id] {
@@ -24,6 +27,7 @@ uint64_t HlsStore::wait(const StreamKey& key, WaitTarget target, int64_t timeout
     cb(false);
   });
   waits_.emplace(id, std::move(w));
+  if (target.recorded) read_recorded(key, target.msn);
   return id;
 }
 
@@ -43,9 +47,12 @@ void HlsStore::wake(const StreamKey& key, bool gone) {
     Wait& w = it->second;
     bool answer = false, ok = false;
     if (w.key == key) {
-      if (!st) answer = true;  // dropped: nothing will come
-      else if (satisfied(*st, w.target)) answer = ok = true;
-      else if (w.target.part_file && st->playlist().ended()) answer = true;  // the hinted part will not come
+      if (!st)
+        answer = true;  // dropped: nothing will come
+      else if (satisfied(*st, w.target))
+        answer = ok = true;
+      else if (w.target.part_file && st->playlist().ended())
+        answer = true;  // the hinted part will not come
     }
     if (!answer) {
       ++it;

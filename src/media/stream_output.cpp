@@ -37,7 +37,7 @@ StreamOutputs default_outputs(Stream& stream, const config::AppConfig& app, Publ
     // hls.rewind: the recorder follows the segmenter, which comes first among the outputs (it
     // sees each frame before the recorder does: media/rewind_link.h).
     if (hls && app.hls.rewind.count() > 0 && app.record.format == config::RecordFormat::Fmp4) {
-      auto link = std::make_shared<RewindLink>(r.hls(), stream.key(), app.record.path);
+      auto link = std::make_shared<RewindLink>(r.hls(), stream.key());
       hls->set_rewind(link);
       rec->follow_segments(std::move(link));
     }

@@ -175,14 +175,27 @@ void append_rendition_reports(std::string& out, const HlsPlaylistState& st) {
   }
 }
 
-void append_recorded(std::string& out, const HlsRecordedSegment& s) {
-  char line[96];
-  if (s.discontinuity) out += "#EXT-X-DISCONTINUITY\n";  // §4.3.2.3
-  std::snprintf(line, sizeof line, "#EXTINF:%.3f,\n#EXT-X-BYTERANGE:%llu@%llu\n", s.duration_s,
-                static_cast<unsigned long long>(s.length), static_cast<unsigned long long>(s.offset));
-  out += line;
-  out += s.uri ? *s.uri : std::string();
-  out += '\n';
+// The recorded run, past the `skipped` segments of a delta update, under the window's first
+// EXT-X-MAP (recorded with the same init section: docs/hls.md "Rewind"), each segment under the
+// URI it had in the window (its directory, "cam/", and the segment's file name; fMP4 only).
+// Returns the EXT-X-MAP it leaves in force (null: none).
+const std::string* append_recorded_run(std::string& out, const HlsPlaylistState& st,
+                                       std::span<const HlsRecordedSegment> run, size_t skipped) {
+  if (run.size() <= skipped) return nullptr;
+  const HlsSegmentEntry& front = st.segments.front();
+  const std::string* map = front.map_uri.empty() ? nullptr : &front.map_uri;
+  if (map) out += "#EXT-X-MAP:URI=\"" + *map + "\"\n";
+  const std::string_view dir = std::string_view(front.uri).substr(0, front.uri.rfind('/') + 1);
+  char line[48];
+  for (const auto& s : run.subspan(skipped)) {
+    if (s.discontinuity) out += "#EXT-X-DISCONTINUITY\n";  // §4.3.2.3
+    std::snprintf(line, sizeof line, "#EXTINF:%.3f,\n", s.duration_s);
+    out += line;
+    out += dir;
+    out += hls_segment_file(HlsSegmentForm::Fmp4, s.sequence);
+    out += '\n';
+  }
+  return map;
 }
 
 }  // namespace
@@ -251,17 +264,8 @@ std::string render_media_playlist(const HlsPlaylistState& st, bool skip,
   // the playlist are left out.
   double from_end = 0;
   for (const auto& s : st.segments) from_end += s.duration_s;
-  const std::string* map = nullptr;
-  size_t index = 0;
-  if (run.size() > skipped && !st.segments.front().map_uri.empty()) {
-    // Recorded with the same init section as the window's first segment (docs/hls.md "Rewind").
-    map = &st.segments.front().map_uri;
-    out += "#EXT-X-MAP:URI=\"" + *map + "\"\n";
-  }
-  for (const auto& s : run) {
-    if (index++ < skipped) continue;
-    append_recorded(out, s);
-  }
+  const std::string* map = append_recorded_run(out, st, run, skipped);
+  size_t index = run.size();  // the run's segments come first
   for (const auto& s : st.segments) {
     from_end -= s.duration_s;
     if (index++ < skipped) continue;
@@ -283,7 +287,8 @@ std::string render_media_playlist(const HlsPlaylistState& st, bool skip,
     }
     append_parts(out, st.open_parts);
     // RFC 8216bis §4.4.5.3: the part the server is producing now; a request for it is held.
-    if (!st.preload_hint_uri.empty()) out += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"" + st.preload_hint_uri + "\"\n";
+    if (!st.preload_hint_uri.empty())
+      out += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"" + st.preload_hint_uri + "\"\n";
     append_rendition_reports(out, st);
   }
   if (st.ended) out += "#EXT-X-ENDLIST\n";  // §4.3.3.4

@@ -10,6 +10,7 @@
 #include "rill/net/blocking_work_thread.h"
 #include "rill/net/worker_core.h"
 #include "rill/record/retention_policy.h"
+#include "rill/server/recorded_segment_reader.h"
 
 namespace rill::server {
 
@@ -48,8 +49,18 @@ void RecordingFilesService::serve_files(http::HttpServer& http, StreamRoutes& ro
   mp4s_->install(routes);
 }
 
+void RecordingFilesService::serve_rewind(media::HlsStore& hls) {
+  bool rewinds = false;
+  for (const auto& app : store_.apps)
+    rewinds = rewinds || ctx_.config->apps.at(app.root.app).hls.rewind.count() > 0;
+  if (!rewinds || !work_) return;
+  hls_ = &hls;
+  hls.set_recorded_reader(recorded_segment_reader(*work_));
+}
+
 // The thread goes first (its continuations capture this and the route), then the timer.
 RecordingFilesService::~RecordingFilesService() {
+  if (hls_) hls_->set_recorded_reader(nullptr);
   work_.reset();
   files_.reset();
   playlists_.reset();

@@ -216,6 +216,7 @@ struct Worker::Impl {
     api::mount_api_routes(*api);
     recording_files = std::make_unique<RecordingFilesService>(ctx, *api, wctx.id == 0);
     recording_files->serve_files(*http, *stream_routes, *gate);
+    recording_files->serve_rewind(streams.hls());
     // /healthz on either port counts the worker's streams: the HTTP stack itself knows none.
     auto streams_field = [this] { return " streams=" + std::to_string(streams.size()); };
     http->set_health_fields(streams_field);

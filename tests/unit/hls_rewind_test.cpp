@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "codec_test_data.h"
 #include "media_test_util.h"
 #include "rill/core/byte_order.h"
+#include "rill/media/hls_responder.h"
 #include "rill/media/hls_segmenter.h"
 #include "rill/media/hls_store.h"
 #include "rill/media/recorder.h"
@@ -36,8 +38,8 @@ using namespace testutil;
 using Bytes = std::vector<uint8_t>;
 
 protocol::HlsRecordedSegment recorded(uint64_t seq, bool disc = false) {
-  static const auto uri = std::make_shared<const std::string>("/recordings/0123456789abcdef/cam.mp4");
-  return protocol::HlsRecordedSegment{seq, 1.0, disc, uri, 1000 * seq, 1000};
+  static const auto path = std::make_shared<const std::string>("/rec/live/cam.mp4");
+  return protocol::HlsRecordedSegment{seq, 1.0, disc, path, 1000 * seq, 1000};
 }
 
 // Segments 0..last of 1 s in a window of 3.
@@ -76,12 +78,33 @@ TEST(HlsRewindPlaylist, RecordedRunComesFirstUnderTheWindowsMap) {
   ASSERT_NE(map, std::string::npos) << text;
   EXPECT_EQ(text.find("#EXT-X-MAP", map + 1), std::string::npos) << "one EXT-X-MAP\n" << text;
   EXPECT_EQ(text.find("DISCONTINUITY"), std::string::npos) << text;
-  EXPECT_LT(map, text.find("#EXT-X-BYTERANGE:1000@2000\n/recordings/0123456789abcdef/cam.mp4\n"));
+  EXPECT_LT(map, text.find("#EXTINF:1.000,\ncam/2.m4s\n"));
+  // Each recorded segment keeps the URI it was listed with in the window (RFC 8216 §6.2.1): no
+  // byte range, nothing of the recording file in the playlist.
+  EXPECT_EQ(text.find("BYTERANGE"), std::string::npos) << text;
+  EXPECT_EQ(text.find("/rec/"), std::string::npos) << text;
   const auto l = listed(text);
   ASSERT_EQ(l.size(), 6u) << text;
-  EXPECT_EQ(l[2], std::make_pair(uint64_t{4}, std::string("/recordings/0123456789abcdef/cam.mp4")));
-  EXPECT_EQ(l[3], std::make_pair(uint64_t{5}, std::string("cam/5.m4s")));
-  EXPECT_NE(text.find("#EXT-X-BYTERANGE:1000@4000\n"), std::string::npos);
+  for (uint64_t i = 0; i < l.size(); ++i)
+    EXPECT_EQ(l[i], std::make_pair(2 + i, "cam/" + std::to_string(2 + i) + ".m4s")) << text;
+}
+
+// A segment listed by an earlier reload keeps its URI when it leaves the window for the history.
+TEST(HlsRewindPlaylist, ASegmentKeepsItsUriWhenItLeavesTheWindow) {
+  protocol::HlsPlaylist p = window_to(5);
+  std::vector<protocol::HlsRecordedSegment> rec = {recorded(1), recorded(2)};
+  const auto before = listed(p.render(false, rec));
+  p.add_segment(1.0, false, "cam/6.m4s", "cam/init-1.mp4");
+  rec.push_back(recorded(3));
+  const auto after = listed(p.render(false, rec));
+  ASSERT_FALSE(before.empty());
+  ASSERT_EQ(after.front(), before.front());
+  for (const auto& seg : before) {
+    const auto it =
+        std::find_if(after.begin(), after.end(), [&](const auto& a) { return a.first == seg.first; });
+    ASSERT_NE(it, after.end()) << seg.first;
+    EXPECT_EQ(*it, seg);
+  }
 }
 
 TEST(HlsRewindPlaylist, NoRunWithoutTheSegmentRightBeforeTheWindow) {
@@ -102,8 +125,7 @@ TEST(HlsRewindPlaylist, DiscontinuitySequenceStartsAtTheRecordedRun) {
   const std::string text = p.render(false, rec);
   EXPECT_NE(text.find("#EXT-X-MEDIA-SEQUENCE:2\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("DISCONTINUITY-SEQUENCE"), std::string::npos) << text;
-  EXPECT_NE(text.find("#EXT-X-DISCONTINUITY\n#EXTINF:1.000,\n#EXT-X-BYTERANGE:1000@2000"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("#EXT-X-DISCONTINUITY\n#EXTINF:1.000,\n2.m4s\n"), std::string::npos) << text;
 }
 
 class HlsRewindStore : public ::testing::Test {
@@ -138,7 +160,7 @@ class HlsRewindStore : public ::testing::Test {
 };
 
 TEST_F(HlsRewindStore, SequenceNumbersStayWhereTheyWereAcrossSlides) {
-  std::map<uint64_t, std::string> from_recording;  // once listed from the recording, always so
+  std::map<uint64_t, std::string> uris;  // a segment's URI never changes (RFC 8216 §6.2.1)
   uint64_t first = 0;
   for (uint64_t s = 0; s < 30; ++s) {
     segment();
@@ -149,12 +171,8 @@ TEST_F(HlsRewindStore, SequenceNumbersStayWhereTheyWereAcrossSlides) {
     first = l.front().first;
     for (size_t i = 1; i < l.size(); ++i) EXPECT_EQ(l[i].first, l[i - 1].first + 1);
     for (const auto& [seq, uri] : l) {
-      if (seq + 3 <= l.back().first) {  // left the window: from the recording
-        EXPECT_EQ(uri, "/recordings/0123456789abcdef/cam.mp4");
-        from_recording[seq] = uri;
-      } else {
-        EXPECT_FALSE(from_recording.count(seq)) << seq;
-      }
+      EXPECT_EQ(uri, "cam/" + std::to_string(seq) + ".m4s");
+      EXPECT_EQ(uris.emplace(seq, uri).first->second, uri) << seq;
     }
     // Bounded by rewind (6 s of history; the window's 3 are part of it).
     EXPECT_LE(store_->find(key_)->rewind_segments(), 6u);
@@ -193,6 +211,66 @@ TEST_F(HlsRewindStore, ANewInitSectionOrPublishStartsAgain) {
   segment();
   store_->add_recorded(key_, old_init, recorded(5));  // cut under the old init: not listed
   EXPECT_EQ(store_->find(key_)->rewind_segments(), 0u);
+}
+
+// A history segment no longer in memory: its live URI is held while the reader reads it from the
+// recording, then answered with those bytes (and from the read-back cache after that).
+TEST_F(HlsRewindStore, ASegmentOutOfMemoryIsReadBackFromTheRecording) {
+  struct Read {
+    std::string path;
+    uint64_t offset = 0, length = 0;
+    std::function<void(BufferRef)> done;
+  };
+  std::vector<Read> reads;
+  store_->set_recorded_reader([&reads](const std::string& path, uint64_t offset, uint64_t length,
+                                       std::function<void(BufferRef)> done) {
+    reads.push_back(Read{path, offset, length, std::move(done)});
+    return true;
+  });
+  for (uint64_t s = 0; s < 30; ++s) {
+    segment();
+    store_->add_recorded(key_, init_id(), recorded(s));
+    timers_.advance(1000);
+  }
+  timers_.advance(10000);  // the retained copies expire (RFC 8216 §6.2.2)
+  const HlsStreamState* st = store_->find(key_);
+  ASSERT_EQ(listed(text()).front().first, 24u);
+  ASSERT_EQ(st->segment(24), nullptr) << "expired from memory";
+  const protocol::HlsObjectName seg24{false, 24, protocol::HlsSegmentForm::Fmp4};
+  HlsResponse r = respond_hls(st, key_, seg24);
+  ASSERT_TRUE(std::holds_alternative<HlsHold>(r));
+  int answered = 0;
+  for (int i = 0; i < 2; ++i) {  // two clients, one read
+    store_->wait(key_, std::get<HlsHold>(r).target, std::get<HlsHold>(r).timeout_ms, [&](bool ok) {
+      ++answered;
+      const HlsAnswer a = respond_hls_held(store_->find(key_), key_, seg24, ok);
+      ASSERT_EQ(a.head.status, 200) << a.reason;
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>(a.body.data()), a.body.size()), "recorded 24");
+    });
+  }
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_EQ(reads[0].path, "/rec/live/cam.mp4");
+  EXPECT_EQ(reads[0].offset, 24000u);
+  EXPECT_EQ(reads[0].length, 1000u);
+  EXPECT_EQ(answered, 0);
+  reads[0].done(SharedBuffer::copy_of(std::string_view("recorded 24")));
+  EXPECT_EQ(answered, 2);
+  const HlsResponse again = respond_hls(store_->find(key_), key_, seg24);
+  ASSERT_TRUE(std::holds_alternative<HlsAnswer>(again));
+  EXPECT_EQ(std::get<HlsAnswer>(again).head.status, 200);
+  // A failed read: 404, not a hang; a sequence outside the history: 404 at once.
+  const protocol::HlsObjectName seg25{false, 25, protocol::HlsSegmentForm::Fmp4};
+  r = respond_hls(store_->find(key_), key_, seg25);
+  ASSERT_TRUE(std::holds_alternative<HlsHold>(r));
+  int status = 0;
+  store_->wait(key_, std::get<HlsHold>(r).target, 3000,
+               [&](bool ok) { status = respond_hls_held(store_->find(key_), key_, seg25, ok).head.status; });
+  ASSERT_EQ(reads.size(), 2u);
+  reads[1].done(BufferRef{});
+  EXPECT_EQ(status, 404);
+  const HlsResponse old = respond_hls(store_->find(key_), key_, {false, 3, protocol::HlsSegmentForm::Fmp4});
+  ASSERT_TRUE(std::holds_alternative<HlsAnswer>(old));
+  EXPECT_EQ(std::get<HlsAnswer>(old).head.status, 404);
 }
 
 // ---- the recorder and the segmenter together ----
@@ -269,7 +347,7 @@ TEST(HlsRewindRecorder, LiveSegmentsAreWholeFragmentRunsOfTheFileWithTheirTimest
   record::FileWriter writer(record::FileWriterOptions{});
   HlsSegmenter seg(store, key, hls, *log);
   Recorder rec(writer, key, rec_cfg, *log);
-  auto link = std::make_shared<RewindLink>(store, key, rec_cfg.path);
+  auto link = std::make_shared<RewindLink>(store, key);
   seg.set_rewind(link);
   rec.follow_segments(link);
   // 10 s from timestamp 5000 (the segment timeline is the stream's: files do not start at 0).
@@ -298,23 +376,17 @@ TEST(HlsRewindRecorder, LiveSegmentsAreWholeFragmentRunsOfTheFileWithTheirTimest
   // still open).
   ASSERT_GE(history.size(), 7u);
   EXPECT_EQ(history.front().sequence, 1u);
-  std::set<std::string> uris;
+  std::set<std::string> paths;
   for (size_t i = 0; i < history.size(); ++i) {
     const auto& h = history[i];
     if (i > 0) {
       EXPECT_EQ(h.sequence, history[i - 1].sequence + 1);
     }
-    uris.insert(*h.uri);
+    ASSERT_TRUE(h.path);
+    paths.insert(*h.path);
     const HlsSegment* live = st->segment(h.sequence);
     ASSERT_NE(live, nullptr);
-    // The file: the one whose URI names it.
-    std::string path;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path)) {
-      if (e.is_regular_file() && h.uri->ends_with("/" + e.path().filename().string()))
-        path = e.path().string();
-    }
-    ASSERT_FALSE(path.empty()) << *h.uri;
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(*h.path, std::ios::binary);
     const Bytes file{std::istreambuf_iterator<char>(in), {}};
     ASSERT_LE(h.offset + h.length, file.size());
     bool rec_moof = false, live_moof = false;
@@ -335,7 +407,7 @@ TEST(HlsRewindRecorder, LiveSegmentsAreWholeFragmentRunsOfTheFileWithTheirTimest
       EXPECT_EQ(count[t.track], t.samples) << "segment " << h.sequence << " track " << t.track;
     }
   }
-  EXPECT_GE(uris.size(), 2u) << "rotated (segment: 4s) at a segment boundary, and still listed";
+  EXPECT_GE(paths.size(), 2u) << "rotated (segment: 4s) at a segment boundary, and still listed";
   // The file starts with the live init section.
   uint64_t id = 0;
   const BufferRef init = store.current_init(key, id);

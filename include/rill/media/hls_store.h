@@ -117,11 +117,15 @@ class HlsStreamState {
   // hls.rewind: the recorded segments held (a few dozen bytes each), oldest first.
   size_t rewind_segments() const { return rewind_.size(); }
   std::span<const protocol::HlsRecordedSegment> rewind_view() const { return rewind_; }
+  // The history's segment `sequence` (null: not in it): listed under its live URI, its bytes are
+  // read back from the recording on request (HlsStore::wait with WaitTarget::recorded).
+  const protocol::HlsRecordedSegment* recorded_segment(uint64_t sequence) const;
   // How far the stream has got, for a blocking playlist reload (protocol/hls_delivery.h).
   protocol::HlsProgress progress() const;
   uint64_t next_part() const { return next_part_; }  // the preload-hinted part's index
   // The bytes behind STREAM/<protocol::hls_segment_file(form, number)>: a held segment of this
-  // stream's container or an init section; nullptr for anything else.
+  // stream's container, one read back from the recording (hls.rewind) or an init section;
+  // nullptr for anything else.
   const BufferRef* file(protocol::HlsSegmentForm form, uint64_t number) const;
   // Seconds a client or cache may keep a segment (Cache-Control: max-age): the playlist
   // duration plus one target duration, so at least as long as the segment stays fetchable
@@ -159,7 +163,12 @@ class HlsStreamState {
   // hls.rewind: recorded segments, contiguous by sequence, at most rewind long (and
   // kMaxRewindSegments); those before the window are listed first (protocol::hls_recorded_run).
   std::vector<protocol::HlsRecordedSegment> rewind_;  // oldest first (a vector: rendered as a span)
-  uint64_t init_id_ = 0;                              // the current one (0: none yet)
+  // hls.rewind: the last segments read back from the recording (sequence, bytes), oldest first,
+  // at most kReadBack; and those being read.
+  std::deque<std::pair<uint64_t, BufferRef>> read_back_;
+  std::vector<uint64_t> reading_;
+  static constexpr size_t kReadBack = 8;
+  uint64_t init_id_ = 0;  // the current one (0: none yet)
   mutable uint64_t playlist_reads_ = 0;
   HlsRenditionTraits traits_;
 };
@@ -207,6 +216,12 @@ class HlsStore {
   BufferRef current_init(const StreamKey& key, uint64_t& id) const;
   void add_recorded(const StreamKey& key, uint64_t init_id, protocol::HlsRecordedSegment s);
   static constexpr size_t kMaxRewindSegments = 20000;
+  // hls.rewind: reads [offset, offset + length) of the recording file at `path` off the event
+  // loop and calls `done` on the loop with the bytes (null: failed). False: not queued (busy); it
+  // must not call `done` before it returns. Set by the server layer (media/ reads no file).
+  using RecordedReader = std::function<bool(const std::string& path, uint64_t offset, uint64_t length,
+                                            std::function<void(BufferRef)> done)>;
+  void set_recorded_reader(RecordedReader r) { reader_ = std::move(r); }
   // LL-HLS: a part of the segment being built (its bytes come again in add_segment's data).
   void add_part(const StreamKey& key, BufferRef data, double duration_s, bool independent);
   // A rendition's traits for the multivariant playlist (variant_entry), from the segmenter.
@@ -223,8 +238,9 @@ class HlsStore {
   // `timeout_ms` passes. Returns an id for cancel_wait; no callback after a cancel.
   struct WaitTarget {
     bool part_file = false;        // wait for part-INDEX.m4s (index in msn), else the playlist
-    uint64_t msn = 0;              // _HLS_msn, or the part index
+    uint64_t msn = 0;              // _HLS_msn, or the part index (or the segment's sequence)
     std::optional<uint64_t> part;  // _HLS_part
+    bool recorded = false;         // hls.rewind: segment msn, read back from the recording
   };
   uint64_t wait(const StreamKey& key, WaitTarget target, int64_t timeout_ms, std::function<void(bool)> done);
   void cancel_wait(uint64_t id);
@@ -250,6 +266,8 @@ class HlsStore {
 
  private:
   HlsStreamState* find_mut(const StreamKey& key);
+  void read_recorded(const StreamKey& key, uint64_t sequence);  // for a WaitTarget::recorded
+  void recorded_read(const StreamKey& key, uint64_t sequence, BufferRef data);
   HlsContinuity* continuity_ = nullptr;
   void retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms);
   void schedule_expiry(HlsStreamState& st);
@@ -276,6 +294,7 @@ class HlsStore {
   std::map<StreamKey, std::unique_ptr<HlsStreamState>> streams_;
   std::map<uint64_t, Wait> waits_;
   uint64_t next_wait_ = 1;
+  RecordedReader reader_;
 };
 
 }  // namespace rill::media

@@ -9,7 +9,8 @@
 //     (offset, length) with the live segment's tfdt.
 //   * The recorder hands back each such run once the writer has written it (recorded); the store
 //     keeps it in the stream's rewind history when the file's moov is the live init section the
-//     segment was cut under (same tracks, timescales, sample entries: one EXT-X-MAP).
+//     segment was cut under (same tracks, timescales, sample entries: one EXT-X-MAP), and serves
+//     the segment's live URI from those bytes once the in-memory copy is gone.
 // media/: no file, no clock. One worker thread.
 #include <cstdint>
 #include <functional>
@@ -36,8 +37,7 @@ class RewindLink {
     BufferRef init;        // its bytes (null: MPEG-TS, nothing to agree with)
   };
 
-  // `path_template`: apps.NAME.record.path (the recording's URI is made from the file's path).
-  RewindLink(HlsStore& store, StreamKey key, std::string path_template);
+  RewindLink(HlsStore& store, StreamKey key);
 
   // ---- the segmenter's side ----
   void mapped(uint32_t ts, int64_t dts) {
@@ -59,13 +59,11 @@ class RewindLink {
  private:
   HlsStore& store_;
   const StreamKey key_;
-  const std::string template_;
   std::function<void(const Cut&)> on_cut_;
   bool have_time_ = false;
   uint32_t last_ts_ = 0;
   int64_t last_dts_ = 0;
-  std::string uri_path_;                    // the file whose URI uri_ is
-  std::shared_ptr<const std::string> uri_;  // /recordings/ID/FILE
+  std::shared_ptr<const std::string> path_;  // the recording file of the last segment recorded
 };
 
 }  // namespace rill::media

@@ -51,33 +51,37 @@ struct HlsPlaylistState {
   uint32_t target_duration = 1;        // EXT-X-TARGETDURATION, the largest ever rendered
   bool pending_discontinuity = false;  // the next added segment gets EXT-X-DISCONTINUITY
   // LL-HLS (RFC 8216bis): off while part_target_s is 0.
-  double part_target_s = 0;               // EXT-X-PART-INF:PART-TARGET
-  std::vector<HlsPartEntry> open_parts;   // parts of the segment being built (next sequence)
-  std::string preload_hint_uri;           // EXT-X-PRELOAD-HINT:TYPE=PART (the next part)
-  std::string open_map_uri;               // the init section of the open parts
+  double part_target_s = 0;              // EXT-X-PART-INF:PART-TARGET
+  std::vector<HlsPartEntry> open_parts;  // parts of the segment being built (next sequence)
+  std::string preload_hint_uri;          // EXT-X-PRELOAD-HINT:TYPE=PART (the next part)
+  std::string open_map_uri;              // the init section of the open parts
   // LL-HLS: URIs of the other renditions of the stream's group (docs/abr.md), each reported
   // with EXT-X-RENDITION-REPORT (RFC 8216bis §4.4.5.4) at this playlist's own position: the
   // group's segments and parts are cut at the same media times, so that is theirs.
   std::vector<std::string> rendition_reports;
 };
 
-// A segment of the live playlist that is a byte range of a recording file (hls.rewind,
+// A segment of the live playlist that is now read back from a recording file (hls.rewind,
 // docs/hls.md "Rewind"): an earlier segment of the live window, recorded at the same boundaries,
-// so it keeps its sequence number and decodes with the live EXT-X-MAP.
+// so it keeps its sequence number, decodes with the live EXT-X-MAP, and keeps the URI it was
+// listed with while in the window: RFC 8216 §6.2.1, "The server MUST NOT change the Media
+// Playlist file, except to: append lines to it, remove Media Segment URIs from the Playlist in
+// the order that they appear, ..." (hls.js treats a changed URI as a media sequence mismatch).
 struct HlsRecordedSegment {
   uint64_t sequence = 0;
   double duration_s = 0;
   bool discontinuity = false;
-  std::shared_ptr<const std::string> uri;  // the recording file's, shared by its segments
-  uint64_t offset = 0, length = 0;         // EXT-X-BYTERANGE:length@offset (§4.3.2.2)
+  std::shared_ptr<const std::string> path;  // the recording file, shared by its segments
+  uint64_t offset = 0, length = 0;          // the segment's bytes in it (whole moof + mdat pairs)
 };
 
 // Renders a media playlist from a state (any worker holding a copy of the state can serve it).
 // `skip`: an LL-HLS Playlist Delta Update (§6.2.5.1): segments older than CAN-SKIP-UNTIL are
 // replaced by EXT-X-SKIP. `recorded`: segments that left the window, in order and contiguous;
 // those that end right before the window (sequence up to media_sequence - 1) come first, under
-// the window's first EXT-X-MAP, and EXT-X-MEDIA-SEQUENCE (and the discontinuity sequence) start
-// at the first of them.
+// the window's first EXT-X-MAP and named as the window's segments are (the directory of its first
+// segment's URI, the segment file name of their sequence), and EXT-X-MEDIA-SEQUENCE (and the
+// discontinuity sequence) start at the first of them.
 std::string render_media_playlist(const HlsPlaylistState& state, bool skip = false,
                                   std::span<const HlsRecordedSegment> recorded = {});
 // The recorded segments that render_media_playlist lists before the window.

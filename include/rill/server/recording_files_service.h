@@ -22,6 +22,10 @@ struct WorkerCore;
 class BlockingWorkThread;
 }  // namespace rill::net
 
+namespace rill::media {
+class HlsStore;
+}
+
 namespace rill::server {
 
 class RecordingFilesService {
@@ -37,6 +41,9 @@ class RecordingFilesService {
   // (server/recording_mp4_route.h) on its stream routes when an app records with record.serve;
   // `http`, `routes` and `gate` outlive this service.
   void serve_files(http::HttpServer& http, StreamRoutes& routes, StreamGate& gate);
+  // hls.rewind: `hls` reads its history's segments back from the recordings on the work thread
+  // (server/recorded_segment_reader.h) until this service goes; `hls` outlives it.
+  void serve_rewind(media::HlsStore& hls);
 
  private:
   void schedule_retention(std::chrono::milliseconds after);
@@ -44,6 +51,7 @@ class RecordingFilesService {
 
   net::WorkerCore& ctx_;
   std::unique_ptr<net::BlockingWorkThread> work_;
+  media::HlsStore* hls_ = nullptr;  // reads through work_ (serve_rewind)
   api::RecordingStore store_;
   std::unique_ptr<RecordingFileRoute> files_;
   std::unique_ptr<RecordingPlaylistRoute> playlists_;
