@@ -207,10 +207,8 @@ class HlsRewindTest(unittest.TestCase):
             self.assertIn(body, recording, 'segment %d: not the recording\'s bytes' % seq)
             owners.add('x-rill-hls-owner' in headers)
         self.assertEqual(owners, {True, False}, 'one worker answered every request')
-        # Not listed, not served: before the history (segment 0 left the window before its recorded
-        # copy was written) and far ahead.
-        for seq in ([segs[0][0] - 1] if segs[0][0] > 0 else []) + [segs[-1][0] + 10 ** 6]:
-            self.assertEqual(request(self.rill.http_port, 'GET', '/live/cam/%d.m4s' % seq)[0], 404, seq)
+        # Not produced: 404 (one before the history may still answer from the last ones read back).
+        self.assertEqual(request(self.rill.http_port, 'GET', '/live/cam/%d.m4s' % (segs[-1][0] + 10 ** 6))[0], 404)
 
     def assert_decode_from_the_oldest_segment(self, *names):
         """ffmpeg decodes 3 s of each playlist from its oldest segment (read back from the
