@@ -91,7 +91,13 @@ uint32_t opus_packet_samples(std::span<const uint8_t> packet) {
       return 2 * frame;
     default:  // code 3: frame count byte (v f(1), p f(1), M f(6))
       if (packet.size() < 2) throw ProtocolError("Opus packet: code 3 without its frame count byte");
-      return (packet[1] & 0x3F) * frame;
+      // RFC 6716 §3.2.5: "M MUST NOT be zero, and the audio duration contained within a packet
+      // MUST NOT exceed 120 ms" (5760 samples at 48 kHz).
+      const uint32_t count = packet[1] & 0x3F;
+      if (count == 0 || count * frame > 5760)
+        throw ProtocolError("Opus packet: code 3 with " + std::to_string(count) + " frames of " +
+                            std::to_string(frame) + " samples, expected 1 to 120 ms in all");
+      return count * frame;
   }
 }
 

@@ -104,6 +104,10 @@ TEST(OpusPacket, SamplesFromTocByte) {
   EXPECT_EQ(opus_packet_samples(hex("7a")), 2 * 960u);   // hybrid 20 ms, code 2
   EXPECT_THROW(opus_packet_samples(Bytes{}), ProtocolError);
   EXPECT_THROW(opus_packet_samples(hex("03")), ProtocolError);  // code 3 without its count
+  EXPECT_THROW(opus_packet_samples(hex("0b00")), ProtocolError);  // code 3 with no frame (M = 0)
+  EXPECT_EQ(opus_packet_samples(hex("0b06")), 5760u);            // SILK 20 ms x 6: 120 ms, the most
+  EXPECT_THROW(opus_packet_samples(hex("0b07")), ProtocolError);  // 140 ms: over RFC 6716's 120 ms
+  EXPECT_THROW(opus_packet_samples(hex("4f70")), ProtocolError);  // the fuzzer's: 48 frames of 20 ms
 }
 
 TEST(Av1Config, StripsLeadingTemporalDelimiters) {

@@ -32,7 +32,8 @@ OpusConfig parse_opus_head(std::span<const uint8_t> head);
 
 // The duration of an Opus packet in 48 kHz samples, from its TOC byte (RFC 6716 §3.1: the
 // configuration's frame size times the frame count of code 0-3). Throws ProtocolError on an empty
-// packet, or a code 3 packet without its frame count byte.
+// packet, or a code 3 packet without its frame count byte, with a count of 0 or with more than
+// 120 ms of frames (§3.2.5).
 uint32_t opus_packet_samples(std::span<const uint8_t> packet);
 
 // The payload of a dOps box (after its 8-byte box header): Version 0 and the fields big-endian.
