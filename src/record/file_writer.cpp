@@ -81,6 +81,8 @@ FileWriter::FileWriter(FileWriterOptions options) : opt_(std::move(options)) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   thread_ = std::thread([this] { run(); });
+  // Named, so that its CPU is told from the loop's (top -H, /proc/PID/task/TID/stat).
+  pthread_setname_np(thread_.native_handle(), "rill: recorder");
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 

@@ -112,36 +112,37 @@ void WorkerMonitor::tick() {
   lag_sum_s_ += lag;
   lag_max_s_ = std::max(lag_max_s_, lag);
   ++lag_count_;
-  sample_process(now);
+  // Each figure worked out once a tick: the sessions' totals, the streams' segment counts.
+  const Totals t = live_totals();
+  sample_process(now, t);
   publish_streams();  // before sample_streams forgets the per-stream figures of streams gone
   sample_streams(now);
-  counters();  // publish at least once a second: a killed worker loses at most one second
+  publish_counters(t, hls_segments_);  // at least once a second: a killed worker loses at most one second
   expected_tick_ms_ = now + kTick.count();
   timer_ = ctx_.timers->schedule(kTick, [this] { tick(); });
 }
 
-void WorkerMonitor::sample_process(int64_t now) {
+void WorkerMonitor::sample_process(int64_t now, const Totals& t) {
   const uint64_t cpu = cpu_micros();
   if (now > cpu_sampled_ms_) {
     cpu_pct_ = static_cast<double>(cpu - cpu_us_) / 10.0 / static_cast<double>(now - cpu_sampled_ms_);
   }
   cpu_us_ = cpu;
   cpu_sampled_ms_ = now;
-  const Totals t = live_totals();
   in_rate_.add(now, t.bytes_in);
   out_rate_.add(now, t.bytes_out);
 }
 
 void WorkerMonitor::sample_streams(int64_t now) {
-  std::unordered_map<std::string, Rate> next;
+  // Updated in place (a key copied only for a new stream); the streams not seen this round go.
+  const uint64_t round = ++sample_round_;
   ctx_.streams->for_each([&](media::Stream& s) {
-    auto it = stream_rates_.find(s.key_text());
-    Rate r = it != stream_rates_.end() ? std::move(it->second) : Rate{};
+    Rate& r = stream_rates_.try_emplace(s.key_text()).first->second;
+    r.round = round;
     r.add(now, s.info().bytes_in);
-    next.emplace(s.key_text(), std::move(r));
   });
-  stream_rates_ = std::move(next);
-  hls_segments_total();
+  std::erase_if(stream_rates_, [round](const auto& e) { return e.second.round != round; });
+  hls_segments_ = hls_segments_total();
   // Per-stream totals of streams gone from this worker and no longer watched over HLS are dropped
   // (a stream's series restarts when it comes back, as Prometheus expects of a new series).
   std::erase_if(gone_out_,
@@ -210,45 +211,57 @@ WorkerMonitor::Totals WorkerMonitor::live_totals() {
 
 uint64_t WorkerMonitor::hls_segments_total() {
   // The store forgets a stream's state some time after it ended: keep what it had produced.
-  std::unordered_map<std::string, uint64_t> now;
+  const uint64_t round = ++hls_round_;
   ctx_.streams->for_each([&](media::Stream& s) {
     if (const media::HlsStreamState* st = ctx_.streams->hls().find(s.key())) {
-      now[s.key_text()] = st->stats().segments_produced;
+      const uint64_t produced = st->stats().segments_produced;
+      auto [it, added] = hls_produced_.try_emplace(s.key_text());
+      if (!added && produced < it->second.produced)
+        hls_produced_gone_ += it->second.produced;  // a new state of the same name started from zero
+      it->second = {produced, round};
     }
   });
-  for (const auto& [key, produced] : hls_produced_) {
-    auto it = now.find(key);
-    if (it == now.end()) {
-      hls_produced_gone_ += produced;
-    } else if (it->second < produced) {
-      hls_produced_gone_ += produced;  // a new state of the same name started from zero
+  uint64_t live = 0;
+  std::erase_if(hls_produced_, [&](const auto& e) {
+    if (e.second.round == round) {
+      live += e.second.produced;
+      return false;
     }
-  }
-  hls_produced_ = std::move(now);
-  uint64_t total = hls_produced_gone_;
-  for (const auto& [key, produced] : hls_produced_) total += produced;
-  return total;
+    hls_produced_gone_ += e.second.produced;
+    return true;
+  });
+  return hls_produced_gone_ + live;
+}
+
+WorkerMonitor::Published WorkerMonitor::publish_counters(const Totals& t, uint64_t hls_segments) {
+  using net::SessionProtocol;
+  const auto accepted = [this](SessionProtocol p) { return ctx_.sessions->added(p); };
+  const record::FileWriter* rec = ctx_.streams->record_writer();
+  Published v;
+  v.bytes_in = publisher_.publish(Counter::BytesIn, t.bytes_in);
+  v.bytes_out = publisher_.publish(Counter::BytesOut, t.bytes_out);
+  v.rtmp = publisher_.publish(Counter::AcceptedRtmp, accepted(SessionProtocol::Rtmp));
+  v.flv = publisher_.publish(Counter::AcceptedFlv, accepted(SessionProtocol::HttpFlv));
+  v.hls = publisher_.publish(Counter::AcceptedHls, hls_requests_);
+  v.link = publisher_.publish(Counter::AcceptedLink, accepted(SessionProtocol::WorkerLink));
+  v.dropped = publisher_.publish(Counter::DroppedFrames, t.dropped);
+  v.hls_segments = publisher_.publish(Counter::HlsSegments, hls_segments);
+  v.cpu_us = publisher_.publish(Counter::CpuMicros, cpu_micros());
+  v.record_bytes = publisher_.publish(Counter::RecordBytes, rec ? rec->bytes_written() : 0);
+  v.record_failures = publisher_.publish(Counter::RecordFailures, rec ? rec->failures() : 0);
+  return v;
 }
 
 json WorkerMonitor::counters() {
-  const Totals t = live_totals();
-  using net::SessionProtocol;
-  const auto accepted = [this](SessionProtocol p) { return ctx_.sessions->added(p); };
-  json c;
-  c["bytes_in"] = publisher_.publish(Counter::BytesIn, t.bytes_in);
-  c["bytes_out"] = publisher_.publish(Counter::BytesOut, t.bytes_out);
-  c["accepted"] = {
-      {"rtmp", publisher_.publish(Counter::AcceptedRtmp, accepted(SessionProtocol::Rtmp))},
-      {"flv", publisher_.publish(Counter::AcceptedFlv, accepted(SessionProtocol::HttpFlv))},
-      {"hls", publisher_.publish(Counter::AcceptedHls, hls_requests_)},
-      {"worker-link", publisher_.publish(Counter::AcceptedLink, accepted(SessionProtocol::WorkerLink))}};
-  c["dropped_frames"] = publisher_.publish(Counter::DroppedFrames, t.dropped);
-  c["hls_segments"] = publisher_.publish(Counter::HlsSegments, hls_segments_total());
-  c["cpu_seconds"] = static_cast<double>(publisher_.publish(Counter::CpuMicros, cpu_micros())) / 1e6;
-  const record::FileWriter* rec = ctx_.streams->record_writer();
-  c["record_bytes"] = publisher_.publish(Counter::RecordBytes, rec ? rec->bytes_written() : 0);
-  c["record_failures"] = publisher_.publish(Counter::RecordFailures, rec ? rec->failures() : 0);
-  return c;
+  const Published v = publish_counters(live_totals(), hls_segments_total());
+  return {{"bytes_in", v.bytes_in},
+          {"bytes_out", v.bytes_out},
+          {"accepted", {{"rtmp", v.rtmp}, {"flv", v.flv}, {"hls", v.hls}, {"worker-link", v.link}}},
+          {"dropped_frames", v.dropped},
+          {"hls_segments", v.hls_segments},
+          {"cpu_seconds", static_cast<double>(v.cpu_us) / 1e6},
+          {"record_bytes", v.record_bytes},
+          {"record_failures", v.record_failures}};
 }
 
 json WorkerMonitor::all_rows(uint32_t slots) {
@@ -362,7 +375,7 @@ uint64_t WorkerMonitor::gone_bytes_out(const std::string& key) const {
 
 uint64_t WorkerMonitor::hls_segments(const std::string& key) const {
   auto it = hls_produced_.find(key);
-  return it == hls_produced_.end() ? 0 : it->second;
+  return it == hls_produced_.end() ? 0 : it->second.produced;
 }
 
 double WorkerMonitor::bitrate_in_kbps(const std::string& key) const {

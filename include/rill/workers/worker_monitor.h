@@ -83,16 +83,26 @@ class WorkerMonitor {
   };
   struct Rate {  // (time, bytes) samples, one a tick, the last 11
     std::deque<std::pair<int64_t, uint64_t>> samples;
+    uint64_t round = 0;  // the last tick that saw the stream
     void add(int64_t t, uint64_t bytes);
     double kbps() const;
+  };
+  struct Produced {  // a stream's HLS segments, last seen, and the round that saw them
+    uint64_t produced = 0;
+    uint64_t round = 0;
+  };
+  struct Published {  // counters()'s values, as published
+    uint64_t bytes_in = 0, bytes_out = 0, rtmp = 0, flv = 0, hls = 0, link = 0, dropped = 0;
+    uint64_t hls_segments = 0, cpu_us = 0, record_bytes = 0, record_failures = 0;
   };
   void tick();
   void retired(const net::SessionInfo& i);
   void count_streams();
   OwnershipTable* table() const;
   Totals live_totals();
+  Published publish_counters(const Totals& t, uint64_t hls_segments);
   void sample_streams(int64_t now);
-  void sample_process(int64_t now);
+  void sample_process(int64_t now, const Totals& t);
   uint64_t hls_segments_total();
 
   net::WorkerCore& ctx_;
@@ -104,13 +114,16 @@ class WorkerMonitor {
   int64_t expected_tick_ms_ = 0;
   Totals gone_;  // of retired sessions
   uint64_t hls_bytes_ = 0, hls_requests_ = 0;
-  std::unordered_map<std::string, uint64_t> gone_out_;              // per stream: retired players + HLS bytes
+  std::unordered_map<std::string, uint64_t> gone_out_;  // per stream: retired players + HLS bytes
   StreamTally tally_;  // this worker's part of the shared per-stream totals, not yet published
   std::map<std::string, std::map<std::string, int64_t>> hls_seen_;  // key -> viewer -> expiry
   std::string hls_viewer_scratch_;                                  // hls_requested's viewer name, reused
-  std::unordered_map<std::string, uint64_t> hls_produced_;          // key -> segments, last seen
+  std::unordered_map<std::string, Produced> hls_produced_;          // key -> segments, last seen
   uint64_t hls_produced_gone_ = 0;
+  uint64_t hls_round_ = 0;
+  uint64_t hls_segments_ = 0;  // hls_segments_total() of the last tick
   std::unordered_map<std::string, Rate> stream_rates_;
+  uint64_t sample_round_ = 0;
   Rate in_rate_, out_rate_;
   // process
   uint64_t cpu_us_ = 0;
