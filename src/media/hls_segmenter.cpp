@@ -180,7 +180,7 @@ void HlsSegmenter::on_video(const MediaFrame& f) {
     return;
   }
   // A coded frame's keyframe flag is its own (a sequence header's is not: it returned above).
-  if (!place(dts, true, f.keyframe, bound)) {
+  if (!place(dts, dts + f.composition_time, true, f.keyframe, bound)) {
     ++stats_.samples_skipped;
     return;
   }
@@ -256,7 +256,7 @@ void HlsSegmenter::on_audio(const MediaFrame& f) {
     ++stats_.samples_too_big;
     return;
   }
-  if (!place(dts, false, false, bound)) {
+  if (!place(dts, dts, false, false, bound)) {
     ++stats_.samples_skipped;
     return;
   }
@@ -426,14 +426,14 @@ bool HlsSegmenter::can_start(bool video, bool keyframe, int64_t dts) const {
   return run_.produced_any || (time_.first_audio && dts - *time_.first_audio >= kAudioOnlyProbeMs);
 }
 
-bool HlsSegmenter::place(int64_t dts, bool video, bool keyframe, size_t bound) {
+bool HlsSegmenter::place(int64_t dts, int64_t pts, bool video, bool keyframe, size_t bound) {
   const bool start_point = can_start(video, keyframe, dts);
   if (!seg_.open) {
     if (!start_point) return false;
-    start_segment(dts);
-  } else if ((run_.restart_pending && start_point) || cut_due(dts, start_point, bound)) {
+    start_segment(dts, pts);
+  } else if ((run_.restart_pending && start_point) || cut_due(dts, pts, start_point, bound)) {
     close_segment(dts);
-    start_segment(dts);
+    start_segment(dts, pts);
   }
   if (video) {
     if (keyframe) run_.wait_keyframe = false;
@@ -444,19 +444,19 @@ bool HlsSegmenter::place(int64_t dts, bool video, bool keyframe, size_t bound) {
   return true;
 }
 
-int64_t HlsSegmenter::slot_of(int64_t dts) const {
+int64_t HlsSegmenter::slot_of(int64_t t) const {
   const int64_t f = limits_.fragment_ms;
-  return dts >= 0 ? dts / f : -((-dts + f - 1) / f);  // floor
+  return t >= 0 ? t / f : -((-t + f - 1) / f);  // floor
 }
 
-bool HlsSegmenter::cut_due(int64_t dts, bool start_point, size_t bound) {
+bool HlsSegmenter::cut_due(int64_t dts, int64_t pts, bool start_point, size_t bound) {
   const int64_t age = dts - seg_.start;
-  // A rendition cuts at the first start point at or after the next slot boundary (the group's
-  // clock: every rendition with a keyframe there cuts at the same media time); others at least
-  // fragment after the segment start.
-  const int64_t due =
-      limits_.aligned ? (slot_of(seg_.start) + 1) * limits_.fragment_ms - seg_.start : limits_.fragment_ms;
-  if (start_point && age >= due) return true;
+  // A rendition cuts at the first start point presented at or after the next slot boundary (the
+  // group's clock: every rendition with a keyframe there cuts at the same media time, whatever
+  // its encoder's frame reordering delay); others at least fragment after the segment start.
+  const bool due = limits_.aligned ? pts >= (slot_of(seg_.clock_start) + 1) * limits_.fragment_ms
+                                   : age >= limits_.fragment_ms;
+  if (start_point && due) return true;
   const bool forced = age >= limits_.max_fragment_ms ||  // no keyframe in time
                       (writer_->samples() > 0 &&         // the segment would outgrow its cap
                        writer_->size() + bound > limits_.max_segment_size);
@@ -478,15 +478,16 @@ void HlsSegmenter::start_run(const protocol::TsStreams& d) {
   run_.wait_keyframe = d.has_video;  // video resumes at a keyframe
 }
 
-void HlsSegmenter::start_segment(int64_t dts) {
+void HlsSegmenter::start_segment(int64_t dts, int64_t pts) {
   const protocol::TsStreams d = desired();
   if (!run_.tracks || run_.restart_pending || *run_.tracks != d) start_run(d);
   writer_->begin_segment();
   // Aligned: a fresh playlist starts at the number of its first cut slot, as the group's other
   // renditions do (after a republish within the grace the numbering just goes on).
-  if (limits_.aligned && !run_.produced_any && slot_of(dts) > 0)
-    store_.align_first_sequence(key_, static_cast<uint64_t>(slot_of(dts)));
+  if (limits_.aligned && !run_.produced_any && slot_of(pts) > 0)
+    store_.align_first_sequence(key_, static_cast<uint64_t>(slot_of(pts)));
   seg_.start = dts;
+  seg_.clock_start = pts;
   seg_.video_samples = 0;
   seg_.open = true;
   run_.produced_any = true;

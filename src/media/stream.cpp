@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "rill/media/rendition_group.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/flv_tag.h"
 
@@ -11,11 +12,24 @@ namespace rill::media {
 namespace {
 const char* type_name(MediaType t) {
   switch (t) {
-    case MediaType::Audio: return "audio";
-    case MediaType::Video: return "video";
-    case MediaType::Data: return "data";
+    case MediaType::Audio:
+      return "audio";
+    case MediaType::Video:
+      return "video";
+    case MediaType::Data:
+      return "data";
   }
   return "?";
+}
+
+// a is later than b on a 32-bit wrapping timeline.
+bool later(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) > 0; }
+
+// A rendition of a group (hls.variants) keeps its publisher's clock: the group's renditions are
+// cut at the same media times only if each keeps the timestamps its encoder (or a transcoder
+// copying its source's timestamps) gave it, which a rebase onto 0 at publish would lose.
+bool keeps_publisher_clock(const StreamKey& key, const config::AppConfig& cfg) {
+  return !cfg.hls.variant_suffixes.empty() && rendition_member(key.name, cfg.hls.variant_suffixes);
 }
 }  // namespace
 
@@ -127,6 +141,8 @@ uint32_t Stream::map_timestamp(uint32_t in) {
     session_started_ = true;
     in_base_ = in;
     out_base_ = timeline_started_ ? last_out_ + 1 : 0;
+    // A rendition's clock is kept unless it would go back (a publisher whose clock starts over).
+    if ((!timeline_started_ || later(in, last_out_)) && keeps_publisher_clock(key_, cfg_)) out_base_ = in;
     timeline_started_ = true;
     session_max_in_ = in;
     session_span_ = 0;
@@ -192,7 +208,12 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
     return;
   }
 
-  f->timestamp = map_timestamp(timestamp);
+  // Configuration is not media time: a rendition's session starts at its first media frame, so
+  // that headers a transcoder sends at 0 before media at its source's times do not set the clock.
+  if (!session_started_ && (f->sequence_header || f->metadata) && keeps_publisher_clock(key_, cfg_))
+    f->timestamp = timeline_started_ ? last_out_ : timestamp;
+  else
+    f->timestamp = map_timestamp(timestamp);
   FramePtr frame = std::move(f);
   gop_.add(frame);
   for (const auto& o : outputs_) o->on_frame(frame);

@@ -1,16 +1,21 @@
 """apps.NAME.exec (docs/abr.md): children started on publish, logged, restarted after a crash,
 stopped with the stream, capped by exec_max, never outliving their worker; and an ffmpeg
 transcoder hook that publishes NAME_lo into NAME's rendition group without looping into
-NAME_lo_lo, restarted after kill -9, stopped with the publisher, gone with its worker."""
+NAME_lo_lo, restarted after kill -9, stopped with the publisher, gone with its worker, and whose
+segments are cut at the source's media times with the source's sequence numbers."""
 
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 import unittest
 
-from hlsutil import hls_config, make_gop1_media
+from hlsutil import Playlist, hls_config, make_gop1_media
 from rilltest import Rill, ffmpeg_publish, http_get, pid_alive, proc_cmdline, stop_process, wait_until
+
+FPS = 25  # make_gop1_media's frame rate
 
 # `exec` keeps the pid: the child's pid is the one sh prints, and the one the worker signals.
 SLEEPER = ['sh', '-c', 'echo started {name} $$ from {addr}; exec sleep 30']
@@ -142,22 +147,95 @@ def group_alive(pgid):
     return False
 
 
+# docs/abr.md's recipe (lighter x264 settings): the source's timestamps kept (-copyts), a keyframe
+# where the source has one, none of its own.
+TRANSCODE = ['ffmpeg', '-nostdin', '-hide_banner', '-loglevel', 'error', '-copyts', '-i',
+             'rtmp://127.0.0.1:{port}/live/{name}', '-c:v', 'libx264', '-preset', 'ultrafast',
+             '-tune', 'zerolatency', '-s', '320x180', '-force_key_frames', 'source',
+             '-x264-params', 'keyint=infinite:scenecut=0', '-enc_time_base:v', '-1',
+             '-c:a', 'copy', '-f', 'flv', 'rtmp://127.0.0.1:{port}/live/{group}_lo?{hop}']
+
+
+def transcoder_rill(command):
+    """A Rill (not started) whose app live groups *_hi and *_lo and runs `command` on publish of
+    *_hi ({port} its RTMP port), restarted 200 ms after an exit."""
+    r = Rill(start=False)
+    cmd = [a.replace('{port}', str(r.rtmp_port)) for a in command]
+    config = hls_config(variants=[{'suffix': '_hi'}, {'suffix': '_lo'}])
+    config['apps']['live']['exec'] = [{'on': 'publish', 'names': ['*_hi'], 'command': cmd,
+                                       'restart': '200ms'}]
+    r.write_config(config)
+    return r
+
+
+def audio_hashes(url):
+    """MD5s of the audio packets of the segment at `url`: the transcoder copies the audio, so
+    segments cut at the same media times carry the same packets."""
+    out = subprocess.run(['ffprobe', '-v', 'error', '-select_streams', 'a', '-show_entries', 'packet=data_hash',
+                          '-show_data_hash', 'md5', '-of', 'csv=p=0', url],
+                         capture_output=True, text=True, timeout=10).stdout.split()
+    return set(out)
+
+
+def first_pts(url):
+    """The start time (s) of the video of the segment at `url`, as ffprobe reads it."""
+    out = subprocess.run(['ffprobe', '-v', 'error', '-select_streams', 'v', '-show_entries',
+                          'stream=start_time', '-of', 'csv=p=0', url],
+                         capture_output=True, text=True, timeout=10).stdout.split()
+    return float(out[0]) if out else None  # the program's and the stream's: the same
+
+
 class ExecTranscoderTest(unittest.TestCase):
     """docs/abr.md's recipe: the publisher sends t_hi, the hook's ffmpeg makes t_lo ({group}_lo),
     and t.m3u8 is the multivariant playlist of both."""
 
+    def test_transcoded_rendition_is_aligned_with_its_source(self):
+        # The transcoder joins 1.5 s into the publish (as after a restart, or a slow start): the
+        # source's timeline is well past 0 and its GOP half over.
+        late = ['sh', '-c', 'sleep 1.5; exec "$0" "$@"'] + TRANSCODE
+        with transcoder_rill(late) as r:
+            pub = ffmpeg_publish(r.rtmp_url('a_hi'), media=make_gop1_media())
+            try:
+                def playlists():
+                    out = []
+                    for name in ('a_hi', 'a_lo'):
+                        status, _, body = http_get(r.http_url('/live/%s.m3u8' % name))
+                        if status != 200:
+                            return None
+                        out.append({seg['seq']: seg for seg in Playlist(body.decode()).segments})
+                    return out if len(set(out[0]) & set(out[1])) >= 3 else None
+                both = wait_until(playlists, timeout=15, interval=0.3)
+                self.assertTrue(both, 'a_hi and a_lo list no 3 common sequence numbers\n' + r.log_tail())
+                hi, lo = both
+                common = sorted(set(hi) & set(lo))
+                for seq in common:
+                    # The same cut points: equal durations within one frame (and EXTINF's 1 ms) ...
+                    self.assertLessEqual(abs(hi[seq]['duration'] - lo[seq]['duration']), 1.0 / FPS + 0.002,
+                                         'segment %d: %s vs %s' % (seq, hi[seq], lo[seq]))
+                # ... the same media times under the same numbers ...
+                starts = {seq: [first_pts(r.http_url('/live/' + p[seq]['uri'])) for p in (hi, lo)]
+                          for seq in (common[0], common[-1])}
+                for seq, (h, l) in starts.items():
+                    self.assertIsNotNone(h)
+                    self.assertIsNotNone(l)
+                    self.assertLessEqual(abs(h - l), 1.0 / FPS + 0.002,
+                                         'segment %d starts at %.3f in a_hi, %.3f in a_lo' % (seq, h, l))
+                # ... and the same media: the audio a_lo copies, packet for packet (the packets
+                # next to a cut may fall on either side of it).
+                for seq in common:
+                    h, l = (audio_hashes(r.http_url('/live/' + p[seq]['uri'])) for p in (hi, lo))
+                    self.assertGreaterEqual(len(h & l), len(h) - 2,
+                                            'segment %d: %d of %d audio packets of a_hi in a_lo'
+                                            % (seq, len(h & l), len(h)))
+                sys.stderr.write('\naligned a_hi/a_lo (seq: duration hi/lo s): %s; starts %s\n' % (
+                    ', '.join('%d: %.3f/%.3f' % (q, hi[q]['duration'], lo[q]['duration']) for q in common),
+                    ', '.join('%d: %.3f/%.3f' % (q, h, l) for q, (h, l) in sorted(starts.items()))))
+            finally:
+                stop_process(pub)
+
     def test_ffmpeg_rendition_joins_group_restarts_stops_dies_with_worker(self):
-        transcode = ['ffmpeg', '-nostdin', '-hide_banner', '-loglevel', 'error', '-i',
-                     'rtmp://127.0.0.1:{port}/live/{name}', '-c:v', 'libx264', '-preset', 'ultrafast',
-                     '-tune', 'zerolatency', '-s', '320x180', '-force_key_frames', 'expr:gte(t,n_forced*1)',
-                     '-c:a', 'copy', '-f', 'flv', 'rtmp://127.0.0.1:{port}/live/{group}_lo?{hop}']
-        r = Rill(start=False)
-        cmd = [a.replace('{port}', str(r.rtmp_port)) for a in transcode]
+        r = transcoder_rill(TRANSCODE)
         source = 'rtmp://127.0.0.1:%d/live/t_hi' % r.rtmp_port
-        config = hls_config(variants=[{'suffix': '_hi'}, {'suffix': '_lo'}])
-        config['apps']['live']['exec'] = [{'on': 'publish', 'names': ['*_hi'], 'command': cmd,
-                                           'restart': '200ms'}]
-        r.write_config(config)
         with r:
             pub = ffmpeg_publish(r.rtmp_url('t_hi'), media=make_gop1_media())
             try:

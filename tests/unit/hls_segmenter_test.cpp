@@ -121,6 +121,12 @@ class HlsSegmenterTest : public ::testing::Test {
       }
     }
   }
+  // hls.variants _hi and _lo, fragment 1 s, a window of 20: cam_hi and cam_lo are renditions.
+  void use_renditions() {
+    cfg_.fragment = 1000ms;
+    cfg_.window = 20;
+    cfg_.variant_suffixes = {"_hi", "_lo"};
+  }
   void restart_clock_at(uint32_t ts) {
     ts_base_ = ts;
     clock_base_ = timers_.now_ms();
@@ -733,11 +739,11 @@ std::vector<protocol::HlsSegmentEntry> listed_of(const HlsStore& store, const St
   return {st->playlist().state().segments.begin(), st->playlist().state().segments.end()};
 }
 
+// Two renditions of cam (use_renditions).
+const StreamKey hi_key{"live", "cam_hi"}, lo_key{"live", "cam_lo"};
+
 TEST_F(HlsSegmenterTest, RenditionsCutAtTheGroupsClockWithEqualSequenceNumbers) {
-  cfg_.fragment = 1000ms;
-  cfg_.window = 20;
-  cfg_.variant_suffixes = {"_hi", "_lo"};
-  const StreamKey hi_key{"live", "cam_hi"}, lo_key{"live", "cam_lo"};
+  use_renditions();
   HlsSegmenter hi(*store_, hi_key, cfg_, *log_);
   HlsSegmenter lo(*store_, lo_key, cfg_, *log_);
   headers(hi);
@@ -761,6 +767,34 @@ TEST_F(HlsSegmenterTest, RenditionsCutAtTheGroupsClockWithEqualSequenceNumbers) 
     EXPECT_NEAR(l[i].duration_s, h[i + 2].duration_s, 1e-9) << i;
   }
   EXPECT_EQ(store_->find(lo_key)->playlist().state().discontinuity_sequence, 0u);
+}
+
+TEST_F(HlsSegmenterTest, RenditionsCutByPresentationTimeWhateverTheirReorderingDelay) {
+  use_renditions();
+  HlsSegmenter hi(*store_, hi_key, cfg_, *log_);
+  HlsSegmenter lo(*store_, lo_key, cfg_, *log_);
+  headers(hi, 920);
+  headers(lo, 1000);
+  // The same pictures, keyframes presented at every second: hi's encoder reorders (B-frames), so
+  // its timestamps (decode times) run 80 ms ahead of the presentation times (composition time
+  // 80); lo's (a transcoder without B-frames) are the presentation times.
+  for (uint32_t pts = 1000; pts <= 6040; pts += 40) {
+    const bool key = pts % 1000 == 0;
+    feed(hi, MediaType::Video, pts - 80, key ? avc_keyframe(2000, 80) : avc_inter(500, 80));
+    feed(lo, MediaType::Video, pts, key ? avc_keyframe(2000) : avc_inter(500));
+  }
+  const auto h = listed_of(*store_, hi_key);
+  const auto l = listed_of(*store_, lo_key);
+  // hi's keyframe at decode time 1920 is presented at 2000: it cuts there, as lo does (by decode
+  // time it would wait for the keyframe after it: 2 s segments numbered one slot late).
+  ASSERT_EQ(h.size(), 5u);
+  ASSERT_EQ(l.size(), 5u);
+  for (size_t i = 0; i < h.size(); ++i) {
+    EXPECT_EQ(h[i].sequence, i + 1);
+    EXPECT_EQ(l[i].sequence, i + 1);
+    EXPECT_NEAR(h[i].duration_s, 1.0, 1e-9) << i;
+    EXPECT_NEAR(l[i].duration_s, 1.0, 1e-9) << i;
+  }
 }
 
 TEST_F(HlsSegmenterTest, NonMembersOfAnAppWithVariantsCutAsBefore) {

@@ -221,6 +221,41 @@ TEST_F(StreamTest, RepublishContinuesTimelineAndNotifies) {
   s.remove_subscriber(&r);
 }
 
+TEST_F(StreamTest, RenditionKeepsItsPublishersClockUnlessItWouldGoBack) {
+  cfg_.hls.variant_suffixes = {"_hi", "_lo"};
+  Stream& s = registry_->get_or_create(StreamKey{"live", "cam_lo"}, cfg_);
+  Recorder r;
+  s.add_subscriber(&r);
+  // A transcoder copying its source's timestamps: headers at 0, media at the source's times.
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
+  publish_headers(s, 0);
+  s.publish(MediaType::Video, 5000, avc_keyframe());
+  s.publish(MediaType::Video, 5040, avc_inter());
+  EXPECT_EQ(r.timestamps(), (std::vector<uint32_t>{0, 0, 0, 5000, 5040}));
+  // Restarted, it joins its source later: its clock is ahead of the timeline, kept.
+  s.detach_publisher(&pub_);
+  ASSERT_TRUE(s.attach_publisher(&pub2_, PublishOrigin::Ingest));
+  publish_headers(s, 0);
+  s.publish(MediaType::Video, 9000, avc_keyframe());
+  EXPECT_EQ(r.timestamps(), (std::vector<uint32_t>{0, 0, 0, 5000, 5040, 5040, 5040, 5040, 9000}));
+  // An encoder whose clock starts over: continued after the timeline, as any stream.
+  s.detach_publisher(&pub2_);
+  ASSERT_TRUE(s.attach_publisher(&pub_, PublishOrigin::Ingest));
+  s.publish(MediaType::Video, 0, avc_keyframe());
+  s.publish(MediaType::Video, 40, avc_inter());
+  EXPECT_EQ(r.frames[r.frames.size() - 2]->timestamp, 9001u);
+  EXPECT_EQ(r.frames.back()->timestamp, 9041u);
+  // A stream of the app that is no rendition is rebased onto 0 as before.
+  Stream& plain = stream();
+  Recorder p;
+  plain.add_subscriber(&p);
+  ASSERT_TRUE(plain.attach_publisher(&pub2_, PublishOrigin::Ingest));
+  plain.publish(MediaType::Video, 5000, avc_keyframe());
+  EXPECT_EQ(p.frames.back()->timestamp, 0u);
+  s.remove_subscriber(&r);
+  plain.remove_subscriber(&p);
+}
+
 TEST_F(StreamTest, OutputTimelineWrapsModulo32Bits) {
   Stream& s = stream();
   Recorder r;

@@ -139,6 +139,7 @@ class HlsSegmenter : public StreamOutput {
   struct Building {
     bool open = false;
     int64_t start = 0;           // dts of the segment's first sample
+    int64_t clock_start = 0;     // its presentation time: where it lies on the group's clock
     int64_t part_start = 0;      // dts of the first sample of the part being built
     uint32_t video_samples = 0;  // written so far (the measured frame rate of a rendition)
   };
@@ -176,16 +177,17 @@ class HlsSegmenter : public StreamOutput {
   bool skip_codec(bool& warned);
   // Maps a coded frame's 32-bit timestamp onto the 64-bit segment timeline; handles jumps.
   int64_t map_time(uint32_t ts);
-  // Runs the cut rules for a coded sample at `dts`; false when the sample is not to be written.
-  bool place(int64_t dts, bool video, bool keyframe, size_t bound);
-  bool cut_due(int64_t dts, bool start_point, size_t bound);  // counts a forced cut
-  // Aligned: the slot (k) of a time on the group's clock, k x fragment <= dts < (k + 1) x fragment.
+  // Runs the cut rules for a coded sample at `dts`, presented at `pts`; false when the sample is
+  // not to be written.
+  bool place(int64_t dts, int64_t pts, bool video, bool keyframe, size_t bound);
+  bool cut_due(int64_t dts, int64_t pts, bool start_point, size_t bound);  // counts a forced cut
+  // Aligned: the slot (k) of a time on the group's clock, k x fragment <= t < (k + 1) x fragment.
   int64_t slot_of(int64_t dts) const;
   void note_traits(double duration_s);  // aligned: the rendition's traits after a segment
   protocol::TsStreams desired() const;
   bool can_start(bool video, bool keyframe, int64_t dts) const;
   void start_run(const protocol::TsStreams& d);  // and hands its init section to the store
-  void start_segment(int64_t dts);
+  void start_segment(int64_t dts, int64_t pts);
   void close_segment(int64_t end_dts);
   void cut_part(int64_t end_dts);  // LL-HLS: the samples so far become a part (store.add_part)
   void write(bool video, const SegmentSample& s);
