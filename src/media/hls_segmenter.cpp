@@ -59,7 +59,7 @@ HlsSegmenter::Limits HlsSegmenter::limits_of(const config::HlsConfig& cfg, const
   l.max_segment_size = std::max<size_t>(cfg.max_segment_size, 4 * protocol::TsMuxer::kPacketSize);
   l.low_latency = cfg.low_latency;
   l.part_ms = std::max<int64_t>(1, cfg.part.count());
-  l.aligned = rendition_member(name, cfg.variant_suffixes).has_value();
+  l.aligned = is_rendition(name, cfg.variant_suffixes);
   return l;
 }
 

@@ -16,6 +16,13 @@ std::optional<RenditionMember> rendition_member(std::string_view name,
   return best;
 }
 
+bool is_rendition(std::string_view name, const std::vector<std::string>& suffixes) {
+  for (const std::string& s : suffixes) {
+    if (!s.empty() && name.size() > s.size() && name.ends_with(s)) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> rendition_names(std::string_view group, const std::vector<std::string>& suffixes) {
   std::vector<std::string> out;
   out.reserve(suffixes.size());

@@ -29,7 +29,7 @@ bool later(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) > 0; }
 // cut at the same media times only if each keeps the timestamps its encoder (or a transcoder
 // copying its source's timestamps) gave it, which a rebase onto 0 at publish would lose.
 bool keeps_publisher_clock(const StreamKey& key, const config::AppConfig& cfg) {
-  return !cfg.hls.variant_suffixes.empty() && rendition_member(key.name, cfg.hls.variant_suffixes);
+  return is_rendition(key.name, cfg.hls.variant_suffixes);
 }
 }  // namespace
 

@@ -61,7 +61,7 @@ bool HlsVariants::held_elsewhere(const std::string& key) const {
 bool HlsVariants::serve(HlsHandler& hls, HttpExchange& ex, const HlsRequest& req) {
   if (!req.app || !req.app->hls.enabled || !req.object.playlist) return false;
   const std::vector<std::string>& suffixes = req.app->hls.variant_suffixes;
-  if (suffixes.empty() || media::rendition_member(req.key.name, suffixes)) return false;
+  if (suffixes.empty() || media::is_rendition(req.key.name, suffixes)) return false;
   // NAME published itself: NAME.m3u8 stays its media playlist (docs/abr.md).
   const media::HlsStore& store = core_.streams->hls();
   if (store.find(req.key) || held_elsewhere(req.key.str())) return false;

@@ -87,6 +87,11 @@ TEST(RenditionGroup, MembersBySuffix) {
   EXPECT_FALSE(media::rendition_member("_hi", suffixes));  // nothing before the suffix
   EXPECT_FALSE(media::rendition_member("cam", suffixes));
   EXPECT_FALSE(media::rendition_member("cam_hi", {}));
+  // is_rendition says the same without the group's name.
+  for (const char* name : {"cam_hi", "cam_hi_lo", "cam_mid", "_hi", "cam", "cam_h", "hi"})
+    EXPECT_EQ(media::is_rendition(name, suffixes), media::rendition_member(name, suffixes).has_value())
+        << name;
+  EXPECT_FALSE(media::is_rendition("cam_hi", {}));
   EXPECT_EQ(media::rendition_names("cam", {"_hi", "_lo"}), (std::vector<std::string>{"cam_hi", "cam_lo"}));
 }
 

@@ -22,6 +22,10 @@ struct RenditionMember {
 std::optional<RenditionMember> rendition_member(std::string_view name,
                                                 const std::vector<std::string>& suffixes);
 
+// Whether `name` is a rendition of some group: rendition_member without making the group's name
+// (asked on every playlist request of an app with variants).
+bool is_rendition(std::string_view name, const std::vector<std::string>& suffixes);
+
 // The stream names of the group's renditions, in the configured order.
 std::vector<std::string> rendition_names(std::string_view group, const std::vector<std::string>& suffixes);
 
