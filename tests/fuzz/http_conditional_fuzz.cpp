@@ -1,9 +1,12 @@
 // Fuzz target: the conditional request fields and the Range header (protocol/http_conditional.h,
 // protocol/http_byte_range.h), fed the same text. Invariants: no crash; a field that is exactly
 // the server's strong tag matches both If-None-Match and If-Range; "*" matches If-None-Match
-// only; a Partial range lies within the representation.
+// only; a Partial range lies within the representation; a date that parses is one http_date()
+// writes back to the same time, and If-Modified-Since with it holds for that time and not for the
+// second after.
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string date = http_date(1795770000);
   (void)if_none_match(field, "\"abc\"");
   (void)if_range_matches(field, "\"abc\"", date);
+  (void)not_modified_since(field, date);
+  if (const std::optional<int64_t> t = parse_http_date(field); t && *t >= 0 && *t < 253402300800) {
+    const std::string back = http_date(*t);  // years 1970-9999: four digits, as the grammar has them
+    check(parse_http_date(back) == t);
+    check(not_modified_since(field, back) && !not_modified_since(field, http_date(*t + 1)));
+  }
   // The field taken as the server's own validator.
   // Built by appends: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string here.
   std::string own(1, '"');

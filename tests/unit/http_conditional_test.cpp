@@ -42,3 +42,36 @@ TEST(HttpConditional, HttpDate) {
   EXPECT_EQ(http_date(784111777), "Sun, 06 Nov 1994 08:49:37 GMT");  // RFC 9110 §5.6.7's example
   EXPECT_EQ(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
 }
+
+TEST(HttpConditional, HttpDateInItsThreeFormats) {
+  // §5.6.7's three examples of one instant.
+  EXPECT_EQ(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777);
+  EXPECT_EQ(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), 784111777);
+  EXPECT_EQ(parse_http_date("Sun Nov  6 08:49:37 1994"), 784111777);
+  EXPECT_EQ(parse_http_date("Thu Dec 10 08:49:37 1970"), 29666977);          // asctime, two-digit day
+  EXPECT_EQ(parse_http_date("Friday, 01-Jan-10 00:00:00 GMT"), 1262304000);  // RFC 850 before 70: 20YY
+  EXPECT_EQ(parse_http_date(kDate), 1796459400);
+  EXPECT_EQ(parse_http_date("Thu, 29 Feb 2024 23:59:59 GMT"), 1709251199);  // a leap day
+  EXPECT_EQ(parse_http_date(http_date(4102444800)), 4102444800);            // 2100-01-01
+  EXPECT_FALSE(parse_http_date("Thu, 29 Feb 2023 00:00:00 GMT"));           // not a leap year
+  EXPECT_FALSE(parse_http_date("Sun, 31 Nov 1994 08:49:37 GMT"));
+  EXPECT_FALSE(parse_http_date("Sun, 06 Nov 1994 24:00:00 GMT"));
+  EXPECT_FALSE(parse_http_date("Sun, 06 Nov 1994 08:49:37 UTC"));  // GMT only
+  EXPECT_FALSE(parse_http_date("Sun, 6 Nov 1994 08:49:37 GMT"));   // day = 2DIGIT
+  EXPECT_FALSE(parse_http_date("Sun, 06 Nov 94 08:49:37 GMT"));
+  EXPECT_FALSE(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT"));
+  EXPECT_FALSE(parse_http_date("Sun Nov 6 08:49:37 1994"));  // asctime pads the day with a space
+  EXPECT_FALSE(parse_http_date("1994-11-06T08:49:37Z"));
+  EXPECT_FALSE(parse_http_date(""));
+}
+
+TEST(HttpConditional, IfModifiedSinceNotLaterThanTheField) {
+  EXPECT_TRUE(not_modified_since(kDate, kDate));                               // §13.1.3: "equal to"
+  EXPECT_TRUE(not_modified_since("Sat, 05 Dec 2026 08:30:01 GMT", kDate));     // later than modified
+  EXPECT_TRUE(not_modified_since("Saturday, 05-Dec-26 08:30:00 GMT", kDate));  // obsolete formats too
+  EXPECT_TRUE(not_modified_since("Sat Dec  5 08:30:00 2026", kDate));
+  EXPECT_FALSE(not_modified_since("Sat, 05 Dec 2026 08:29:59 GMT", kDate));  // modified since
+  EXPECT_FALSE(not_modified_since("not a date", kDate));                     // "MUST ignore"
+  EXPECT_FALSE(not_modified_since(kDate, ""));
+  EXPECT_FALSE(not_modified_since("", kDate));
+}
