@@ -343,6 +343,23 @@ AppConfig read_app(const YamlReader& reader, const YamlMap::Entry& entry) {
   return app;
 }
 
+// The recording files are served under /recordings/ (docs/recording.md, "Playback"), a route taken
+// before the apps': an app of that name would never get its HLS nor its HTTP-FLV.
+void check_recordings_app(const YamlReader& reader, const YamlMap& apps_map,
+                          const std::map<std::string, AppConfig>& apps) {
+  const auto& entries = apps_map.entries();
+  const auto named = std::find_if(entries.begin(), entries.end(),
+                                  [](const YamlMap::Entry& e) { return e.key == "recordings"; });
+  if (named == entries.end()) return;
+  for (const auto& [name, app] : apps) {
+    if (!app.record.enabled() || !app.record.serve) continue;
+    reader.fail(named->key_mark, named->value.path,
+                "app 'recordings' is unreachable: /recordings/ serves the recording files (app '" + name +
+                    "' records with record.serve on); rename the app, or set record.serve: false in every "
+                    "recording app");
+  }
+}
+
 std::map<std::string, AppConfig> read_apps(const YamlReader& reader, const YamlMap& root) {
   const auto field = root.get("apps");
   if (!field) {
@@ -352,6 +369,7 @@ std::map<std::string, AppConfig> read_apps(const YamlReader& reader, const YamlM
   if (map.entries().empty()) reader.fail(*field, "at least one app is required");
   std::map<std::string, AppConfig> apps;
   for (const YamlMap::Entry& entry : map.entries()) apps.emplace(entry.key, read_app(reader, entry));
+  check_recordings_app(reader, map, apps);
   return apps;
 }
 

@@ -81,6 +81,20 @@ TEST(RecordConfig, Errors) {
   EXPECT_CONTAINS(error_of(kLive + "    record: yes\n"), "apps.live.record: expected a map");
 }
 
+// /recordings/ serves the recording files before any app's route: an app of that name would
+// never get its HLS nor its HTTP-FLV.
+TEST(RecordConfig, AnAppNamedRecordingsIsAnErrorWhileFilesAreServed) {
+  const std::string recordings = "  recordings: {}\n";
+  EXPECT_CONTAINS(error_of(kLive + "    record: {mode: all}\n" + recordings),
+                  "t.yaml:4:3: apps.recordings: app 'recordings' is unreachable: /recordings/ serves the "
+                  "recording files (app 'live' records with record.serve on)");
+  EXPECT_CONTAINS(error_of("apps:\n  recordings:\n    record: {mode: manual}\n"),
+                  "app 'recordings' records with record.serve on");
+  // Nothing served under /recordings/: the name is free.
+  EXPECT_NO_THROW(load(kLive + recordings));
+  EXPECT_NO_THROW(load(kLive + "    record: {mode: all, serve: false}\n" + recordings));
+}
+
 TEST(RecordPath, Expands) {
   ::setenv("TZ", "UTC", 1);
   ::tzset();
