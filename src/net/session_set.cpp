@@ -14,6 +14,8 @@ const char* session_protocol_name(SessionProtocol p) {
       return "http-flv";
     case SessionProtocol::WorkerLink:
       return "worker-link";
+    case SessionProtocol::Download:
+      return "download";
   }
   return "?";
 }
@@ -30,6 +32,8 @@ const char* session_kind_name(SessionKind k) {
       return "player";
     case SessionKind::WorkerLink:
       return "worker-link";
+    case SessionKind::Download:
+      return "download";
   }
   return "?";
 }

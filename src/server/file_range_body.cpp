@@ -8,6 +8,7 @@
 
 #include "rill/config/config.h"
 #include "rill/net/blocking_work_thread.h"
+#include "rill/net/send_buffer.h"
 
 namespace rill::server {
 
@@ -55,12 +56,48 @@ FileRangeBody::FileRangeBody(net::WorkerCore& ctx, net::BlockingWorkThread& work
 FileRangeBody::~FileRangeBody() {
   *alive_ = false;
   if (retry_) ctx_.timers->cancel(retry_);
+  if (watch_) ctx_.timers->cancel(watch_);
 }
 
 void FileRangeBody::start() {
   body_->on_drained([this] { pump(); });
   body_->start();
+  last_progress_ms_ = ctx_.timers->now_ms();
+  watch_sending();
   pump();
+}
+
+void FileRangeBody::watch_sending() {
+  const int64_t timeout = ctx_.config->http.timeout.count();
+  if (timeout <= 0) return;
+  watch_ = ctx_.timers->schedule(std::chrono::milliseconds(std::max<int64_t>(timeout / 4, 1)), [this] {
+    watch_ = 0;
+    check_sending();
+  });
+}
+
+// The send timeout: bytes wait and none left for http.timeout. Once the body is ending, the
+// graceful end's own linger (http.timeout too) bounds it.
+void FileRangeBody::check_sending() {
+  if (ended_told_ || ending_ || !body_->open()) return;
+  const int64_t now = ctx_.timers->now_ms();
+  // What the client took: written, less what the kernel still holds unacknowledged. Written
+  // alone would not do: the kernel takes more only once a third of its send buffer (autotuned to
+  // megabytes) is free, which a slow reader may take longer than http.timeout to free.
+  const long unacked = net::unacked_send_bytes(body_->fd());
+  const uint64_t written = body_->connection().bytes_out();
+  const uint64_t taken =
+      unacked > 0 && static_cast<uint64_t>(unacked) < written ? written - unacked : written;
+  if (taken != last_taken_ || (body_->queued_bytes() == 0 && unacked <= 0)) {  // progress, or the disk
+    last_taken_ = taken;
+    last_progress_ms_ = now;
+  } else if (const int64_t timeout = ctx_.config->http.timeout.count(); now - last_progress_ms_ >= timeout) {
+    ctx_.log->info("{} to {}: closed: the client took no byte within http.timeout ({} ms), {} bytes queued",
+                   what_, body_->connection().peer(), timeout, body_->queued_bytes());
+    body_->close(kSendTimeout);
+    return end(kSendTimeout);
+  }
+  watch_sending();
 }
 
 void FileRangeBody::close(std::string_view reason) {

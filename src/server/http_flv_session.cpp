@@ -4,7 +4,6 @@
 
 #include "rill/net/send_buffer.h"
 #include "rill/protocol/flv_file.h"
-#include "rill/server/session_access.h"
 
 namespace rill::server {
 
@@ -12,13 +11,10 @@ HttpFlvSession::HttpFlvSession(net::WorkerCore& ctx, HttpExchange& ex, const Str
     : net::Session(net::SessionProtocol::HttpFlv),
       ctx_(ctx),
       ex_(&ex),
-      info_(ex.info()),
+      request_(ctx, ex),
+      info_(request_.info),
       key_(route.key) {
   set_id(info_.id);
-  if (ctx_.access_log) {
-    if (const std::string_view* agent = ex.header("User-Agent")) agent_ = *agent;
-    if (const std::string_view* referer = ex.header("Referer")) referer_ = *referer;
-  }
 }
 
 net::SessionInfo HttpFlvSession::describe() const {
@@ -137,20 +133,12 @@ void HttpFlvSession::on_body_closed(const std::string& why) {
 void HttpFlvSession::log_access_once(const char* reason) {
   if (std::exchange(logged_, true)) return;
   core::SessionAccess a;
-  a.peer = info_.peer;
   a.protocol = "http-flv";
   a.command = "play";
-  a.app = key_.app;
-  a.name = key_.name;
-  const std::string args = core::redact_query(info_.query, ctx_.config->log.redact_params);
-  a.args = args;
   a.bytes_in = body_ ? body_->connection().bytes_in() : 0;
   a.bytes_out = bytes_out();
-  a.duration_ms = ctx_.timers->now_ms() - info_.started_ms;
   a.close_reason = reason ? reason : "";
-  a.agent = agent_;
-  a.referer = referer_;
-  log_session_end(ctx_, a);
+  log_http_session_end(ctx_, request_, key_, a);
 }
 
 void HttpFlvSession::retire_once() {

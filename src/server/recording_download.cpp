@@ -2,16 +2,25 @@
 
 #include <utility>
 
-#include "rill/core/access_line.h"
 #include "rill/protocol/http_byte_range.h"
 #include "rill/protocol/http_conditional.h"
-#include "rill/server/session_access.h"
 
 namespace rill::server {
 
 namespace {
 
 using Kind = protocol::ByteRangeRequest::Kind;
+
+// §13.2.2 steps 3 and 4: If-None-Match when the request has one, else If-Modified-Since (GET and
+// HEAD only): true when the answer is 304.
+bool not_modified(const http::HttpExchange& ex, const DownloadHead& head) {
+  if (const std::string_view* inm = ex.header("If-None-Match"))
+    return protocol::if_none_match(*inm, head.etag);
+  const http::HttpMethod method = ex.info().method;
+  if (method != http::HttpMethod::Get && method != http::HttpMethod::Head) return false;
+  const std::string_view* ims = ex.header("If-Modified-Since");
+  return ims && protocol::not_modified_since(*ims, head.last_modified);
+}
 
 // The Range to answer: none (whole) unless the request has one and its If-Range, if any, matches.
 protocol::ByteRangeRequest range_to_answer(const http::HttpExchange& ex, const DownloadHead& head,
@@ -33,8 +42,7 @@ void answer_download(net::WorkerCore& ctx, net::BlockingWorkThread& work, http::
   ex.add_header("ETag", head.etag);
   ex.add_header("Last-Modified", head.last_modified);
   ex.add_header("Accept-Ranges", "bytes");
-  if (const std::string_view* inm = ex.header("If-None-Match");
-      inm && protocol::if_none_match(*inm, head.etag)) {
+  if (not_modified(ex, head)) {
     ex.add_cors_headers();
     if (!head.cache_control.empty()) ex.add_header("Cache-Control", head.cache_control);
     ex.reply(304, std::string_view());  // §15.4.5: the validators, no body
@@ -67,9 +75,8 @@ void answer_download(net::WorkerCore& ctx, net::BlockingWorkThread& work, http::
 
 RecordingDownload::RecordingDownload(net::WorkerCore& ctx, const http::HttpExchange& ex,
                                      const media::StreamKey& key)
-    : net::Session(net::SessionProtocol::Other), ctx_(ctx), info_(ex.info()), key_(key) {
-  set_id(info_.id);
-  if (const std::string_view* agent = ex.header("User-Agent")) agent_ = *agent;
+    : net::Session(net::SessionProtocol::Download), ctx_(ctx), request_(ctx, ex), key_(key) {
+  set_id(request_.info.id);
 }
 
 RecordingDownload::~RecordingDownload() = default;
@@ -82,11 +89,11 @@ void RecordingDownload::start(std::unique_ptr<FileRangeBody> body) {
 net::SessionInfo RecordingDownload::describe() const {
   net::SessionInfo i;
   i.id = id();
-  i.kind = net::SessionKind::Player;  // of a recording: protocol "download" tells it from a live player
-  i.protocol = std::string(kProtocol);
-  i.peer = info_.peer;
+  i.kind = net::SessionKind::Download;
+  i.protocol = net::session_protocol_name(protocol());
+  i.peer = request_.info.peer;
   i.stream = key_.str();
-  i.since_ms = info_.started_ms;
+  i.since_ms = request_.info.started_ms;
   if (body_) {
     i.bytes_in = body_->bytes_in();
     i.bytes_out = body_->body_bytes();
@@ -107,19 +114,12 @@ void RecordingDownload::ended(const std::string& reason) { finish(reason.empty()
 void RecordingDownload::finish(const std::string& reason) {
   if (std::exchange(finished_, true)) return;
   core::SessionAccess a;
-  a.peer = info_.peer;
   a.protocol = "recording";
   a.command = "download";
-  a.app = key_.app;
-  a.name = key_.name;
-  const std::string args = core::redact_query(info_.query, ctx_.config->log.redact_params);
-  a.args = args;
   a.bytes_in = body_ ? body_->bytes_in() : 0;
   a.bytes_out = body_ ? body_->body_bytes() : 0;
-  a.duration_ms = ctx_.timers->now_ms() - info_.started_ms;
-  a.close_reason = reason == "peer closed" ? "client closed" : reason;
-  a.agent = agent_;
-  log_session_end(ctx_, a);
+  a.close_reason = reason;
+  log_http_session_end(ctx_, request_, key_, a);
   ctx_.sessions->retire(this);
 }
 

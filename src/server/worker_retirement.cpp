@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "rill/media/stream_key.h"
-#include "rill/server/recording_download.h"
 
 namespace rill::server {
 
@@ -25,14 +24,17 @@ void WorkerRetirement::start() {
 
 bool WorkerRetirement::carries_media(const net::SessionInfo& info) const {
   switch (info.kind) {
-    case net::SessionKind::Publisher: return true;
-    case net::SessionKind::WorkerLink: return !info.stream.empty();  // a sender; queries are short
+    case net::SessionKind::Publisher:
+      return true;
+    case net::SessionKind::WorkerLink:
+      return !info.stream.empty();  // a sender; queries are short
     case net::SessionKind::Player: {
       auto key = media::StreamKey::parse(info.stream);
       media::Stream* s = key ? ctx_.streams->find(*key) : nullptr;
       return s && s->has_publisher();
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -50,7 +52,7 @@ void WorkerRetirement::check() {
   ctx_.sessions->for_each([&](net::Session& s) {
     const net::SessionInfo info = s.describe();
     // A download is live while its bytes go out; one whose client stopped reading is idle.
-    if (info.protocol == RecordingDownload::kProtocol) {
+    if (info.kind == net::SessionKind::Download) {
       const auto [last, added] = sent_.try_emplace(info.id, info.bytes_out);
       sent.emplace(info.id, info.bytes_out);
       if (added || last->second != info.bytes_out) {

@@ -25,13 +25,19 @@ std::string client_proto(const net::SessionInfo& i) {
 }
 
 bool is_client(const net::SessionInfo& i) {
-  return i.kind == net::SessionKind::Publisher || i.kind == net::SessionKind::Player;
+  return i.kind == net::SessionKind::Publisher || i.kind == net::SessionKind::Player ||
+         i.kind == net::SessionKind::Download;
+}
+
+// The API lists a download as a player (of the recording) whose proto is "download" (docs/api.md).
+const char* client_kind(const net::SessionInfo& i) {
+  return net::session_kind_name(i.kind == net::SessionKind::Download ? net::SessionKind::Player : i.kind);
 }
 
 json client_json(const net::SessionInfo& i, const WorkerMonitor* mon) {
   const auto slash = i.stream.find('/');
   return {{"id", i.id},
-          {"kind", net::session_kind_name(i.kind)},
+          {"kind", client_kind(i)},
           {"proto", client_proto(i)},
           {"addr", i.peer},
           {"app", slash == std::string::npos ? "" : i.stream.substr(0, slash)},
@@ -181,7 +187,7 @@ void WorkerDetails::add_details(json& stats) {
                      {"proto", client_proto(i)},
                      {"addr", i.peer},
                      {"since_ms", mon ? mon->unix_ms(i.since_ms) : i.since_ms}};
-    } else if (i.protocol == "download") {  // of a recording (server/recording_download.h): not a live player
+    } else if (i.kind == net::SessionKind::Download) {  // of a recording: not a live player
       ++downloads;
     } else {
       (i.protocol == "http-flv" ? p.flv : p.rtmp) += 1;

@@ -21,11 +21,9 @@ namespace {
 using nlohmann::json;
 constexpr auto kTick = std::chrono::milliseconds(1000);
 
-// A player of a live stream; not a download of its recording (server/recording_download.h: a
-// player session whose protocol is "download"), whose bytes are not the stream's players'.
-bool plays_live(const net::SessionInfo& i) {
-  return i.kind == net::SessionKind::Player && !i.stream.empty() && i.protocol != "download";
-}
+// A player of a live stream; a download of its recording (SessionKind::Download) is not one: its
+// bytes are not the stream's players'.
+bool plays_live(const net::SessionInfo& i) { return i.kind == net::SessionKind::Player && !i.stream.empty(); }
 constexpr size_t kRateSamples = 11;  // 10 s between the oldest and the newest
 constexpr int64_t kMinHlsWindowMs = 4000;
 
@@ -244,6 +242,7 @@ WorkerMonitor::Published WorkerMonitor::publish_counters(const Totals& t, uint64
   v.flv = publisher_.publish(Counter::AcceptedFlv, accepted(SessionProtocol::HttpFlv));
   v.hls = publisher_.publish(Counter::AcceptedHls, hls_requests_);
   v.link = publisher_.publish(Counter::AcceptedLink, accepted(SessionProtocol::WorkerLink));
+  v.download = publisher_.publish(Counter::AcceptedDownload, accepted(SessionProtocol::Download));
   v.dropped = publisher_.publish(Counter::DroppedFrames, t.dropped);
   v.hls_segments = publisher_.publish(Counter::HlsSegments, hls_segments);
   v.cpu_us = publisher_.publish(Counter::CpuMicros, cpu_micros());
@@ -254,14 +253,16 @@ WorkerMonitor::Published WorkerMonitor::publish_counters(const Totals& t, uint64
 
 json WorkerMonitor::counters() {
   const Published v = publish_counters(live_totals(), hls_segments_total());
-  return {{"bytes_in", v.bytes_in},
-          {"bytes_out", v.bytes_out},
-          {"accepted", {{"rtmp", v.rtmp}, {"flv", v.flv}, {"hls", v.hls}, {"worker-link", v.link}}},
-          {"dropped_frames", v.dropped},
-          {"hls_segments", v.hls_segments},
-          {"cpu_seconds", static_cast<double>(v.cpu_us) / 1e6},
-          {"record_bytes", v.record_bytes},
-          {"record_failures", v.record_failures}};
+  return {
+      {"bytes_in", v.bytes_in},
+      {"bytes_out", v.bytes_out},
+      {"accepted",
+       {{"rtmp", v.rtmp}, {"flv", v.flv}, {"hls", v.hls}, {"worker-link", v.link}, {"download", v.download}}},
+      {"dropped_frames", v.dropped},
+      {"hls_segments", v.hls_segments},
+      {"cpu_seconds", static_cast<double>(v.cpu_us) / 1e6},
+      {"record_bytes", v.record_bytes},
+      {"record_failures", v.record_failures}};
 }
 
 json WorkerMonitor::all_rows(uint32_t slots) {
@@ -288,7 +289,8 @@ json WorkerMonitor::all_rows(uint32_t slots) {
                      {{"rtmp", get(Counter::AcceptedRtmp)},
                       {"flv", get(Counter::AcceptedFlv)},
                       {"hls", get(Counter::AcceptedHls)},
-                      {"worker-link", get(Counter::AcceptedLink)}}},
+                      {"worker-link", get(Counter::AcceptedLink)},
+                      {"download", get(Counter::AcceptedDownload)}}},
                     {"dropped_frames", get(Counter::DroppedFrames)},
                     {"hls_segments", get(Counter::HlsSegments)},
                     {"cpu_seconds", static_cast<double>(get(Counter::CpuMicros)) / 1e6},

@@ -1,14 +1,17 @@
 """Recording downloads with the real daemon (docs/recording.md, "Playback"; server/recording_download.h):
 ffmpeg publishes 4 s of high-bitrate lavfi noise (about 40 MB, as fast as it sends) to an app that
 records it as one fMP4 file. /recordings/{id}/{file} sends that file, larger than 32 MiB, whole and
-byte-identical with its Content-Length, and a Range across its middle; If-None-Match gets 304 and
+byte-identical with its Content-Length, and a Range across its middle; If-None-Match gets 304 (so does
+If-Modified-Since with the Last-Modified date, unless an If-None-Match is there) and
 If-Range a 206 when it matches, the whole file (200) when it does not, on /recordings and on
 recording.mp4 (whose strong ETag is the same for the same request). Slow readers (64 KiB/s for 2 s)
 keep the worker's RSS bounded (the body streams, 256 KiB queued per download at most; not checked
 under ASan, whose allocator holds what is freed), are listed
 by /api/v1/clients (proto download) and counted by rill_connections while they run, and are gone
 once their clients leave. A reload's retiring worker keeps a download that is still being read and
-exits once it has been sent whole.
+exits once it has been sent whole. A client that stops reading is closed once it took no byte for
+http.timeout (2 s here; the access log says `send timeout`), while a slow reader beside it goes on
+and gets the file whole.
 
 Run:  cd tests/integration && RILL_BIN=.../rill python3 -m unittest -v test_record_downloads
 """
@@ -17,6 +20,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import socket
 import tempfile
 import time
@@ -31,6 +35,7 @@ SECONDS = 4
 SLOW_READERS = 4
 SLOW_RATE = 64 * 1024  # bytes a second each
 SLOW_SECONDS = 2.0
+HTTP_TIMEOUT = 2.0  # http.timeout: a download whose client takes nothing for this long is closed
 
 
 def make_noise_media(path):
@@ -61,6 +66,15 @@ def fetch(port, path, headers=None, method='GET'):
         conn.close()
 
 
+def read_to_end(sock, received):
+    """Appends what `sock` receives to `received` until the server closes."""
+    while True:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            return
+        received += chunk
+
+
 class RecordDownloadsTest(unittest.TestCase):
 
     @classmethod
@@ -69,9 +83,12 @@ class RecordDownloadsTest(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix='rill-downloads-')
         media = os.path.join(cls.dir, 'noise.flv')
         make_noise_media(media)
-        cls.rill = Rill({'apps': {'rec': {'record': {
-            'mode': 'all', 'segment': '0s', 'serve': True,
-            'path': os.path.join(cls.dir, '{app}', '{name}-{start:%H-%M-%S}')}}}})
+        cls.access_log = os.path.join(cls.dir, 'access.log')
+        cls.rill = Rill({'http': {'timeout': '%gs' % HTTP_TIMEOUT},
+                         'log': {'access_log': cls.access_log, 'access_format': 'json'},
+                         'apps': {'rec': {'record': {
+                             'mode': 'all', 'segment': '0s', 'serve': True,
+                             'path': os.path.join(cls.dir, '{app}', '{name}-{start:%H-%M-%S}')}}}})
         try:
             rilltest.ffmpeg_publish(cls.rill.rtmp_url('cam', app='rec'), media, loop=False,
                                     realtime=False).wait(timeout=60)
@@ -127,6 +144,12 @@ class RecordDownloadsTest(unittest.TestCase):
         status, headers, _, length = self.get(path, {'If-None-Match': 'W/"other", ' + etag})
         self.assertEqual((status, length, headers['ETag']), (304, 0, etag))
         self.assertEqual(self.get(path, {'If-None-Match': '"other"'})[0], 200)
+        # If-Modified-Since (§13.1.3): 304 from the Last-Modified date on, ignored under If-None-Match.
+        status, headers, _, length = self.get(path, {'If-Modified-Since': date})
+        self.assertEqual((status, length, headers['ETag']), (304, 0, etag))
+        self.assertEqual(self.get(path, {'If-Modified-Since': 'Thu, 01 Jan 1970 00:00:00 GMT'})[0], 200)
+        self.assertEqual(self.get(path, {'If-Modified-Since': 'not a date'})[0], 200)
+        self.assertEqual(self.get(path, {'If-None-Match': '"other"', 'If-Modified-Since': date})[0], 200)
         for validator in (etag, date):
             status, headers, _, length = self.get(path, {'Range': 'bytes=100-199', 'If-Range': validator})
             self.assertEqual((status, length, headers.get('Content-Range')), (206, 100, 'bytes 100-199/%d' % size))
@@ -147,10 +170,8 @@ class RecordDownloadsTest(unittest.TestCase):
 
     def test_reload_waits_for_a_download(self):
         old = set(self.rill.worker_pids())
-        s = socket.create_connection(('127.0.0.1', self.rill.http_port), timeout=5)
+        s = self.open_download(64 * 1024)
         try:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
-            s.sendall(('GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' % self.path()).encode())
             received = bytearray(s.recv(64 * 1024))
             self.assertTrue(self.rill.reload())
             self.assertTrue(wait_until(lambda: set(self.rill.worker_pids()) - old, 10), self.rill.log_tail())
@@ -158,16 +179,10 @@ class RecordDownloadsTest(unittest.TestCase):
                 received += s.recv(8 * 1024)
                 time.sleep(0.125)
             self.assertTrue(old <= set(self.rill.worker_pids()), 'the retiring worker left during the download')
-            while True:
-                chunk = s.recv(1 << 20)
-                if not chunk:
-                    break
-                received += chunk
+            read_to_end(s, received)
         finally:
             s.close()
-        head, _, body = bytes(received).partition(b'\r\n\r\n')
-        self.assertTrue(head.startswith(b'HTTP/1.1 200'), head)
-        self.assertEqual(hashlib.sha256(body).hexdigest(), hashlib.sha256(self.data).hexdigest())
+        self.assert_whole_file(received)
         self.assertTrue(wait_until(lambda: not old & set(self.rill.worker_pids()), 10),
                         'the retiring worker stayed after its download ended')
 
@@ -193,6 +208,9 @@ class RecordDownloadsTest(unittest.TestCase):
             listed = self.downloads()
             status, _, body = http_get(self.rill.api_url('/metrics'))
             self.assertIn('rill_connections{proto="download"} %d' % SLOW_READERS, body.decode())
+            # Counted as accepted too, under the same label (each test before this one downloads).
+            accepted = re.search(r'^rill_connections_accepted_total\{proto="download"\} (\d+)$', body.decode(), re.M)
+            self.assertGreaterEqual(int(accepted.group(1)) if accepted else 0, SLOW_READERS, body.decode())
         finally:
             for s in readers:
                 s.close()
@@ -207,6 +225,58 @@ class RecordDownloadsTest(unittest.TestCase):
             self.assertLess(peak - before, 16 * 1024, (before, peak))
 
         self.assertTrue(wait_until(lambda: self.downloads() == [], 5, 0.1), 'downloads listed after their clients left')
+
+    def assert_whole_file(self, received):
+        """`received` is a 200 response whose body is the recording, byte for byte."""
+        head, _, body = bytes(received).partition(b'\r\n\r\n')
+        self.assertTrue(head.startswith(b'HTTP/1.1 200'), head)
+        self.assertEqual(hashlib.sha256(body).hexdigest(), hashlib.sha256(self.data).hexdigest())
+
+    def access_lines(self):
+        with open(self.access_log) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def open_download(self, rcvbuf):
+        s = socket.create_connection(('127.0.0.1', self.rill.http_port), timeout=5)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.sendall(('GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' % self.path()).encode())
+        return s
+
+    def test_a_client_that_stops_reading_is_closed_after_http_timeout(self):
+        stalled = self.open_download(16 * 1024)  # never read
+        reader = self.open_download(64 * 1024)   # reads slowly all along
+        stalled_addr = '127.0.0.1:%d' % stalled.getsockname()[1]
+        reader_addr = '127.0.0.1:%d' % reader.getsockname()[1]
+        started = time.monotonic()
+        received, closed_after, listed = bytearray(), None, []
+        try:
+            # The kernel buffers fill within a moment; the server checks every http.timeout / 4.
+            while time.monotonic() - started < HTTP_TIMEOUT * 1.25 + 4:
+                received += reader.recv(16 * 1024)
+                listed = [c['addr'] for c in self.downloads()]
+                if stalled_addr not in listed:
+                    closed_after = time.monotonic() - started
+                    break
+                time.sleep(0.25)
+            self.assertIsNotNone(closed_after, 'a download nobody reads still open: %r' % listed)
+            self.assertGreaterEqual(closed_after, HTTP_TIMEOUT)
+            self.assertIn(reader_addr, listed)  # the slow reader is no stalled client
+            read_to_end(reader, received)
+        finally:
+            stalled.close()
+            reader.close()
+        self.assert_whole_file(received)
+
+        def lines():
+            return {line['peer']: line for line in self.access_lines()
+                    if line.get('peer') in (stalled_addr, reader_addr)}
+        self.assertTrue(wait_until(lambda: len(lines()) == 2, 5, 0.1), lines())
+        got = lines()
+        self.assertEqual((got[stalled_addr]['protocol'], got[stalled_addr]['command'],
+                          got[stalled_addr]['close_reason']), ('recording', 'download', 'send timeout'))
+        self.assertLess(got[stalled_addr]['bytes_out'], len(self.data) // 4)
+        self.assertEqual(got[reader_addr]['close_reason'], 'sent')
+        self.assertIn('took no byte within http.timeout', self.rill.log_text())
 
 
 if __name__ == '__main__':

@@ -20,6 +20,11 @@ bool set_send_buffer(int fd, size_t bytes);
 // socket that is not TCP.
 bool set_notsent_lowat(int fd, size_t bytes);
 
+// Bytes the kernel holds for fd that the peer has not acknowledged yet, sent or not (SIOCOUTQ):
+// what a connection wrote minus this is what its client took. -1 (errno set) when the kernel
+// cannot tell.
+long unacked_send_bytes(int fd);
+
 // Both, as a player's listener configures them (`rtmp.*` / `http.*`).
 inline void limit_kernel_send_queue(int fd, size_t send_buffer, size_t notsent_lowat) {
   set_send_buffer(fd, send_buffer);

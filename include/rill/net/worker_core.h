@@ -55,19 +55,22 @@ struct WorkerCore {
 
 // What a session speaks; fixed for its life. SessionSet counts the live sessions of each, so
 // that a limit applies to one protocol (rtmp.max_connections counts RTMP sessions only).
-enum class SessionProtocol : uint8_t { Other, Rtmp, HttpFlv, WorkerLink };
-inline constexpr size_t kSessionProtocols = 4;
-const char* session_protocol_name(SessionProtocol p);  // "other", "rtmp", "http-flv", "worker-link"
+enum class SessionProtocol : uint8_t { Other, Rtmp, HttpFlv, WorkerLink, Download };
+inline constexpr size_t kSessionProtocols = 5;
+// "other", "rtmp", "http-flv", "worker-link", "download"
+const char* session_protocol_name(SessionProtocol p);
 
-// What a session does now.
-enum class SessionKind : uint8_t { Other, Connecting, Publisher, Player, WorkerLink };
-const char* session_kind_name(SessionKind k);  // "other", "connecting", "publisher", "player", "worker-link"
+// What a session does now. A Download sends a recording's bytes (server/recording_download.h):
+// a client of the recording's stream, but not one of its live players.
+enum class SessionKind : uint8_t { Other, Connecting, Publisher, Player, WorkerLink, Download };
+// "other", "connecting", "publisher", "player", "worker-link", "download"
+const char* session_kind_name(SessionKind k);
 
 // A session described for statistics: a plain value, so callers need no dynamic_cast.
 struct SessionInfo {
   uint64_t id = 0;  // unique across the server's workers (SessionSet::next_id)
   SessionKind kind = SessionKind::Other;
-  std::string protocol;  // "rtmp", "rtmps", "http-flv", "worker-link"
+  std::string protocol;  // "rtmp", "rtmps", "http-flv", "worker-link", "download"
   std::string peer;      // "1.2.3.4:5678", "unix"
   std::string stream;    // "app/name" it publishes, plays or relays; empty when none
   int64_t since_ms = 0;  // start, on the worker's TimerQueue clock

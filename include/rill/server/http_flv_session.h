@@ -19,6 +19,7 @@
 #include "rill/media/stream.h"
 #include "rill/net/worker_core.h"
 #include "rill/server/http_names.h"
+#include "rill/server/session_access.h"
 #include "rill/server/stream_routes.h"
 
 namespace rill::server {
@@ -52,10 +53,9 @@ class HttpFlvSession final : public net::Session, public media::Subscriber {
   uint64_t frames_dropped() const { return body_ ? body_->connection().queue().frames_dropped() : 0; }
 
   net::WorkerCore& ctx_;
-  HttpExchange* ex_;      // until start()
-  HttpRequestInfo info_;  // peer, query, start time (the access log)
-  std::string agent_;     // User-Agent and Referer, for the access log
-  std::string referer_;
+  HttpExchange* ex_;             // until start()
+  HttpSessionRequest request_;   // peer, query, start time, agent (the access log)
+  const HttpRequestInfo& info_;  // request_.info
   media::StreamKey key_;
   media::Stream* stream_ = nullptr;
   bool started_ = false;

@@ -30,6 +30,10 @@ enum class Counter : uint8_t {
   Respawns,        // the master's respawns of the slot's worker after it died
   RecordBytes,     // bytes written to recording files
   RecordFailures,  // recordings stopped by a write error or a full write queue
+  // Downloads of recordings (server/recording_download.h). Last, so that an area inherited from
+  // a build without it (a binary upgrade) keeps every other counter where it was; a row has room
+  // for 16 counters (one cache-line-aligned row of 128 bytes), so the area's size is the same.
+  AcceptedDownload,
   kCount,
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);
@@ -55,6 +59,8 @@ class ServerCounters {
   struct alignas(64) Row {
     std::atomic<uint64_t> v[kCounterCount];
   };
+  // A binary upgrade maps the old build's area: a new counter must not change a row's size.
+  static_assert(sizeof(Row) == 128, "a row of the server counters changed size");
   struct Area {
     std::atomic<int64_t> started_unix_ms;
     Row rows[kCounterSlots];
