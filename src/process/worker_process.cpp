@@ -5,7 +5,8 @@
 //   master's log; title "rill: worker N" (argv overwritten + PR_SET_NAME); open its own log
 //   ("[worker N]"); drop privileges to `user` (initgroups/setgid/setuid; the death signal is
 //   set again since a credential change clears it); event_base + server::Worker(base, ctx),
-//   start(); libevent signal events: SIGTERM/SIGINT -> stop_now() + loopexit,
+//   start(); libevent signal events: SIGTERM/SIGINT -> stop_now() then loopexit (once the
+//   recordings it closed are reported, at most shutdown_timeout / 2),
 //   SIGQUIT -> drain(loopexit) with a hard shutdown_timeout timer, SIGUSR2 -> retire (a
 //   reload: server/worker_retirement.h), SIGUSR1 -> reopen logs,
 //   SIGHUP and SIGPIPE ignored. Second guard against an orphaned worker: the read end of a
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -49,18 +51,25 @@ struct WorkerState {
   bool stopping = false;
 };
 
-void stop_now(WorkerState& st, const char* why) {
+// The loop goes on until the recordings the stop closed are reported (on_record_done), for at
+// most `reports_for`: within the master's bound, after which it SIGKILLs the worker.
+void stop_now(WorkerState& st, const char* why, std::chrono::milliseconds reports_for) {
   if (st.stopping) return;
   st.stopping = true;
   st.log->info("{}: closing {} session(s) and exiting", why, st.worker->session_count());
-  st.worker->stop_now();
-  event_base_loopexit(st.base, nullptr);
+  st.worker->stop_now(reports_for, [&st] { event_base_loopexit(st.base, nullptr); });
+}
+
+// A fast stop: the master SIGKILLs what is left after shutdown_timeout; half of it for the reports.
+void stop_now(WorkerState& st, const char* why) {
+  stop_now(st, why, std::chrono::milliseconds(st.shutdown_timeout.count() / 2));
 }
 
 void on_drain_timeout(evutil_socket_t, short, void* arg) {
   auto& st = *static_cast<WorkerState*>(arg);
   st.log->warn("drain not finished after {} ms", st.shutdown_timeout.count());
-  stop_now(st, "shutdown_timeout reached");
+  // The master's SIGKILL of a graceful stop comes 1 s after shutdown_timeout.
+  stop_now(st, "shutdown_timeout reached", std::chrono::milliseconds(500));
 }
 
 void on_signal(evutil_socket_t sig, short, void* arg) {
@@ -202,8 +211,7 @@ void run_worker_process(WorkerProcessParams p) {
       http += l.service == net::ListenService::Http;
     }
     st.log->info("worker process started (pid {}, generation {}, {} rtmp + {} http listener(s){})",
-                 ::getpid(), p.generation, rtmp, http,
-                 p.user ? ", user " + p.user->name : std::string());
+                 ::getpid(), p.generation, rtmp, http, p.user ? ", user " + p.user->name : std::string());
 
     if (event_base_dispatch(st.base) < 0) {
       st.log->error("event loop failed");

@@ -167,6 +167,11 @@ void FileWriter::wait_idle() {
   idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
+bool FileWriter::idle() const {
+  std::lock_guard lock(mu_);
+  return queue_.empty() && !busy_;
+}
+
 void FileWriter::execute(Command& c) {
   RecordFile& f = *c.file;
   switch (c.op) {

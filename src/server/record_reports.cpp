@@ -38,6 +38,14 @@ void RecordReports::closed(record::RecordFilePtr file) {
   (void)!::write(wake_fd_, &one, sizeof one);  // the counter only grows: never full in practice
 }
 
+bool RecordReports::idle() {
+  {
+    std::lock_guard lock(mu_);
+    if (!inbox_.empty()) return false;
+  }
+  return client_.pending() == 0;
+}
+
 void RecordReports::on_wake(int fd, short, void* arg) {
   auto* self = static_cast<RecordReports*>(arg);
   uint64_t n = 0;

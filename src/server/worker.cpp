@@ -127,6 +127,7 @@ struct Worker::Impl {
   std::vector<std::unique_ptr<net::Acceptor>> rtmp_acceptors;
   std::shared_ptr<net::TlsContext> rtmps;  // rtmp.tls_listen's certificate, read at start
   std::function<void()> on_drained;
+  std::function<void()> on_stopped;  // a fast stop's end (stop_now)
   event* drain_check = nullptr;
   std::unique_ptr<WorkerRetirement> retirement;  // an old generation after a reload
 
@@ -318,6 +319,26 @@ struct Worker::Impl {
     }
   }
 
+  // A fast stop closed the publishers, and with them their recording files: the writer thread
+  // closes them on disk, then their on_record_done calls go out from this loop. Polled until
+  // both are done or `deadline` (ms, the timer queue's clock) passes.
+  void await_record_reports(int64_t deadline) {
+    if (record_writer->idle() && record_reports->idle()) {
+      wctx.log->debug("stop: every closed recording reported");
+      return stopped();
+    }
+    if (timers.now_ms() >= deadline) {
+      wctx.log->warn("stop: exiting without waiting longer for {} unanswered on_record_done call(s){}",
+                     record_reports->calls_in_flight(),
+                     record_writer->idle() ? "" : " and recording files still closing (not reported)");
+      return stopped();
+    }
+    timers.schedule(std::chrono::milliseconds(50), [this, deadline] { await_record_reports(deadline); });
+  }
+  void stopped() {
+    if (auto done = std::exchange(on_stopped, nullptr)) done();
+  }
+
   // No new connection on any listener (the master keeps the sockets for the slot's next worker).
   // `quiet`: a retiring worker, whose HTTP connections go on being answered.
   void stop_accepting(bool quiet) {
@@ -390,13 +411,16 @@ void Worker::drain(std::function<void()> on_drained) {
   event_add(impl_->drain_check, &tv);
 }
 
-void Worker::stop_now() {
+void Worker::stop_now(std::chrono::milliseconds reports_for, std::function<void()> on_stopped) {
   impl_->retirement.reset();
   impl_->stop_accepting(false);
   impl_->link_endpoint->stop();
   impl_->sessions.close_all("worker stopping");
   impl_->cluster->stop();
   impl_->locator->close_all();
+  impl_->on_stopped = std::move(on_stopped);
+  if (!impl_->record_reports || reports_for.count() <= 0) return impl_->stopped();
+  impl_->await_record_reports(impl_->timers.now_ms() + reports_for.count());
 }
 
 size_t Worker::session_count() const { return impl_->sessions.size(); }

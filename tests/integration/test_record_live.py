@@ -2,7 +2,8 @@
 recorded in 10 s files that concatenate to exactly the frames published; mode manual started and stopped through
 POST /api/v1/streams/{app}/{name}/record on a 2-worker server (the request lands on either
 worker, the owner records), the stream's record state in the API, callbacks.on_record_done
-reaching a small HTTP backend with nginx-rtmp's fields, the rill_record_* metrics; and a record
+reaching a small HTTP backend with nginx-rtmp's fields (also for the files a fast stop, SIGTERM,
+closes), the rill_record_* metrics; and a record
 path on a 20 MB tmpfs that fills up: the recording fails with "No space", the live HTTP-FLV
 player sees no gap, and recording resumes by itself once files are deleted.
 
@@ -270,6 +271,32 @@ class RecordLiveTest(unittest.TestCase):
         self.assertEqual(len(glob.glob(os.path.join(self.dir, 'cam-*'))), 1)
         self.assertEqual(api(self.rill, 'POST', '/api/v1/streams/man/cam/record', '{"action":"start"}')[0], 200)
         self.assertTrue(wait_until(lambda: len(glob.glob(os.path.join(self.dir, 'cam-*'))) == 2, 10, 0.2))
+
+    def test_fast_stop_reports_each_closed_file(self):
+        # Two streams, on either of two workers: SIGTERM closes their recordings, and each file
+        # is reported before the workers exit (within shutdown_timeout / 2 at most).
+        self.start_rill({'rec': {'record': {'mode': 'all', 'path': os.path.join(self.dir, '{name}-{start}')},
+                                 'callbacks': {'on_record_done': self.backend.url}}}, workers=2)
+        names = ('cam', 'cam2')
+        for name in names:
+            pub = rilltest.ffmpeg_publish(self.rill.rtmp_url(name, app='rec'), self.media)
+            self.addCleanup(rilltest.stop_process, pub)
+        for name in names:
+            self.assertTrue(wait_until(lambda: record_state(self.rill, 'rec', name).get('state') == 'recording',
+                                       15, 0.2), self.rill.log_tail())
+        time.sleep(1.5)  # a flush or more in each file
+        started = time.monotonic()
+        self.assertEqual(self.rill.stop(), 0)
+        took = time.monotonic() - started
+        with self.backend.lock:
+            forms = {f['name']: f for f in self.backend.forms}
+        self.assertEqual(sorted(forms), sorted(names), self.rill.log_tail())
+        for name, form in forms.items():
+            self.assertEqual((form['call'], form['app']), ('record_done', 'rec'))
+            self.assertTrue(os.path.basename(form['path']).startswith(name + '-'), form)
+            self.assertEqual(int(form['bytes']), os.path.getsize(form['path']))
+            self.assertGreater(float(form['duration']), 1.0)
+        self.assertLess(took, 2.5, 'the stop waited past shutdown_timeout / 2 (5 s / 2)')
 
     def test_disk_full_fails_then_resumes(self):
         if os.geteuid() != 0:

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <string>
 
@@ -55,6 +56,29 @@ TEST(FileWriter, OpenAppendRewriteClose) {
   EXPECT_EQ(f->path(), path);
   EXPECT_EQ(slurp(path), "Jello world");
   EXPECT_EQ(w.queued_bytes(), 0u);
+}
+
+// idle() never blocks (a fast stop polls it from the loop): false while a close is being carried
+// out, true once every queued command is.
+TEST(FileWriter, IdleOnlyOnceEveryCommandIsCarriedOut) {
+  TempDir d;
+  std::promise<void> closing, release;
+  FileWriterOptions o;
+  o.on_closed = [&](RecordFilePtr) {
+    closing.set_value();
+    release.get_future().wait();
+  };
+  FileWriter w(o);
+  EXPECT_TRUE(w.idle());
+  auto f = w.open(d.path + "/i.mp4");
+  EXPECT_TRUE(w.append(f, text("x")));
+  w.close(f);
+  closing.get_future().wait();  // the writer thread is inside the close
+  EXPECT_FALSE(w.idle());
+  release.set_value();
+  w.wait_idle();
+  EXPECT_TRUE(w.idle());
+  EXPECT_TRUE(f->closed());
 }
 
 TEST(FileWriter, AppendsMovedVectorsInOrderWithinTheBound) {

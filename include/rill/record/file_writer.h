@@ -116,6 +116,9 @@ class FileWriter {
   // Blocks until every command queued so far is carried out. For tests: the event loop never
   // calls it.
   void wait_idle();
+  // True when every command queued so far is carried out. Never blocks: a worker's fast stop
+  // polls it while its last files close.
+  bool idle() const;
 
   size_t queued_bytes() const { return queued_.load(std::memory_order_relaxed); }
   // Running totals of this writer, for the metrics: bytes written to files, and recordings that
@@ -149,7 +152,7 @@ class FileWriter {
   FileWriterOptions opt_;
   std::atomic<size_t> queued_{0};
   std::atomic<uint64_t> bytes_written_{0}, failures_{0};
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Command> queue_;  // guarded by mu_
   bool stopping_ = false;      // guarded by mu_

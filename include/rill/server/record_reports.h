@@ -7,8 +7,8 @@
 // The close is carried out on the record::FileWriter thread, which knows the file's final size;
 // closed() is called there, queues the file and wakes the worker's loop through an eventfd; the
 // callbacks are sent from the loop. A file that holds nothing (it could not be created) is
-// reported in the log only. A callback that fails is logged, never retried. Files closed while
-// the worker's loop is ending (a fast stop) are not reported.
+// reported in the log only. A callback that fails is logged, never retried. A fast stop keeps
+// the loop running, for a bounded time, until idle() (server/worker.h, Worker::stop_now).
 #include <spdlog/logger.h>
 
 #include <functional>
@@ -36,6 +36,9 @@ class RecordReports {
 
   // On the writer thread (record::FileWriterOptions::on_closed).
   void closed(record::RecordFilePtr file);
+  // True when no closed file waits to be reported and no on_record_done call is in flight.
+  bool idle();
+  size_t calls_in_flight() const { return client_.pending(); }
 
   // Also told of each reported file, on the loop (APP, NAME, path): the record_done exec hooks.
   using ExecHook = std::function<void(const std::string&, const std::string&, const std::string&)>;

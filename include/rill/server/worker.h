@@ -2,12 +2,12 @@
 // Worker: everything one worker process serves, on one libevent event_base and one thread.
 // The process module (process/) forks the worker, installs its signal handling and runs the
 // loop; this class owns the listeners and the sessions.
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <vector>
-
-#include <spdlog/logger.h>
 
 #include "rill/config/config.h"
 #include "rill/net/acceptor.h"
@@ -17,7 +17,7 @@ struct event_base;
 namespace rill::workers {
 class OwnershipTable;
 class ServerCounters;
-}
+}  // namespace rill::workers
 
 namespace rill::server {
 
@@ -55,8 +55,10 @@ class Worker {
   // Graceful stop (SIGQUIT): stop accepting, let sessions end
   // (players are ended at the stream's natural end or after `drain_timeout`), then call on_drained.
   void drain(std::function<void()> on_drained);
-  // Fast stop (SIGTERM): close every session now.
-  void stop_now();
+  // Fast stop (SIGTERM): close every session now; on_stopped once the recording files this
+  // closed are closed on disk and their on_record_done calls answered, or after `reports_for` at
+  // the latest (at once when the worker records nothing). The loop must run until then.
+  void stop_now(std::chrono::milliseconds reports_for, std::function<void()> on_stopped);
   size_t session_count() const;
 
  private:
