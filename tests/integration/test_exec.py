@@ -256,7 +256,10 @@ class ExecTranscoderTest(unittest.TestCase):
                 self.assertTrue(pid2, r.log_tail())
                 view = api_json(r, '/api/v1/streams/live/t_hi')['exec'][0]
                 self.assertEqual((view['restarts'], view['last_exit']), (1, 'killed by signal 9 (Killed)'))
-                self.assertEqual(transcoder_processes(source), [pid2])
+                # The API lists the child from its fork on; its argv is ffmpeg's once it has exec'd
+                # (a moment later, longer under the sanitizers).
+                self.assertTrue(wait_until(lambda: transcoder_processes(source) == [pid2], timeout=5),
+                                (transcoder_processes(source), pid2))
                 # The publisher leaves: the ffmpeg is stopped (SIGTERM to its group).
                 since = r.log_offset()
                 stop_process(pub)
