@@ -150,7 +150,7 @@ def group_alive(pgid):
 # docs/abr.md's recipe (lighter x264 settings): the source's timestamps kept (-copyts), a keyframe
 # where the source has one, none of its own.
 TRANSCODE = ['ffmpeg', '-nostdin', '-hide_banner', '-loglevel', 'error', '-copyts', '-i',
-             'rtmp://127.0.0.1:{port}/live/{name}', '-c:v', 'libx264', '-preset', 'ultrafast',
+             'rtmp://127.0.0.1:{port}/live/{name}', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0',
              '-tune', 'zerolatency', '-s', '320x180', '-force_key_frames', 'source',
              '-x264-params', 'keyint=infinite:scenecut=0', '-enc_time_base:v', '-1',
              '-c:a', 'copy', '-f', 'flv', 'rtmp://127.0.0.1:{port}/live/{group}_lo?{hop}']
