@@ -25,6 +25,7 @@ void WorkerRetirement::start() {
 bool WorkerRetirement::carries_media(const net::SessionInfo& info) const {
   switch (info.kind) {
     case net::SessionKind::Publisher:
+    case net::SessionKind::Download:  // ends by itself: sent, or its send timeout
       return true;
     case net::SessionKind::WorkerLink:
       return !info.stream.empty();  // a sender; queries are short
@@ -46,20 +47,11 @@ void WorkerRetirement::check() {
   }
   const int64_t now = ctx_.timers->now_ms();
   std::unordered_map<uint64_t, int64_t> seen;
-  std::unordered_map<uint64_t, uint64_t> sent;
   std::vector<net::Session*> expired;
   size_t live = 0;
   ctx_.sessions->for_each([&](net::Session& s) {
     const net::SessionInfo info = s.describe();
-    // A download is live while its bytes go out; one whose client stopped reading is idle.
-    if (info.kind == net::SessionKind::Download) {
-      const auto [last, added] = sent_.try_emplace(info.id, info.bytes_out);
-      sent.emplace(info.id, info.bytes_out);
-      if (added || last->second != info.bytes_out) {
-        ++live;
-        return;
-      }
-    } else if (carries_media(info)) {
+    if (carries_media(info)) {
       ++live;
       return;
     }
@@ -69,7 +61,6 @@ void WorkerRetirement::check() {
     if (now - since >= idle_limit_.count()) expired.push_back(&s);
   });
   idle_since_ = std::move(seen);
-  sent_ = std::move(sent);
   live_ = live;
   for (auto* s : expired) s->close("idle after a reload (shutdown_timeout)");
   timer_ = ctx_.timers->schedule(kCheckInterval, [this] { check(); });

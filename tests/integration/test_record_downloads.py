@@ -9,7 +9,8 @@ keep the worker's RSS bounded (the body streams, 256 KiB queued per download at 
 under ASan, whose allocator holds what is freed), are listed
 by /api/v1/clients (proto download) and counted by rill_connections while they run, and are gone
 once their clients leave. A reload's retiring worker keeps a download that is still being read and
-exits once it has been sent whole. A client that stops reading is closed once it took no byte for
+exits once it has been sent whole, even when its client reads slowly for longer than
+shutdown_timeout. A client that stops reading is closed once it took no byte for
 http.timeout (2 s here; the access log says `send timeout`), while a slow reader beside it goes on
 and gets the file whole.
 
@@ -36,6 +37,7 @@ SLOW_READERS = 4
 SLOW_RATE = 64 * 1024  # bytes a second each
 SLOW_SECONDS = 2.0
 HTTP_TIMEOUT = 2.0  # http.timeout: a download whose client takes nothing for this long is closed
+SHUTDOWN_TIMEOUT = 2.0  # how long a retiring worker keeps an idle session
 
 
 def make_noise_media(path):
@@ -84,7 +86,7 @@ class RecordDownloadsTest(unittest.TestCase):
         media = os.path.join(cls.dir, 'noise.flv')
         make_noise_media(media)
         cls.access_log = os.path.join(cls.dir, 'access.log')
-        cls.rill = Rill({'http': {'timeout': '%gs' % HTTP_TIMEOUT},
+        cls.rill = Rill({'http': {'timeout': '%gs' % HTTP_TIMEOUT}, 'shutdown_timeout': '%gs' % SHUTDOWN_TIMEOUT,
                          'log': {'access_log': cls.access_log, 'access_format': 'json'},
                          'apps': {'rec': {'record': {
                              'mode': 'all', 'segment': '0s', 'serve': True,
@@ -175,7 +177,9 @@ class RecordDownloadsTest(unittest.TestCase):
             received = bytearray(s.recv(64 * 1024))
             self.assertTrue(self.rill.reload())
             self.assertTrue(wait_until(lambda: set(self.rill.worker_pids()) - old, 10), self.rill.log_tail())
-            for _ in range(8):  # a second at 64 KiB/s: the old worker retires meanwhile, and waits
+            # At 64 KiB/s for shutdown_timeout + 1 s: the old worker retires meanwhile, and waits,
+            # while what the kernel took (bytes_out) stands still as it is read out.
+            for _ in range(int((SHUTDOWN_TIMEOUT + 1) / 0.125)):
                 received += s.recv(8 * 1024)
                 time.sleep(0.125)
             self.assertTrue(old <= set(self.rill.worker_pids()), 'the retiring worker left during the download')

@@ -3,8 +3,10 @@
 // "Reload"). It has stopped accepting clients; it keeps every session that carries live media
 // — publishers, players of a stream that has a publisher (local, or fed by a worker link), and
 // worker-link senders feeding other workers — for as long as it does; and a download of a
-// recording (server/recording_download.h) for as long as its bytes go out: one whose client
-// stopped reading counts as idle from then on. A session that carries
+// recording (server/recording_download.h) until it ends by itself: sent whole, or closed by its
+// send timeout once its client stopped reading (server/file_range_body.h). Its bytes out are no
+// sign of life: what the kernel took may stand still for many seconds while a slow client reads
+// what the kernel holds (18.7 s measured for a 64 KiB/s reader on loopback). A session that carries
 // nothing (a handshake, a player whose stream lost its publisher, a query) is closed once it has
 // been idle for `idle_limit` (shutdown_timeout). When no session is left, `on_done` runs and
 // the worker exits.
@@ -41,7 +43,6 @@ class WorkerRetirement {
   std::chrono::milliseconds idle_limit_;
   std::function<void()> on_done_;
   std::unordered_map<uint64_t, int64_t> idle_since_;  // session id -> first seen idle (ms)
-  std::unordered_map<uint64_t, uint64_t> sent_;       // download's session id -> bytes sent at the last check
   std::optional<TimerId> timer_;
   size_t live_ = 0;
 };
