@@ -22,8 +22,10 @@ import http.client
 import json
 import os
 import re
+import shutil
 import socket
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -77,6 +79,35 @@ def read_to_end(sock, received):
         received += chunk
 
 
+class SlowReader:
+    """Reads `sock` at `rate` bytes a second on a thread of its own, whatever the test does
+    meanwhile (a reload, API requests), until stop() or the end of the response."""
+
+    def __init__(self, sock, rate, step=0.125):
+        self.sock, self.chunk, self.step = sock, int(rate * step), step
+        self.received = bytearray()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                data = self.sock.recv(self.chunk)
+            except OSError:
+                return
+            if not data:
+                return
+            self.received += data
+            self.done.wait(self.step)
+
+    def stop(self):
+        """What was read so far; the socket is the caller's again."""
+        self.done.set()
+        self.thread.join(10)
+        return self.received
+
+
 class RecordDownloadsTest(unittest.TestCase):
 
     @classmethod
@@ -107,11 +138,13 @@ class RecordDownloadsTest(unittest.TestCase):
                 cls.data = f.read()
         except BaseException:
             cls.rill.close()
+            shutil.rmtree(cls.dir, ignore_errors=True)
             raise
 
     @classmethod
     def tearDownClass(cls):
         cls.rill.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)  # about 80 MB: the media and its recording
 
     def path(self):
         return '/recordings/%s/%s' % (self.item['id'], os.path.basename(self.item['path']))
@@ -173,18 +206,18 @@ class RecordDownloadsTest(unittest.TestCase):
     def test_reload_waits_for_a_download(self):
         old = set(self.rill.worker_pids())
         s = self.open_download(64 * 1024)
+        reader = SlowReader(s, 64 * 1024)  # all along, the reload included
         try:
-            received = bytearray(s.recv(64 * 1024))
             self.assertTrue(self.rill.reload())
             self.assertTrue(wait_until(lambda: set(self.rill.worker_pids()) - old, 10), self.rill.log_tail())
             # At 64 KiB/s for shutdown_timeout + 1 s: the old worker retires meanwhile, and waits,
             # while what the kernel took (bytes_out) stands still as it is read out.
-            for _ in range(int((SHUTDOWN_TIMEOUT + 1) / 0.125)):
-                received += s.recv(8 * 1024)
-                time.sleep(0.125)
+            time.sleep(SHUTDOWN_TIMEOUT + 1)
             self.assertTrue(old <= set(self.rill.worker_pids()), 'the retiring worker left during the download')
+            received = reader.stop()
             read_to_end(s, received)
         finally:
+            reader.stop()
             s.close()
         self.assert_whole_file(received)
         self.assertTrue(wait_until(lambda: not old & set(self.rill.worker_pids()), 10),
@@ -248,15 +281,17 @@ class RecordDownloadsTest(unittest.TestCase):
 
     def test_a_client_that_stops_reading_is_closed_after_http_timeout(self):
         stalled = self.open_download(16 * 1024)  # never read
-        reader = self.open_download(64 * 1024)   # reads slowly all along
+        slow = self.open_download(64 * 1024)
+        reader = SlowReader(slow, 64 * 1024)  # all along
         stalled_addr = '127.0.0.1:%d' % stalled.getsockname()[1]
-        reader_addr = '127.0.0.1:%d' % reader.getsockname()[1]
+        reader_addr = '127.0.0.1:%d' % slow.getsockname()[1]
         started = time.monotonic()
-        received, closed_after, listed = bytearray(), None, []
+        closed_after, listed = None, []
         try:
+            self.assertTrue(wait_until(lambda: {stalled_addr, reader_addr} <= {c['addr'] for c in self.downloads()},
+                                       5, 0.05), self.downloads())
             # The kernel buffers fill within a moment; the server checks every http.timeout / 4.
             while time.monotonic() - started < HTTP_TIMEOUT * 1.25 + 4:
-                received += reader.recv(16 * 1024)
                 listed = [c['addr'] for c in self.downloads()]
                 if stalled_addr not in listed:
                     closed_after = time.monotonic() - started
@@ -265,10 +300,12 @@ class RecordDownloadsTest(unittest.TestCase):
             self.assertIsNotNone(closed_after, 'a download nobody reads still open: %r' % listed)
             self.assertGreaterEqual(closed_after, HTTP_TIMEOUT)
             self.assertIn(reader_addr, listed)  # the slow reader is no stalled client
-            read_to_end(reader, received)
+            received = reader.stop()
+            read_to_end(slow, received)
         finally:
+            reader.stop()
             stalled.close()
-            reader.close()
+            slow.close()
         self.assert_whole_file(received)
 
         def lines():
