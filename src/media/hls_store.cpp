@@ -65,7 +65,8 @@ const BufferRef* HlsStreamState::file(protocol::HlsSegmentForm form, uint64_t nu
     return &parts_[static_cast<size_t>(number - parts_.front().index)].data;
   }
   if (const HlsSegment* seg = segment(number)) return seg->form == form ? &seg->data : nullptr;
-  if (form != HlsSegmentForm::Fmp4) return nullptr;
+  // A read-back copy only while its segment is available (listed, or removed within §6.2.2).
+  if (form != HlsSegmentForm::Fmp4 || !recorded_segment(number)) return nullptr;
   for (const auto& [sequence, data] : read_back_) {
     if (sequence == number) return &data;
   }
@@ -108,8 +109,10 @@ HlsStore::~HlsStore() {
 void HlsStore::cancel_timers(HlsStreamState& st) {
   if (st.expiry_timer_) timers_.cancel(*st.expiry_timer_);
   if (st.grace_timer_) timers_.cancel(*st.grace_timer_);
+  if (st.rewind_timer_) timers_.cancel(*st.rewind_timer_);
   st.expiry_timer_.reset();
   st.grace_timer_.reset();
+  st.rewind_timer_.reset();
 }
 
 HlsStreamState* HlsStore::find_mut(const StreamKey& key) {
@@ -152,10 +155,9 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
       st.grace_timer_.reset();
     }
     if (st.producers_ > 0) stream_log(st).warn("hls: {} opened by a second producer", st.key_text_);
+    remove_recorded(st, st.rewind_.size(), listed_duration_s(st));  // rewind covers the current publish
     // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
     st.playlist_.restart();
-    st.rewind_.clear();  // rewind covers the current publish
-    st.read_back_.clear();
     st.cfg_.rewind = cfg.rewind;
     // A reload may have changed the container: the new segments follow it (older ones keep
     // the names they were listed with until they expire).
@@ -176,6 +178,7 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   if (!stp || stp->producers_ == 0) return std::nullopt;
   HlsStreamState& st = *stp;
   const double listed_before = st.playlist_duration_s();
+  const double listed_all_before = listed_duration_s(st);  // with the history (hls.rewind)
   const uint64_t seq = st.playlist_.next_sequence();
   // Relative to the playlist at /APP/STREAM.m3u8, "STREAM/SEQ.ts" is /APP/STREAM/SEQ.ts (§4.1);
   // fMP4 segments are STREAM/SEQ.m4s, their init section STREAM/init-ID.mp4.
@@ -204,9 +207,11 @@ std::optional<uint64_t> HlsStore::add_segment(const StreamKey& key, BufferRef da
   const int64_t now = timers_.now_ms();
   // hls.rewind: a segment that left the window without its recorded copy ends the history there.
   if (!st.rewind_.empty() && st.rewind_.back().sequence + 1 < st.playlist_.state().media_sequence)
-    st.rewind_.clear();
+    remove_recorded(st, st.rewind_.size(), listed_all_before);
   for (const auto& removed : added.removed) {
-    const double keep_s = removed.duration_s + listed_before;
+    // One that goes on listed from the history is kept in memory as long as without it.
+    const double keep_s =
+        removed.duration_s + (st.recorded_segment(removed.sequence) ? listed_before : listed_all_before);
     retire(st, removed.sequence, now + static_cast<int64_t>(std::ceil(keep_s * 1000.0)));
   }
   if (st.retired_ > max_retained(st)) {
@@ -229,7 +234,8 @@ void HlsStore::add_recorded(const StreamKey& key, uint64_t init_id, protocol::Hl
   HlsStreamState* st = find_mut(key);
   if (!st || st->producers_ == 0 || st->cfg_.rewind.count() == 0 || init_id != st->init_id_) return;
   auto& h = st->rewind_;
-  if (!h.empty() && s.sequence != h.back().sequence + 1) h.clear();
+  const double listed_s = listed_duration_s(*st);
+  if (!h.empty() && s.sequence != h.back().sequence + 1) remove_recorded(*st, h.size(), listed_s);
   // A segment that already left the window unrecorded cannot come back (RFC 8216 §6.2.1: the
   // playlist only loses segments at its front).
   if (h.empty() && s.sequence < st->playlist_.state().media_sequence) return;
@@ -240,15 +246,13 @@ void HlsStore::add_recorded(const StreamKey& key, uint64_t init_id, protocol::Hl
   size_t drop = 0;
   while (drop < h.size() && (total > limit || h.size() - drop > kMaxRewindSegments))
     total -= h[drop++].duration_s;
-  h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(drop));
-  st->playlist_cache_.reset();
+  remove_recorded(*st, drop, listed_s);  // past rewind: RFC 8216 §6.2.2 still applies
 }
 
 void HlsStore::set_init(const StreamKey& key, BufferRef init) {
   HlsStreamState* st = find_mut(key);
   if (!st || st->producers_ == 0) return;
-  st->rewind_.clear();  // recorded under another init section
-  st->playlist_cache_.reset();
+  remove_recorded(*st, st->rewind_.size(), listed_duration_s(*st));  // recorded under another init section
   st->inits_.emplace(++st->init_id_, std::move(init));
   // Only fMP4 has init sections: a segmenter that switched to fMP4 for codecs MPEG-TS does not
   // carry (AV1, VP9, Opus) under hls.container: ts makes the segments that follow fMP4 too.

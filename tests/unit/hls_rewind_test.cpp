@@ -273,6 +273,76 @@ TEST_F(HlsRewindStore, ASegmentOutOfMemoryIsReadBackFromTheRecording) {
   EXPECT_EQ(std::get<HlsAnswer>(old).head.status, 404);
 }
 
+// RFC 8216 §6.2.2: a segment that leaves the front of the history (older than rewind) stays
+// available for its duration plus the duration of the playlist that listed it, then is 404; only
+// its place in the recording is kept meanwhile (and a read-back copy goes with it).
+TEST_F(HlsRewindStore, ASegmentRemovedFromTheHistoryStaysAvailableForItsDurationPlusThePlaylists) {
+  std::vector<std::function<void(BufferRef)>> reads;
+  store_->set_recorded_reader(
+      [&reads](const std::string&, uint64_t, uint64_t, std::function<void(BufferRef)> done) {
+        reads.push_back(std::move(done));
+        return true;
+      });
+  for (uint64_t s = 0; s < 30; ++s) {
+    segment();
+    store_->add_recorded(key_, init_id(), recorded(s));
+    timers_.advance(1000);
+  }
+  // t = 30 s. The playlist lists 24..29 (6 s of rewind). 23 left it at t = 29 s, when 29 was
+  // recorded; from 29's addition until then it listed 23..29 (7 s): 23 is available until
+  // 29 + 1 (its duration) + 7 (the longest playlist that listed it) = 37 s.
+  ASSERT_EQ(listed(text()).front().first, 24u);
+  const HlsStreamState* st = store_->find(key_);
+  ASSERT_EQ(st->segment(23), nullptr) << "gone from memory";
+  ASSERT_NE(st->recorded_segment(23), nullptr);
+  EXPECT_EQ(st->recorded_segment(23)->offset, 23000u);
+  EXPECT_LE(st->rewind_removed(), 8u) << "bounded: the removed ones expire";
+  EXPECT_EQ(st->recorded_segment(16), nullptr) << "removed at 22 s, expired at 30 s";
+  EXPECT_NE(st->recorded_segment(17), nullptr) << "removed at 23 s, expires at 31 s";
+  const protocol::HlsObjectName seg23{false, 23, protocol::HlsSegmentForm::Fmp4};
+  HlsResponse r = respond_hls(st, key_, seg23);
+  ASSERT_TRUE(std::holds_alternative<HlsHold>(r));
+  int status = 0;
+  store_->wait(key_, std::get<HlsHold>(r).target, 3000,
+               [&](bool ok) { status = respond_hls_held(store_->find(key_), key_, seg23, ok).head.status; });
+  ASSERT_EQ(reads.size(), 1u);
+  reads[0](SharedBuffer::copy_of(std::string_view("recorded 23")));
+  EXPECT_EQ(status, 200);
+  timers_.advance(6999);  // 36.999 s
+  r = respond_hls(store_->find(key_), key_, seg23);
+  ASSERT_TRUE(std::holds_alternative<HlsAnswer>(r)) << "from the read-back copy";
+  EXPECT_EQ(std::get<HlsAnswer>(r).head.status, 200);
+  EXPECT_EQ(store_->find(key_)->recorded_segment(22), nullptr) << "expired at 36 s";
+  timers_.advance(1);  // 37 s: 23 expires, its read-back copy is no longer served
+  EXPECT_EQ(store_->find(key_)->recorded_segment(23), nullptr);
+  r = respond_hls(store_->find(key_), key_, seg23);
+  ASSERT_TRUE(std::holds_alternative<HlsAnswer>(r));
+  EXPECT_EQ(std::get<HlsAnswer>(r).head.status, 404);
+}
+
+// A history that ends (a segment left the window unrecorded) is removed from the playlist as a
+// whole: its segments too stay available for §6.2.2's time.
+TEST_F(HlsRewindStore, AnEndedHistoryStaysAvailableForItsDurationPlusThePlaylists) {
+  for (uint64_t s = 0; s < 6; ++s) {
+    segment();
+    store_->add_recorded(key_, init_id(), recorded(s));
+    timers_.advance(1000);
+  }
+  segment();  // 6, never recorded
+  timers_.advance(1000);
+  segment();
+  segment();
+  segment();  // 6 left the window unrecorded: the playlist (0..8, 9 s) drops 0..5
+  ASSERT_NE(text().find("#EXT-X-MEDIA-SEQUENCE:7\n"), std::string::npos) << text();
+  EXPECT_EQ(store_->find(key_)->rewind_segments(), 0u);
+  for (uint64_t s = 0; s < 6; ++s) EXPECT_NE(store_->find(key_)->recorded_segment(s), nullptr) << s;
+  timers_.advance(9999);  // 1 s + the 9 s playlist that listed them
+  EXPECT_NE(store_->find(key_)->recorded_segment(5), nullptr);
+  timers_.advance(1);
+  EXPECT_EQ(store_->find(key_)->recorded_segment(5), nullptr);
+  EXPECT_EQ(store_->find(key_)->rewind_removed(), 0u);
+}
+
 // ---- the recorder and the segmenter together ----
 
 struct TempDir {

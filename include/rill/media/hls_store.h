@@ -117,9 +117,12 @@ class HlsStreamState {
   // hls.rewind: the recorded segments held (a few dozen bytes each), oldest first.
   size_t rewind_segments() const { return rewind_.size(); }
   std::span<const protocol::HlsRecordedSegment> rewind_view() const { return rewind_; }
-  // The history's segment `sequence` (null: not in it): listed under its live URI, its bytes are
-  // read back from the recording on request (HlsStore::wait with WaitTarget::recorded).
+  // The history's segment `sequence`, or one removed from it that is still available (RFC 8216
+  // §6.2.2), null otherwise: listed (or last listed) under its live URI, its bytes are read back
+  // from the recording on request (HlsStore::wait with WaitTarget::recorded).
   const protocol::HlsRecordedSegment* recorded_segment(uint64_t sequence) const;
+  // hls.rewind: how many segments removed from the history are still available (§6.2.2).
+  size_t rewind_removed() const { return rewind_removed_.size(); }
   // How far the stream has got, for a blocking playlist reload (protocol/hls_delivery.h).
   protocol::HlsProgress progress() const;
   uint64_t next_part() const { return next_part_; }  // the preload-hinted part's index
@@ -163,6 +166,16 @@ class HlsStreamState {
   // hls.rewind: recorded segments, contiguous by sequence, at most rewind long (and
   // kMaxRewindSegments); those before the window are listed first (protocol::hls_recorded_run).
   std::vector<protocol::HlsRecordedSegment> rewind_;  // oldest first (a vector: rendered as a span)
+  // hls.rewind: segments the playlist listed from the history and no longer lists (past rewind, or
+  // the history ended), still read back on request until expire_ms (RFC 8216 §6.2.2): only their
+  // place in the recording is kept. By sequence, expire_ms non-decreasing; at most
+  // kMaxRewindSegments.
+  struct RemovedRecorded {
+    protocol::HlsRecordedSegment segment;
+    int64_t expire_ms = 0;
+  };
+  std::deque<RemovedRecorded> rewind_removed_;
+  std::optional<TimerId> rewind_timer_;  // fires when rewind_removed_.front() expires
   // hls.rewind: the last segments read back from the recording (sequence, bytes), oldest first,
   // at most kReadBack; and those being read.
   std::deque<std::pair<uint64_t, BufferRef>> read_back_;
@@ -267,6 +280,14 @@ class HlsStore {
  private:
   HlsStreamState* find_mut(const StreamKey& key);
   void read_recorded(const StreamKey& key, uint64_t sequence);  // for a WaitTarget::recorded
+  // hls.rewind, RFC 8216 §6.2.2: the first `count` segments of the history leave it; those the
+  // playlist listed (before its window) stay available for their duration plus `listed_s` (the
+  // duration of the playlist that listed them).
+  void remove_recorded(HlsStreamState& st, size_t count, double listed_s);
+  void expire_recorded(const StreamKey& key);
+  void schedule_recorded_expiry(HlsStreamState& st);
+  // The playlist's duration as rendered: the history listed before the window and the window.
+  static double listed_duration_s(const HlsStreamState& st);
   void recorded_read(const StreamKey& key, uint64_t sequence, BufferRef data);
   HlsContinuity* continuity_ = nullptr;
   void retire(HlsStreamState& st, uint64_t sequence, int64_t expire_ms);
