@@ -1,18 +1,23 @@
 """Live rewind (apps.NAME.hls.rewind, docs/hls.md "Rewind") with the real daemon, 2 workers:
-ffmpeg publishes in real time (1 s GOP) to an app with 1 s fMP4 segments, a 3-segment in-memory
-window, rewind 20 s and an fMP4 recording. The live playlist then lists the segments that left
-the window too, under the URIs they had in it (cam/SEQ.m4s: a URI never changes, RFC 8216
-§6.2.1), with consecutive sequence numbers and one EXT-X-MAP; the oldest ones, long gone from
-memory, answer 200 with bytes read back from the recording file (a moof first, found verbatim in
-the file), from either worker; ffmpeg decodes the playlist from its oldest segment without an
-error; the non-owner worker serves the same playlist; and hls.js in headless Chromium seeks back
-past what memory holds, plays there, and returns to the live edge. cam_hi and cam_lo, a rendition
-group (hls.variants, docs/abr.md) of the same media published twice, rewind with the same media
+ffmpeg publishes in real time (a keyframe every 0.48 s) to an app with 0.48 s fMP4 segments, a
+1-segment in-memory window, rewind 7 s and an fMP4 recording: what memory holds (the window and
+the segments it keeps for RFC 8216 §6.2.2, at most 5 segments, 2.4 s) is passed a few seconds
+after the publish starts. The live playlist then lists the segments that left the window too,
+under the URIs they had in it (cam/SEQ.m4s: a URI never changes, RFC 8216 §6.2.1), with
+consecutive sequence numbers and one EXT-X-MAP; the oldest ones, long gone from memory, answer
+200 with bytes read back from the recording file (a moof first, found verbatim in the file), from
+either worker; ffmpeg decodes the playlist from its oldest segment without an error; the
+non-owner worker serves the same playlist; hls.js in headless Chromium seeks back past what
+memory holds, plays there, and returns to the live edge; and a segment that leaves the front of
+the history still answers 200 right after and shortly before its duration plus that of the
+longest playlist that listed it has passed, then 404 (§6.2.2; watched in the background from the
+moment the history is full, while the other cases run). cam_hi and cam_lo, a rendition group
+(hls.variants, docs/abr.md) of the same media published twice, rewind with the same media
 sequences and ffmpeg decodes each from its oldest segment. Every HTTP request goes to an access
 log whose non-2xx lines a browser failure shows.
 
-RILL_TEST_REWIND_LONG=1: publishes about 90 s with rewind 2 min, and the browser seeks 60 s back,
-plays, and returns to live (no stall over 1 s).
+RILL_TEST_REWIND_LONG=1: 1 s segments, a 3-segment window, rewind 2 min; publishes about 90 s and
+the browser seeks 60 s back, plays, and returns to live (no stall over 1 s).
 
 Run:  cd tests/integration && RILL_BIN=.../rill python3 -m unittest -v test_hls_rewind
 """
@@ -32,19 +37,23 @@ import unittest
 
 import rilltest
 from browserutil import CHROMIUM, play_page
-from hlsutil import make_gop1_media, request
+from hlsutil import request
 from rilltest import Rill, wait_until
 
 LONG = os.environ.get('RILL_TEST_REWIND_LONG') == '1'
-REWIND_S = 120 if LONG else 20
-BACK_S = 60 if LONG else 8           # how far the browser seeks back from hls.js's live edge
-WINDOW = 3                           # hls.window: the in-memory playlist
-# Segments the playlist holds before the checks: the browser's seek lands 3 target durations
-# (hls.js's live edge) + BACK_S before the end, in segments read back from the recording.
-LISTED = (87 if LONG else BACK_S + 4) + WINDOW
+GOP = 25 if LONG else 12             # frames at 25 fps: a keyframe every 1 s, or every 0.48 s
+SEGMENT_S = GOP / 25.0               # each keyframe starts a segment (hls.fragment below it)
+FRAGMENT = '1s' if LONG else '400ms'
+WINDOW = 3 if LONG else 1            # hls.window: the in-memory playlist
+REWIND_S = 120 if LONG else 7
+BACK_S = 60 if LONG else 3           # how far the browser seeks back from hls.js's live edge
 # Memory holds the window, then at most 2 x window + 2 retained segments (HlsStore::max_retained,
-# in practice about 4 s of them: RFC 8216 §6.2.2): older segments can only come from the recording.
+# in practice those of the last window + 1 segment durations: RFC 8216 §6.2.2): older segments can
+# only come from the recording.
 IN_MEMORY = WINDOW + 2 * WINDOW + 2
+# Segments the playlist holds before the checks: the browser's seek lands BACK_S before hls.js's
+# live edge (3 average segment durations before the end), in segments read back from the recording.
+LISTED = 87 + WINDOW if LONG else int((3 * SEGMENT_S + BACK_S + 0.5) / SEGMENT_S) + 1
 HLS_JS = os.path.join(rilltest.SOURCE_DIR, 'tests', 'browser', 'node_modules', 'hls.js', 'dist', 'hls.min.js')
 
 PAGE = """<!doctype html>
@@ -72,7 +81,7 @@ setInterval(() => {
   log('tick ' + at() + ' ' + phase + ' t=' + v.currentTime.toFixed(2) + ' edge=' + edge.toFixed(2));
   if (phase === 'live' && v.currentTime > 1) {
     phase = 'back';
-    window.__seekTo = Math.max(0, edge - %(back)d);
+    window.__seekTo = Math.max(0, edge - %(back)s);
     log('seek back to ' + window.__seekTo.toFixed(2));
     v.currentTime = window.__seekTo;
     window.__backAt = Date.now();
@@ -104,6 +113,80 @@ def parse(text):
     return int(m.group(1)), out
 
 
+def listed_duration(text):
+    return sum(float(d) for d in re.findall(r'#EXTINF:([\d.]+)', text))
+
+
+# Playlist reloads of the watch below: often enough to see a removal within 0.1 s.
+REMOVAL_POLL_S = 0.1
+# The watch's bound: the history fills to rewind, then a segment is removed and kept about as long.
+REMOVAL_WATCH_S = 2 * REWIND_S + 15
+
+
+class RemovalWatch(threading.Thread):
+    """RFC 8216 §6.2.2 from outside, in the background while the other cases run: once the
+    history is full (the playlist about rewind long), the segment at its front is watched until a
+    reload no longer lists it; it must answer 200 then, and again 1 s before its duration plus
+    that of the longest playlist seen listing it has passed since it was last seen listed, and 404
+    within 3 s after that. `steps` and `error` say what happened."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.port = port
+        self.steps = []
+        self.error = None
+        self.uri = None
+
+    def get(self, uri):
+        st, _, body = request(self.port, 'GET', '/live/' + uri)
+        return st, body
+
+    def run(self):
+        try:
+            self.watch(time.monotonic() + REMOVAL_WATCH_S)
+        except Exception as e:  # noqa: BLE001 -- reported by the test case
+            self.error = 'watch failed: %r' % e
+
+    def watch(self, deadline):
+        text = ''
+        while time.monotonic() < deadline:  # the history full: its front goes next
+            st, _, body = request(self.port, 'GET', '/live/cam.m3u8')
+            text = body.decode() if st == 200 else ''
+            if text and listed_duration(text) >= REWIND_S - SEGMENT_S:
+                break
+            time.sleep(REMOVAL_POLL_S)
+        else:
+            self.error = 'the history never filled to %s s:\n%s' % (REWIND_S, text)
+            return
+        (seq, self.uri), duration = parse(text)[1][0], float(re.search(r'#EXTINF:([\d.]+)', text).group(1))
+        uri = self.uri
+        longest, last_listed = 0.0, time.monotonic()
+        while time.monotonic() < deadline:
+            st, _, body = request(self.port, 'GET', '/live/cam.m3u8')
+            text = body.decode() if st == 200 else ''
+            if text and parse(text)[0] > seq:
+                break
+            if text:
+                longest, last_listed = max(longest, listed_duration(text)), time.monotonic()
+            time.sleep(REMOVAL_POLL_S)
+        else:
+            self.error = 'segment %d was never removed' % seq
+            return
+        kept_until = last_listed + duration + longest  # at the earliest (RFC 8216 §6.2.2)
+        st, body = self.get(uri)
+        self.steps.append(('right after its removal', st, body[4:8]))
+        time.sleep(max(0.0, kept_until - 1.0 - time.monotonic()))
+        st, body = self.get(uri)
+        self.steps.append(('1 s before its time is up (%.2f s + %.2f s)' % (duration, longest), st, body[4:8]))
+        # Another worker may answer from its copy for the segment's max-age (2 s here) after that.
+        while time.monotonic() < kept_until + 3.0:
+            st, body = self.get(uri)
+            if st == 404:
+                break
+            time.sleep(REMOVAL_POLL_S)
+        self.steps.append(('3 s after its time is up', st, b''))
+
+
 class HlsRewindTest(unittest.TestCase):
 
     @classmethod
@@ -114,12 +197,13 @@ class HlsRewindTest(unittest.TestCase):
         cls.rill = Rill({'workers': 2, 'log': {'access_format': 'json', 'access_log': cls.access_log},
                          'apps': {'live': {
             # cam_hi and cam_lo are a rendition group (docs/abr.md): cut at the group's slots.
-            'hls': {'enabled': True, 'fragment': '1s', 'window': WINDOW, 'container': 'fmp4',
+            'hls': {'enabled': True, 'fragment': FRAGMENT, 'window': WINDOW, 'container': 'fmp4',
                     'rewind': '%ds' % REWIND_S, 'variants': [{'suffix': '_hi'}, {'suffix': '_lo'}]},
             'record': {'mode': 'all', 'flush': '500ms', 'path': os.path.join(cls.dir, '{app}', '{name}-{start:%H-%M-%S}')}}}})
         cls.started = time.monotonic()
         try:
-            cls.pubs = [rilltest.ffmpeg_publish(cls.rill.rtmp_url(name), make_gop1_media())  # looped
+            media = rilltest.make_test_media(seconds=10, gop=GOP)
+            cls.pubs = [rilltest.ffmpeg_publish(cls.rill.rtmp_url(name), media)  # looped
                         for name in ('cam', 'cam_hi', 'cam_lo')]
             cls.text = ''
 
@@ -127,15 +211,18 @@ class HlsRewindTest(unittest.TestCase):
                 st, _, body = request(cls.rill.http_port, 'GET', '/live/cam.m3u8')
                 cls.text = body.decode() if st == 200 else ''
                 return st == 200 and len(parse(cls.text)[1]) >= LISTED
-            if not wait_until(enough, LISTED + 15, 0.25):
+            if not wait_until(enough, LISTED * SEGMENT_S + 15, 0.1):
                 raise AssertionError('no playlist with %d segments:\n%s\n%s'
                                      % (LISTED, cls.text, cls.rill.log_tail()))
+            cls.removal = RemovalWatch(cls.rill.http_port)
+            cls.removal.start()
         except BaseException:
             cls.rill.close()
             raise
 
     @classmethod
     def tearDownClass(cls):
+        cls.removal.join(REMOVAL_WATCH_S)
         for p in cls.pubs:
             rilltest.stop_process(p)
         cls.rill.close()
@@ -184,7 +271,7 @@ class HlsRewindTest(unittest.TestCase):
         self.assertNotIn('BYTERANGE', text)
         seen = dict(segs)
         for _ in range(2):
-            time.sleep(1.0)
+            time.sleep(SEGMENT_S + 0.1)
             first2, segs2 = parse(self.playlist()[0])
             self.assertGreaterEqual(first2, first, 'the media sequence went back')
             self.assertLessEqual(first2, segs[-1][0], 'the history was lost')
@@ -230,6 +317,16 @@ class HlsRewindTest(unittest.TestCase):
 
     def test_ffmpeg_decodes_from_the_oldest_segment(self):
         self.assert_decode_from_the_oldest_segment('cam')
+
+    def test_removed_segment_stays_available_then_404(self):
+        """The watch runs from setUpClass (named so that it ends while others run first)."""
+        self.removal.join(REMOVAL_WATCH_S)
+        self.assertFalse(self.removal.is_alive(), 'the watch did not end')
+        self.assertIsNone(self.removal.error, self.removal.error)
+        steps = self.removal.steps
+        self.assertEqual([(s[1], s[2]) for s in steps], [(200, b'moof'), (200, b'moof'), (404, b'')],
+                         '%s: %s\n%s' % (self.removal.uri, steps, self.failed_requests()))
+        sys.stderr.write('\n%s: %s\n' % (self.removal.uri, '; '.join('%s: %d' % (s[0], s[1]) for s in steps)))
 
     def test_renditions_rewind_with_the_same_sequences(self):
         # The same media published twice: cut at the same slots, so the same sequence numbers
@@ -277,7 +374,7 @@ class HlsRewindTest(unittest.TestCase):
         d = tempfile.mkdtemp(prefix='rill-page-')
         self.addCleanup(shutil.rmtree, d, True)
         shutil.copy(HLS_JS, os.path.join(d, 'hls.min.js'))
-        stay_ms = 5000 if LONG else 3000
+        stay_ms = 5000 if LONG else 2500
         with open(os.path.join(d, 'index.html'), 'w') as f:
             f.write(PAGE % {'src': json.dumps(self.rill.http_url('/live/cam.m3u8')), 'back': BACK_S,
                             'stay_ms': stay_ms})
@@ -286,7 +383,7 @@ class HlsRewindTest(unittest.TestCase):
         self.addCleanup(server.server_close)
         self.addCleanup(server.shutdown)
         out, diag = play_page(self, 'http://%s:%d/index.html' % (rilltest.HOST, server.server_address[1]),
-                              12 if LONG else 9)
+                              12 if LONG else 7)
         log = out['log']
         diag += '\nrequests not answered 2xx:\n' + '\n'.join(self.failed_requests())
         self.assertFalse([l for l in log if 'FATAL' in l], diag)
@@ -295,12 +392,13 @@ class HlsRewindTest(unittest.TestCase):
         back = [t for t in ticks if t[1] == 'back']
         ret = [t for t in ticks if t[1] == 'return']
         self.assertTrue(back and ret, diag)
-        # Played from the recording: after the seek it loaded segments older than memory holds (in
-        # practice the window and about 4 s retained, RFC 8216 §6.2.2: 8 behind the newest loaded).
+        # Played from the recording: after the seek it loaded segments older than memory holds
+        # (IN_MEMORY behind the newest loaded).
         seek_at = log.index(next(l for l in log if l.startswith('seek back')))
         sn = lambda l: int(l.split()[1])
         newest = max(sn(l) for l in log[:seek_at] if l.startswith('fragment'))
-        self.assertTrue([l for l in log[seek_at:] if l.startswith('fragment') and sn(l) <= newest - 8], diag)
+        self.assertTrue([l for l in log[seek_at:] if l.startswith('fragment') and sn(l) <= newest - IN_MEMORY],
+                        diag)
         # It played there: currentTime moved on from the seek target, with no stall over 1 s.
         self.assertGreater(back[-1][2] - back[0][2], 1.0, diag)
         self.assertLess(back[-1][2], back[-1][3] - BACK_S / 2, 'still behind the live edge\n' + diag)
@@ -311,8 +409,10 @@ class HlsRewindTest(unittest.TestCase):
         for a, b in zip(ret[4:], ret[8:]):
             self.assertGreater(b[2], a[2], 'stalled between %.1f and %.1f s\n%s' % (a[0], b[0], diag))
         self.assertGreater(ret[-1][2] - ret[0][2], 0.5, 'not playing at the live edge\n' + diag)
-        sys.stderr.write('\nhls.js: seek back to %.2f (edge %.2f), played to %.2f; returned to %.2f (edge %.2f)\n'
-                         % (back[0][2], back[0][3], back[-1][2], ret[-1][2], ret[-1][3]))
+        sys.stderr.write('\nhls.js: at %.1f s seek back to %.2f (edge %.2f), played to %.2f; at %.1f s returned, '
+                         'to %.2f at %.1f s (edge %.2f)\n'
+                         % (back[0][0], back[0][2], back[0][3], back[-1][2], ret[0][0], ret[-1][2], ret[-1][0],
+                            ret[-1][3]))
 
 
 if __name__ == '__main__':
