@@ -94,6 +94,7 @@ void delete_recording(ApiServer& api, RecordingStore& store, HttpExchange& ex) {
           path = e->path;
           switch (record::remove_recording(e->path, why)) {
             case record::RemoveResult::Removed:
+              catalog->invalidate();
               break;
             case record::RemoveResult::BeingWritten:
               status = 409;

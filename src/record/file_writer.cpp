@@ -150,6 +150,7 @@ void FileWriter::run() {
     }
     if (opt_.before_command) opt_.before_command();
     execute(c);
+    if (c.op == Op::Open && opt_.on_opened) opt_.on_opened(c.file);
     if (c.op == Op::Close && opt_.on_closed) opt_.on_closed(c.file);
     if (c.op == Op::Append) queued_.fetch_sub(c.data().size(), std::memory_order_relaxed);
     c.bytes.reset();  // released here, on this thread: the only reference

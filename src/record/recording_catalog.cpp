@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <regex>
@@ -115,14 +116,53 @@ std::vector<RecordingEntry> RecordingCatalog::list(const App& app, std::string& 
   return out;
 }
 
-std::optional<RecordingEntry> RecordingCatalog::find(const std::vector<App>& apps, const std::string& id) {
+namespace {
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<std::string> roots_of(const std::vector<RecordingCatalog::App>& apps) {
+  std::vector<std::string> roots;
+  for (const auto& a : apps) roots.push_back(a.root.app + '\0' + a.root.dir + '\0' + a.path_template);
+  return roots;
+}
+}  // namespace
+
+void RecordingCatalog::index(const std::vector<App>& apps, uint64_t changes) {
+  index_.clear();
   for (const App& app : apps) {
     std::string error;
-    for (RecordingEntry& e : list(app, error)) {
-      if (e.id == id) return std::move(e);
-    }
+    for (RecordingEntry& e : list(app, error)) index_[e.id] = std::move(e);
   }
-  return std::nullopt;
+  indexed_roots_ = roots_of(apps);
+  indexed_ = true;
+  indexed_at_ms_ = now_ms_ ? now_ms_() : steady_ms();
+  indexed_changes_ = changes;
+}
+
+std::optional<RecordingEntry> RecordingCatalog::find(const std::vector<App>& apps, const std::string& id) {
+  index(apps, changes_ ? changes_->count() : 0);
+  const auto it = index_.find(id);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<RecordingEntry> RecordingCatalog::lookup(const std::vector<App>& apps, const std::string& id) {
+  const int64_t now = now_ms_ ? now_ms_() : steady_ms();
+  const uint64_t changes = changes_ ? changes_->count() : 0;  // read before a scan: a change during it counts
+  const bool stale = !indexed_ || changes != indexed_changes_ || now - indexed_at_ms_ >= kIndexTtlMs ||
+                     roots_of(apps) != indexed_roots_;
+  auto it = stale ? index_.end() : index_.find(id);
+  if (it == index_.end() && (stale || now - indexed_at_ms_ >= kMissRescanMs)) {
+    index(apps, changes);
+    it = index_.find(id);
+  }
+  if (it == index_.end()) return std::nullopt;
+  RecordingEntry e = it->second;
+  e.recording = recording_locked(e.path);  // whoever writes it: the lock now, not at the scan
+  return e;
 }
 
 std::vector<RecordingCatalog::App> catalog_apps(const config::Config& cfg) {

@@ -73,7 +73,7 @@ void RecordingFileRoute::serve(http::HttpExchange& ex) {
   http::HttpHeld held = ex.hold();
   const bool queued = parts_.work.submit([this, held, id, file, catalog = parts_.catalog,
                                           apps = parts_.apps]() -> net::BlockingWorkThread::Continuation {
-    std::optional<record::RecordingEntry> e = catalog->find(apps, id);
+    std::optional<record::RecordingEntry> e = catalog->lookup(apps, id);
     if (e && e->path.substr(e->path.rfind('/') + 1) != file) e.reset();
     return [this, held, id, e = std::move(e)] {
       http::HttpExchange* ex = held.get();

@@ -19,10 +19,12 @@ constexpr std::chrono::milliseconds kFirstRetention{2000};
 constexpr std::chrono::milliseconds kRetentionPeriod{60000};
 }  // namespace
 
-RecordingFilesService::RecordingFilesService(net::WorkerCore& ctx, api::ApiServer& api, bool runs_retention)
+RecordingFilesService::RecordingFilesService(net::WorkerCore& ctx, api::ApiServer& api, bool runs_retention,
+                                             std::shared_ptr<const record::RecordingChanges> changes)
     : ctx_(ctx) {
   store_.apps = record::catalog_apps(*ctx.config);
   store_.catalog = std::make_shared<record::RecordingCatalog>();
+  store_.catalog->follow(std::move(changes));
   if (!store_.apps.empty()) {
     work_ = std::make_unique<net::BlockingWorkThread>(ctx.base);
     store_.work = work_.get();
@@ -103,6 +105,7 @@ void RecordingFilesService::run_retention() {
         std::string why;
         const record::RemoveResult r = record::remove_recording(files[i].path, why);
         if (r == record::RemoveResult::Removed) {
+          catalog->invalidate();
           lines.push_back("record " + a.app.root.app + ": retention deleted " + files[i].path + " (" +
                           std::to_string(files[i].bytes) + " bytes, started " +
                           std::to_string(static_cast<int64_t>(files[i].start)) + ")");

@@ -28,6 +28,7 @@
 #include "rill/net/send_buffer.h"
 #include "rill/net/worker_core.h"
 #include "rill/record/file_writer.h"
+#include "rill/record/recording_changes.h"
 #include "rill/server/admission_checks.h"
 #include "rill/server/exec_hooks.h"
 #include "rill/server/hls_handler.h"
@@ -76,9 +77,14 @@ std::chrono::microseconds test_record_write_delay(spdlog::logger& log, int worke
 }
 
 record::FileWriterOptions record_writer_options(RecordReports& reports,
+                                                std::shared_ptr<record::RecordingChanges> changes,
                                                 std::chrono::microseconds test_delay) {
   record::FileWriterOptions o;
-  o.on_closed = [&reports](record::RecordFilePtr f) { reports.closed(std::move(f)); };
+  o.on_opened = [changes](const record::RecordFilePtr&) { changes->note(); };
+  o.on_closed = [&reports, changes](record::RecordFilePtr f) {
+    changes->note();
+    reports.closed(std::move(f));
+  };
   if (test_delay.count() > 0) o.before_command = [test_delay] { std::this_thread::sleep_for(test_delay); };
   return o;
 }
@@ -100,6 +106,8 @@ struct Worker::Impl {
   // Its closed files' on_record_done callbacks, on this loop; before the writer, whose thread
   // reports to it until it is joined.
   std::unique_ptr<RecordReports> record_reports;
+  // What the writer's opens and closes tell the catalog of recording_files (its index of ids).
+  std::shared_ptr<record::RecordingChanges> recording_changes = std::make_shared<record::RecordingChanges>();
   // apps.NAME.record: the thread that writes recording files, when an app records. Before the
   // streams: their recorders close their files through it.
   std::unique_ptr<record::FileWriter> record_writer;
@@ -140,8 +148,9 @@ struct Worker::Impl {
         record_reports(records(*wctx.config)
                            ? std::make_unique<RecordReports>(b, &resolver, wctx.config, *wctx.log)
                            : nullptr),
-        record_writer(record_reports ? std::make_unique<record::FileWriter>(record_writer_options(
-                                           *record_reports, test_record_write_delay(*wctx.log, wctx.id)))
+        record_writer(record_reports ? std::make_unique<record::FileWriter>(
+                                           record_writer_options(*record_reports, recording_changes,
+                                                                 test_record_write_delay(*wctx.log, wctx.id)))
                                      : nullptr),
         streams(timers, wctx.log,
                 [this](media::Stream& s, const config::AppConfig& a, media::PublishOrigin o) {
@@ -215,7 +224,7 @@ struct Worker::Impl {
     hls->install(*stream_routes);
     api = std::make_unique<api::ApiServer>(ctx, *details, monitor.get(), locator.get());
     api::mount_api_routes(*api);
-    recording_files = std::make_unique<RecordingFilesService>(ctx, *api, wctx.id == 0);
+    recording_files = std::make_unique<RecordingFilesService>(ctx, *api, wctx.id == 0, recording_changes);
     recording_files->serve_files(*http, *stream_routes, *gate);
     recording_files->serve_rewind(streams.hls());
     // /healthz on either port counts the worker's streams: the HTTP stack itself knows none.

@@ -81,6 +81,25 @@ TEST(FileWriter, IdleOnlyOnceEveryCommandIsCarriedOut) {
   EXPECT_TRUE(f->closed());
 }
 
+// The opens and closes it carries out are reported on its thread (a catalog's index follows them).
+TEST(FileWriter, ReportsOpensAndClosesOnItsThread) {
+  TempDir d;
+  std::atomic<int> opened{0}, closed{0};
+  FileWriterOptions o;
+  o.on_opened = [&opened](const RecordFilePtr& f) { opened += f->path().empty() ? 0 : 1; };
+  o.on_closed = [&closed](RecordFilePtr f) { closed += f->closed() ? 1 : 0; };
+  FileWriter w(o);
+  auto f = w.open(d.path + "/a.flv");
+  w.wait_idle();
+  EXPECT_EQ(opened, 1);
+  EXPECT_EQ(closed, 0);
+  EXPECT_TRUE(w.append(f, text("x")));
+  w.close(f);
+  w.wait_idle();
+  EXPECT_EQ(opened, 1);
+  EXPECT_EQ(closed, 1);
+}
+
 TEST(FileWriter, AppendsMovedVectorsInOrderWithinTheBound) {
   TempDir d;
   FileWriterOptions o;

@@ -118,6 +118,55 @@ TEST(RecordingCatalog, CachedDurationsFollowChanges) {
   EXPECT_DOUBLE_EQ(list[1].duration, 1.0);
 }
 
+// lookup(): from the index of the last scan, rescanned when the writer noted a change, when a file
+// was deleted here, past kIndexTtlMs, or on a miss past kMissRescanMs (a fake clock drives it).
+TEST(RecordingCatalog, LookupAnswersFromTheIndexUntilItIsOutOfDate) {
+  TempDir d;
+  const std::vector<RecordingCatalog::App> apps{{{"live", d.path}, d.path + "/{name}-{start}"}};
+  RecordingCatalog cat;
+  auto changes = std::make_shared<RecordingChanges>();
+  cat.follow(changes);
+  int64_t now = 1000;
+  cat.set_clock([&now] { return now; });
+  const auto id = [](const std::string& file) { return recording_id("live", file); };
+  write_fmp4(d.path + "/cam-a.mp4", 1, 1'700'000'000);
+  write_fmp4(d.path + "/cam-b.mp4", 1, 1'700'000'010);
+  const auto a = cat.lookup(apps, id("cam-a.mp4"));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->path, d.path + "/cam-a.mp4");
+  EXPECT_EQ(a->name, "cam");
+  EXPECT_FALSE(a->recording);
+  // A file made by someone else: not seen by a miss within kMissRescanMs of the scan (no scan
+  // per unknown id), then seen.
+  write_fmp4(d.path + "/cam-c.mp4", 1, 1'700'000'020);
+  EXPECT_FALSE(cat.lookup(apps, id("cam-c.mp4")));
+  now += RecordingCatalog::kMissRescanMs;
+  EXPECT_TRUE(cat.lookup(apps, id("cam-c.mp4")));
+  // The writer's lock is read at each hit, not taken from the index.
+  const int fd = ::open((d.path + "/cam-c.mp4").c_str(), O_RDONLY);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  EXPECT_TRUE(cat.lookup(apps, id("cam-c.mp4"))->recording);
+  ::close(fd);
+  EXPECT_FALSE(cat.lookup(apps, id("cam-c.mp4"))->recording);
+  // Deleted by someone else: a hit until the index is out of date (its reader finds ENOENT).
+  fs::remove(d.path + "/cam-a.mp4");
+  EXPECT_TRUE(cat.lookup(apps, id("cam-a.mp4")));
+  changes->note();  // this worker's writer opened or closed a file: scanned again at once
+  EXPECT_FALSE(cat.lookup(apps, id("cam-a.mp4")));
+  write_fmp4(d.path + "/cam-d.mp4", 1, 1'700'000'030);
+  EXPECT_FALSE(cat.lookup(apps, id("cam-d.mp4")));
+  cat.invalidate();  // deleted here (retention, the API)
+  EXPECT_TRUE(cat.lookup(apps, id("cam-d.mp4")));
+  fs::remove(d.path + "/cam-b.mp4");
+  now += RecordingCatalog::kIndexTtlMs - 1;
+  EXPECT_TRUE(cat.lookup(apps, id("cam-b.mp4")));
+  now += 1;
+  EXPECT_FALSE(cat.lookup(apps, id("cam-b.mp4"))) << "the index is kIndexTtlMs old";
+  // find() scans every time.
+  write_fmp4(d.path + "/cam-e.mp4", 1, 1'700'000'040);
+  EXPECT_TRUE(cat.find(apps, id("cam-e.mp4")));
+}
+
 TEST(ApiRecordings, ParsesRfc3339) {
   using api::parse_rfc3339;
   EXPECT_EQ(parse_rfc3339("1970-01-01T00:00:00Z"), 0.0);

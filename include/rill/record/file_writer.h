@@ -91,6 +91,9 @@ struct FileWriterOptions {
   // Called on the writer thread after each close is carried out (the file's closed() is true):
   // what hands the close back to the worker's loop (server/record_reports.h).
   std::function<void(RecordFilePtr)> on_closed;
+  // Called on the writer thread after each open is carried out (failed or not): the worker's
+  // recording catalog learns that its files changed (record/recording_changes.h).
+  std::function<void(const RecordFilePtr&)> on_opened;
 };
 
 class FileWriter {

@@ -1,8 +1,8 @@
 #pragma once
 // GET|HEAD /recordings/{id}/{file name}: a recording file, read-only (docs/recording.md,
-// "Playback"). The id is the API's (record/recording_catalog.h), resolved through a scan on the
-// worker's BlockingWorkThread, so no request names a file outside the recording roots; the file
-// name must be the file's own.
+// "Playback"). The id is the API's (record/recording_catalog.h), resolved through the catalog's
+// index of the recording roots (RecordingCatalog::lookup) on the worker's BlockingWorkThread, so no
+// request names a file outside them; the file name must be the file's own.
 //
 //   - Auth: the request asks the worker's StreamGate as a live HLS request of the recording's
 //     app and stream name would (access rules, the token of that name in the query, on_play).

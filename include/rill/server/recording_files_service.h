@@ -30,8 +30,10 @@ namespace rill::server {
 
 class RecordingFilesService {
  public:
-  // Mounts the API's recording routes on `api` (which outlives this service).
-  RecordingFilesService(net::WorkerCore& ctx, api::ApiServer& api, bool runs_retention);
+  // Mounts the API's recording routes on `api` (which outlives this service). `changes`: this
+  // worker's writer's opens and closes, which the catalog's index of ids follows.
+  RecordingFilesService(net::WorkerCore& ctx, api::ApiServer& api, bool runs_retention,
+                        std::shared_ptr<const record::RecordingChanges> changes);
   ~RecordingFilesService();
   RecordingFilesService(const RecordingFilesService&) = delete;
   RecordingFilesService& operator=(const RecordingFilesService&) = delete;
