@@ -296,7 +296,8 @@ class RecordLiveTest(unittest.TestCase):
             self.assertTrue(os.path.basename(form['path']).startswith(name + '-'), form)
             self.assertEqual(int(form['bytes']), os.path.getsize(form['path']))
             self.assertGreater(float(form['duration']), 1.0)
-        self.assertLess(took, 2.5, 'the stop waited past shutdown_timeout / 2 (5 s / 2)')
+        # Within the stop's bound: the master SIGKILLs what is left after shutdown_timeout (5 s).
+        self.assertLess(took, 5.0, 'the stop took the whole shutdown_timeout')
 
     def test_disk_full_fails_then_resumes(self):
         if os.geteuid() != 0:
