@@ -1,7 +1,7 @@
 """Live rewind (apps.NAME.hls.rewind, docs/hls.md "Rewind") with the real daemon, 2 workers:
-ffmpeg publishes in real time (a keyframe every 0.48 s) to an app with 0.48 s fMP4 segments, a
-1-segment in-memory window, rewind 7 s and an fMP4 recording: what memory holds (the window and
-the segments it keeps for RFC 8216 §6.2.2, at most 5 segments, 2.4 s) is passed a few seconds
+ffmpeg publishes in real time (a keyframe every 0.4 s) to an app with 0.4 s fMP4 segments, a
+2-segment in-memory window, rewind 7 s and an fMP4 recording: what memory holds (the window and
+the segments it keeps for RFC 8216 §6.2.2, at most 8 segments, 3.2 s) is passed a few seconds
 after the publish starts. The live playlist then lists the segments that left the window too,
 under the URIs they had in it (cam/SEQ.m4s: a URI never changes, RFC 8216 §6.2.1), with
 consecutive sequence numbers and one EXT-X-MAP; the oldest ones, long gone from memory, answer
@@ -41,12 +41,12 @@ from hlsutil import request
 from rilltest import Rill, wait_until
 
 LONG = os.environ.get('RILL_TEST_REWIND_LONG') == '1'
-GOP = 25 if LONG else 12             # frames at 25 fps: a keyframe every 1 s, or every 0.48 s
+GOP = 25 if LONG else 10             # frames at 25 fps: a keyframe every 1 s, or every 0.4 s
 SEGMENT_S = GOP / 25.0               # each keyframe starts a segment (hls.fragment below it)
-FRAGMENT = '1s' if LONG else '400ms'
-WINDOW = 3 if LONG else 1            # hls.window: the in-memory playlist
+FRAGMENT = '1s' if LONG else '400ms'  # = the GOP: every keyframe on a slot boundary
+WINDOW = 3 if LONG else 2            # hls.window: the in-memory playlist
 REWIND_S = 120 if LONG else 7
-BACK_S = 60 if LONG else 3           # how far the browser seeks back from hls.js's live edge
+BACK_S = 60 if LONG else 3.5         # how far the browser seeks back from hls.js's live edge
 # Memory holds the window, then at most 2 x window + 2 retained segments (HlsStore::max_retained,
 # in practice those of the last window + 1 segment durations: RFC 8216 §6.2.2): older segments can
 # only come from the recording.
