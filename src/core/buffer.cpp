@@ -3,11 +3,14 @@
 #include <new>
 #include <stdexcept>
 
+#include "rill/core/buffer_pool.h"
+
 namespace rill {
 
-BufferRef SharedBuffer::create(size_t capacity) {
-  void* mem = ::operator new(sizeof(SharedBuffer) + capacity);
-  return BufferRef(new (mem) SharedBuffer(capacity));
+BufferRef SharedBuffer::create(size_t capacity, BufferPool* pool) {
+  const size_t n = sizeof(SharedBuffer) + capacity;
+  void* mem = pool ? pool->allocate(n) : ::operator new(n);
+  return BufferRef(new (mem) SharedBuffer(capacity, pool));
 }
 
 BufferRef SharedBuffer::copy_of(std::span<const uint8_t> bytes) {
@@ -38,8 +41,13 @@ void SharedBuffer::commit(size_t n) {
 
 void SharedBuffer::unref() {
   if (--refs_ == 0) {
+    BufferPool* pool = pool_;
+    const size_t n = sizeof(SharedBuffer) + capacity_;
     this->~SharedBuffer();
-    ::operator delete(this);
+    if (pool)
+      pool->release(this, n);
+    else
+      ::operator delete(this);
   }
 }
 

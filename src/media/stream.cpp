@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "rill/core/buffer_pool.h"
 #include "rill/media/rendition_group.h"
 #include "rill/protocol/error.h"
 #include "rill/protocol/flv_tag.h"
@@ -169,7 +170,9 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
   ++info_.frames_in;
   info_.bytes_in += payload.size();
 
-  auto f = std::make_shared<MediaFrame>();
+  // The frame from the pool its payload came from (a publisher's ingest), and so freed as cheaply.
+  BufferPool* pool = payload ? payload->pool() : nullptr;
+  auto f = std::allocate_shared<MediaFrame>(BufferPoolAllocator<MediaFrame>(pool));
   f->type = type;
   const std::span<const uint8_t> body = payload.span();
   try {

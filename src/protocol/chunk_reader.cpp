@@ -268,7 +268,7 @@ inline void ChunkReader::start_payload(Stream& s) {
   }
   // Allocated once with the kept size (the message length in normal mode) as capacity; filled
   // in place.
-  s.payload = SharedBuffer::create(kept);
+  s.payload = SharedBuffer::create(kept, pool_);
   ++partial_messages_;
   partial_bytes_ += kept;
   chunk_left_ = std::min(chunk_size_, s.length);

@@ -119,7 +119,7 @@ bool FileWriter::reserve_queue(size_t n) {
 
 bool FileWriter::append(const RecordFilePtr& file, BufferRef bytes) {
   if (!reserve_queue(bytes.size())) return false;
-  if (bytes && bytes->use_count() != 1) bytes = SharedBuffer::copy_of(bytes.span());  // see the header
+  if (bytes && (bytes->use_count() != 1 || bytes->pool())) bytes = SharedBuffer::copy_of(bytes.span());
   push(Command{Op::Append, file, std::move(bytes), 0, {}});
   return true;
 }
@@ -131,7 +131,7 @@ bool FileWriter::append(const RecordFilePtr& file, std::vector<uint8_t> bytes) {
 }
 
 void FileWriter::write_at(const RecordFilePtr& file, uint64_t offset, BufferRef bytes) {
-  if (bytes && bytes->use_count() != 1) bytes = SharedBuffer::copy_of(bytes.span());
+  if (bytes && (bytes->use_count() != 1 || bytes->pool())) bytes = SharedBuffer::copy_of(bytes.span());
   push(Command{Op::WriteAt, file, std::move(bytes), offset, {}});
 }
 

@@ -157,6 +157,7 @@ void RtmpSession::handle_bytes(const uint8_t* data, size_t len) {
           handle_message(std::move(m));
         },
         lim);
+    reader_->use_pool(ctx_.frame_pool);
     data += used;
     len -= used;
     if (len == 0) return;

@@ -18,6 +18,7 @@
 #include "rill/api/api_routes.h"
 #include "rill/api/api_server.h"
 #include "rill/cluster/cluster.h"
+#include "rill/core/buffer_pool.h"
 #include "rill/core/event_timer_queue.h"
 #include "rill/http/http_server.h"
 #include "rill/media/stream.h"
@@ -101,6 +102,9 @@ struct Worker::Impl {
   // Host names of relays and callbacks (net/resolver.h). Before the timers: upstreams retired
   // into the timer queue cancel their lookups when it goes.
   net::Resolver resolver;
+  // Publishers' messages and frames (core/buffer_pool.h); before whatever holds frames, though the
+  // pool outlives its handle until its last block comes back.
+  BufferPool::Owner frame_pool = BufferPool::create();
   EventTimerQueue timers;
   net::FlushScheduler flusher;
   // Its closed files' on_record_done callbacks, on this loop; before the writer, whose thread
@@ -174,6 +178,7 @@ struct Worker::Impl {
     ctx.timers = &timers;
     ctx.sessions = &sessions;
     ctx.resolver = &resolver;
+    ctx.frame_pool = frame_pool.get();
     if (!resolver.setup_note().empty()) wctx.log->info("resolver: {}", resolver.setup_note());
     ctx.log = wctx.log;
     ctx.access_log = wctx.access_log;

@@ -15,11 +15,13 @@
 namespace rill {
 
 class BufferRef;
+class BufferPool;
 
 class SharedBuffer {
  public:
-  // Allocates header and bytes in one block. size() starts at 0; capacity is fixed.
-  static BufferRef create(size_t capacity);
+  // Allocates header and bytes in one block, from `pool` when given (core/buffer_pool.h: the
+  // buffer then stays on the pool's thread). size() starts at 0; capacity is fixed.
+  static BufferRef create(size_t capacity, BufferPool* pool = nullptr);
   static BufferRef copy_of(std::span<const uint8_t> bytes);
   static BufferRef copy_of(std::string_view bytes);
 
@@ -44,14 +46,17 @@ class SharedBuffer {
   void ref() { ++refs_; }
   void unref();
   uint32_t use_count() const { return refs_; }
+  // The pool the buffer came from, or null (the heap).
+  BufferPool* pool() const { return pool_; }
 
  private:
-  SharedBuffer(size_t capacity) : capacity_(capacity) {}
+  SharedBuffer(size_t capacity, BufferPool* pool) : capacity_(capacity), pool_(pool) {}
   uint8_t* bytes() { return reinterpret_cast<uint8_t*>(this + 1); }
 
   uint32_t refs_ = 0;
   size_t size_ = 0;
   size_t capacity_;
+  BufferPool* pool_;
 };
 
 // Smart pointer to a SharedBuffer. Cheap to copy (non-atomic increment).

@@ -49,6 +49,8 @@ struct WorkerCore {
   // Host names of outward connections (relays, callbacks), resolved without blocking; one per
   // worker (null: numeric addresses only, e.g. unit tests).
   Resolver* resolver = nullptr;
+  // Where publishers' messages and their frames are allocated (null: the heap).
+  BufferPool* frame_pool = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

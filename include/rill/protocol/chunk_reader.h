@@ -54,6 +54,10 @@ class ChunkReader {
   explicit ChunkReader(Handler on_message, ChunkReaderLimits limits = {});
   ChunkReader(HeaderHandler on_message, uint32_t keep_prefix, ChunkReaderLimits limits = {});
 
+  // Payload buffers from `pool` from now on (null: the heap); the messages then stay on the pool's
+  // thread. A server's ingest: its payloads become the frames of the stream.
+  void use_pool(BufferPool* pool) { pool_ = pool; }
+
   // Message types whose payload header-only mode truncates: audio (8) and video (9).
   static bool truncatable(uint8_t type_id) {
     return type_id == msg_type::Audio || type_id == msg_type::Video;
@@ -114,6 +118,7 @@ class ChunkReader {
   HeaderHandler header_handler_;  // set in header-only mode (then handler_ is empty)
   uint32_t keep_prefix_ = 0;      // header-only mode: audio/video payload bytes kept
   ChunkReaderLimits limits_;
+  BufferPool* pool_ = nullptr;
   uint32_t chunk_size_ = 128;  // 5.4.1: "The default maximum chunk size is 128 bytes"
   uint64_t bytes_received_ = 0;
   size_t partial_messages_ = 0;

@@ -16,7 +16,8 @@
 // record's close-out and catalog go by.
 //
 // Bytes cross threads as BufferRefs whose count is not atomic: a buffer handed over must have no
-// other reference (one that does is copied first), and the thread releases it.
+// other reference and come from no BufferPool (one that does is copied first), and the thread
+// releases it.
 //
 // record/: core only. No libevent: the loop learns of errors by reading the RecordFile.
 #include <atomic>
