@@ -318,12 +318,9 @@ void ChunkReader::drop_partial(Stream& s) {
 }
 
 ChunkReader::Stream* ChunkReader::find(uint32_t csid) {
-  if (last_ < streams_.size() && streams_[last_].csid == csid) return &streams_[last_];
-  for (size_t i = 0; i < streams_.size(); ++i) {
-    if (streams_[i].csid == csid) {
-      last_ = i;
-      return &streams_[i];
-    }
+  if (csid < small_ids_.size() && small_ids_[csid]) return &streams_[small_ids_[csid] - 1];
+  for (Stream& s : streams_) {
+    if (s.csid == csid) return &s;
   }
   return nullptr;
 }
@@ -342,7 +339,8 @@ ChunkReader::Stream& ChunkReader::find_or_create(uint32_t csid, uint8_t fmt) {
   }
   Stream& s = streams_.emplace_back();
   s.csid = csid;
-  last_ = streams_.size() - 1;
+  if (csid < small_ids_.size() && streams_.size() <= 0xFF)
+    small_ids_[csid] = static_cast<uint8_t>(streams_.size());
   return s;
 }
 

@@ -243,6 +243,48 @@ TEST(ChunkReader, InterleavedChunkStreams) {
   EXPECT_EQ(sink.msgs[1].type_id, msg_type::Video);
 }
 
+// Chunk streams of each basic header form interleaved: ids below 64 are found by index, the
+// others by search; each continuation goes to its own message.
+TEST(ChunkReader, InterleavedChunkStreamsOfEveryHeaderForm) {
+  const uint32_t csids[] = {63, 64, 2, 320, 3};
+  std::vector<Bytes> payloads;
+  Chunks c;
+  for (size_t i = 0; i < std::size(csids); ++i) {
+    payloads.push_back(pattern(200 + 10 * i, static_cast<uint8_t>(i + 1)));
+    const auto len = static_cast<uint32_t>(payloads[i].size());
+    c.fmt0(csids[i], static_cast<uint32_t>(10 * i), len, msg_type::Video, 1).data(payloads[i], 0, 128);
+  }
+  for (size_t i = std::size(csids); i-- > 0;)
+    c.fmt3(csids[i]).data(payloads[i], 128, payloads[i].size() - 128);
+  Sink sink;
+  std::mt19937 rng(7);
+  sink.feed_pieces(c.b, rng, 40);
+  ASSERT_EQ(sink.msgs.size(), std::size(csids));
+  for (size_t k = 0; k < sink.msgs.size(); ++k) {
+    const size_t i = std::size(csids) - 1 - k;  // completed in reverse order
+    EXPECT_EQ(sink.msgs[k].csid, csids[i]);
+    EXPECT_EQ(sink.msgs[k].timestamp, 10 * i);
+    EXPECT_EQ(to_bytes(sink.msgs[k].payload), payloads[i]);
+  }
+}
+
+// A small id whose stream comes after 255 others is not indexed: it is found by search.
+TEST(ChunkReader, ASmallIdPastTheIndexedStreamsIsFoundBySearch) {
+  ChunkReaderLimits l;
+  l.max_chunk_streams = 300;
+  Chunks c;
+  for (uint32_t i = 0; i < 260; ++i) c.fmt0(64 + i, 0, 0, msg_type::Video, 1);  // empty: delivered at once
+  const Bytes p = pattern(200, 9);
+  c.fmt0(5, 40, 200, msg_type::Audio, 1).data(p, 0, 128);
+  c.fmt3(5).data(p, 128, 72);
+  Sink sink(l);
+  sink.feed(c.b);
+  ASSERT_EQ(sink.msgs.size(), 261u);
+  EXPECT_EQ(sink.msgs.back().csid, 5u);
+  EXPECT_EQ(sink.msgs.back().timestamp, 40u);
+  EXPECT_EQ(to_bytes(sink.msgs.back().payload), p);
+}
+
 TEST(ChunkReader, DeltaAccumulationFmt123) {
   Bytes p = pattern(3, 6), q = pattern(2, 7);
   Chunks c;

@@ -18,6 +18,7 @@
 // length. Every other message type (protocol control 1-6, commands and data 15-20, aggregates) is
 // still delivered whole, since the client must parse it. Chunk parsing, limits and errors are the
 // same in both modes; only the payload copy differs.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -125,7 +126,10 @@ class ChunkReader {
   size_t partial_bytes_ = 0;
 
   std::vector<Stream> streams_;
-  size_t last_ = 0;  // index of the last stream used (fast path for lookups)
+  // Chunk streams 2..63 (the one-byte basic header's: an encoder's commands, audio and video)
+  // by id: their index in streams_ plus one, 0 for none (or past 254). A chunk's stream is found
+  // with one load rather than a search (audio and video chunks alternate); the rest are searched.
+  std::array<uint8_t, 64> small_ids_{};
 
   // Chunk header being assembled: basic header (1-3) + message header (0-11) + ext ts (0-4).
   uint8_t hdr_[18] = {};
