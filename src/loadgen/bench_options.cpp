@@ -39,6 +39,9 @@ modes:
 options:
   -c N               connections (default 1)
   -d SECONDS         run length; bounds every run (default 10)
+  --track FILE.flv   rtmp-publish: one more video track (repeat for more): an E-RTMP v2 multitrack
+                     publish, each video tag a ManyTracks tag of -i's (track 0) and the --track
+                     files' (tracks 1..) tags at that position; audio: -i's, as track 0
   -i FILE.flv        media to publish (looped, timestamps keep increasing); FILE.h265 (.265,
                      .hevc): an H.265 Annex B stream, published as Enhanced RTMP hvc1 at 25 fps;
                      FILE.ivf: AV1, published as Enhanced RTMP av01
@@ -129,12 +132,14 @@ std::string scan(std::span<const std::string> args, Scanned& sc) {
       err = has_value ? set_count(sc, a, v) : a + " needs a value";
     } else if (a == "-d" || a == "--ramp" || a == "--setup-timeout") {
       err = has_value ? set_seconds(sc, a, v) : a + " needs a value";
-    } else if (a == "-i" || a == "--audio" || a == "--publish" || a == "--flv-url") {
+    } else if (a == "-i" || a == "--audio" || a == "--publish" || a == "--flv-url" || a == "--track") {
       if (!has_value) return a + " needs a value";
       if (a == "-i")
         sc.o.input = v;
       else if (a == "--audio")
         sc.o.audio_input = v;
+      else if (a == "--track")
+        sc.o.track_inputs.push_back(v);
       else if (a == "--publish")
         sc.publish_url = v;
       else
@@ -204,6 +209,7 @@ std::string finish_single(Scanned& sc) {
   o.url = *u;
   if (o.connections < 1) return "-c must be at least 1";
   if (o.mode == Mode::RtmpPublish && o.input.empty()) return "rtmp-publish needs -i FILE.flv";
+  if (o.mode != Mode::RtmpPublish && !o.track_inputs.empty()) return "--track is for rtmp-publish";
   if (o.mode != Mode::RtmpPublish && !o.input.empty()) return "-i is for rtmp-publish and fanout";
   if (o.http10 && o.mode != Mode::FlvPlay && o.mode != Mode::HlsPlay)
     return "--http10 is for flv-play and hls-play";

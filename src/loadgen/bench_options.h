@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "url.h"
 
@@ -22,6 +23,7 @@ struct Options {
   double duration_s = 10;       // -d: bounds every run
   std::string input;            // -i FILE.flv (FILE.h265, FILE.ivf)
   std::string audio_input;      // --audio FILE.ogg: Opus with an AV1 FILE.ivf
+  std::vector<std::string> track_inputs;  // --track FILE.flv (repeated): tracks 1.. of a multitrack publish
   double ramp = 200;            // --ramp: new connections per second (per run, all threads)
   int threads = 1;              // --threads
   bool http10 = false;          // --http10: HTTP/1.0 requests, close-delimited bodies

@@ -13,6 +13,12 @@ namespace rill::loadgen {
 using namespace rill::protocol;
 
 std::shared_ptr<const FlvSource> FlvSource::load(const std::string& path) {
+  auto src = from_tags(read_tags(path));
+  if (src->media().empty()) throw std::runtime_error(path + ": no audio or video tags");
+  return src;
+}
+
+std::vector<SourceTag> FlvSource::read_tags(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path);
   FlvFileReader reader;
@@ -38,9 +44,7 @@ std::shared_ptr<const FlvSource> FlvSource::load(const std::string& path) {
     throw std::runtime_error(path + ": " + e.what());
   }
   if (!reader.header_done()) throw std::runtime_error(path + ": not an FLV file");
-  auto src = from_tags(std::move(tags));
-  if (src->media().empty()) throw std::runtime_error(path + ": no audio or video tags");
-  return src;
+  return tags;
 }
 
 std::shared_ptr<const FlvSource> FlvSource::from_tags(std::vector<SourceTag> tags) {

@@ -26,6 +26,9 @@ class FlvSource {
  public:
   // Loads the whole file; throws std::runtime_error (message names the file and the problem).
   static std::shared_ptr<const FlvSource> load(const std::string& path);
+  // The audio, video and script tags of a file, in file order with file timestamps (load's
+  // first step); throws as load does.
+  static std::vector<SourceTag> read_tags(const std::string& path);
   // From tags already in memory (tests). Tags are in file order with absolute file timestamps.
   static std::shared_ptr<const FlvSource> from_tags(std::vector<SourceTag> tags);
 

@@ -18,6 +18,7 @@
 #include "hevc_source.h"
 #include "hls_client.h"
 #include "http_flv_client.h"
+#include "multitrack_source.h"
 #include "rtmp_client.h"
 
 namespace rill::loadgen {
@@ -290,7 +291,11 @@ nlohmann::json make_report(const Options& opt, Workers& workers, const RunResult
 nlohmann::json run_bench(const Options& opt) {
   const bool fanout = opt.mode == Mode::Fanout;
   std::shared_ptr<const FlvSource> source;
-  if (is_ivf_path(opt.input)) {
+  if (!opt.track_inputs.empty()) {
+    std::vector<std::string> paths{opt.input};
+    paths.insert(paths.end(), opt.track_inputs.begin(), opt.track_inputs.end());
+    source = load_multitrack(paths);
+  } else if (is_ivf_path(opt.input)) {
     source = load_av1_opus(opt.input, opt.audio_input);
   } else if (!opt.input.empty()) {
     source = is_hevc_annexb_path(opt.input) ? load_hevc_annexb(opt.input) : FlvSource::load(opt.input);

@@ -14,6 +14,7 @@ void GopCache::clear() {
   metadata_.reset();
   video_header_.reset();
   audio_header_.reset();
+  track_headers_.clear();
   drop_gop();
   overflowed_ = false;
   seen_video_ = false;
@@ -35,14 +36,18 @@ void GopCache::add(const FramePtr& frame) {
     return;
   }
   if (f.sequence_header) {
-    if (f.type == MediaType::Video) video_header_ = frame;
-    else if (f.type == MediaType::Audio) audio_header_ = frame;
+    if (!is_track0(f))
+      keep_track_header(frame);
+    else if (f.type == MediaType::Video)
+      video_header_ = frame;
+    else if (f.type == MediaType::Audio)
+      audio_header_ = frame;
     return;
   }
   if (f.type == MediaType::Data || !enabled_) return;
 
   if (f.type == MediaType::Video) {
-    if (f.keyframe) {
+    if (f.keyframe && is_track0(f)) {
       drop_gop();
       overflowed_ = false;
     } else if (gop_.empty() || overflowed_) {
@@ -71,10 +76,21 @@ void GopCache::add(const FramePtr& frame) {
   }
 }
 
+void GopCache::keep_track_header(const FramePtr& frame) {
+  for (FramePtr& h : track_headers_) {
+    if (h->type == frame->type && h->view == frame->view && h->track == frame->track) {
+      h = frame;
+      return;
+    }
+  }
+  track_headers_.push_back(frame);
+}
+
 void GopCache::replay(const std::function<void(const FramePtr&)>& sink) const {
   if (metadata_) sink(metadata_);
   if (video_header_) sink(video_header_);
   if (audio_header_) sink(audio_header_);
+  for (size_t i = 0; i < track_headers_.size(); ++i) sink(track_headers_[i]);
   // Indexed: stays well-defined even if the sink ends up adding to or clearing this cache.
   for (size_t i = 0; i < gop_.size(); ++i) {
     FramePtr f = gop_[i];

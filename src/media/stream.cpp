@@ -6,6 +6,7 @@
 #include "rill/core/buffer_pool.h"
 #include "rill/media/rendition_group.h"
 #include "rill/protocol/error.h"
+#include "rill/protocol/flv_multitrack.h"
 #include "rill/protocol/flv_tag.h"
 
 namespace rill::media {
@@ -122,6 +123,8 @@ bool Stream::attach_publisher(const void* owner, PublishOrigin origin) {
   info_.video_codec_id = 0;
   info_.video_fourcc = 0;
   info_.audio_format = 0;
+  tracks_.reset();
+  audio_tracks_.reset();
   session_started_ = false;
   const bool republish = ever_published_;
   ever_published_ = true;
@@ -175,6 +178,8 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
   auto f = std::allocate_shared<MediaFrame>(BufferPoolAllocator<MediaFrame>(pool));
   f->type = type;
   const std::span<const uint8_t> body = payload.span();
+  std::vector<std::shared_ptr<MediaFrame>> tracks;  // a multitrack tag's tracks, re-framed
+  bool multitrack = false;
   try {
     switch (type) {
       case MediaType::Video: {
@@ -183,7 +188,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
         info_.has_video = true;
         if (vi.codec_id) info_.video_codec_id = vi.codec_id;
         if (vi.fourcc) info_.video_fourcc = vi.fourcc;
-        f->payload = std::move(payload);
+        multitrack = vi.is_multitrack;
         break;
       }
       case MediaType::Audio: {
@@ -191,7 +196,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
         set_tag_facts(*f, ai);
         info_.has_audio = true;
         info_.audio_format = ai.sound_format;
-        f->payload = std::move(payload);
+        multitrack = ai.is_multitrack;
         break;
       }
       case MediaType::Data: {
@@ -204,11 +209,22 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
       default:
         return;
     }
+    if (multitrack) tracks = reframe_tracks(type, body);
   } catch (const protocol::ProtocolError& e) {
     ++info_.frames_dropped;
     log().debug("{}: dropped malformed {} message ({} bytes, ts {}): {}", key_text_, type_name(type),
                 body.size(), timestamp, e.what());
     return;
+  }
+  if (type != MediaType::Data) {
+    f->payload = std::move(payload);
+    if (multitrack) {
+      f->view = FrameView::Multitrack;
+      f->track = tracks.front()->track;
+    } else {
+      tracks_.set(0);
+      if (type == MediaType::Audio) audio_tracks_.set(0);
+    }
   }
 
   // Configuration is not media time: a rendition's session starts at its first media frame, so
@@ -217,9 +233,44 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
     f->timestamp = timeline_started_ ? last_out_ : timestamp;
   else
     f->timestamp = map_timestamp(timestamp);
-  FramePtr frame = std::move(f);
+  // Re-framed tracks first: track 0's keyframe starts the cached GOP, the tag as sent joins it.
+  for (auto& t : tracks) {
+    t->timestamp = f->timestamp;
+    deliver(std::move(t));
+  }
+  deliver(std::move(f));
+}
+
+std::vector<std::shared_ptr<MediaFrame>> Stream::reframe_tracks(MediaType type,
+                                                                std::span<const uint8_t> body) {
+  const bool video = type == MediaType::Video;
+  const protocol::MultitrackTag tag =
+      video ? protocol::parse_multitrack_video(body) : protocol::parse_multitrack_audio(body);
+  std::vector<std::shared_ptr<MediaFrame>> out;
+  out.reserve(tag.tracks.size());
+  for (const protocol::TrackPayload& t : tag.tracks) {
+    auto f = std::make_shared<MediaFrame>();
+    f->type = type;
+    f->view = FrameView::Reframed;
+    f->track = t.track_id;
+    f->payload = SharedBuffer::copy_of(std::span<const uint8_t>(protocol::single_track_tag(tag, t)));
+    if (video) {
+      set_tag_facts(*f, protocol::parse_video_tag(f->payload.span()));
+    } else {
+      set_tag_facts(*f, protocol::parse_audio_tag(f->payload.span()));
+    }
+    tracks_.set(t.track_id);
+    if (!video) audio_tracks_.set(t.track_id);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void Stream::deliver(const FramePtr& frame) {
   gop_.add(frame);
-  for (const auto& o : outputs_) o->on_frame(frame);
+  if (GopCache::is_track0(*frame)) {
+    for (const auto& o : outputs_) o->on_frame(frame);
+  }
   fan_out(frame);
 }
 
@@ -254,7 +305,8 @@ void Stream::fan_out(const FramePtr& f) {
   // Subscribers added during the loop (index >= n) already got this frame from the replay.
   const size_t n = subscribers_.size();
   for (size_t i = 0; i < n; ++i) {
-    if (Subscriber* s = subscribers_[i]) s->on_frame(f);
+    Subscriber* s = subscribers_[i];
+    if (s && s->track_selection().accepts(*f)) s->on_frame(f);
   }
 }
 
@@ -325,16 +377,24 @@ void Stream::add_subscriber(Subscriber* s) {
     DispatchScope scope(*this);
     const size_t idx = subscribers_.size() - 1;
     auto attached = [&] { return idx < subscribers_.size() && subscribers_[idx] == s; };
+    const TrackSelection sel = s->track_selection();
     auto send = [&](const FramePtr& f) {
-      if (f && attached()) s->on_frame(f);
+      if (f && attached() && sel.accepts(*f)) s->on_frame(f);
     };
     s->on_gop_replay(true);
     send(gop_.metadata());
     send(gop_.video_header());
     send(gop_.audio_header());
+    for (size_t i = 0; i < gop_.track_headers().size() && attached(); ++i) send(gop_.track_headers()[i]);
+    // The cached GOP starts at a keyframe of track 0; another track starts at its own.
+    bool wait_keyframe = !sel.is_all() && sel.track() != 0;
     const auto& frames = gop_.gop();
     for (size_t i = 0; i < frames.size() && attached(); ++i) {
       FramePtr f = frames[i];
+      if (wait_keyframe && f->type == MediaType::Video && sel.accepts(*f)) {
+        if (!f->keyframe) continue;
+        wait_keyframe = false;
+      }
       send(f);
     }
     if (attached()) s->on_gop_replay(false);

@@ -1,9 +1,11 @@
 #include "rill/server/http_flv_session.h"
 
+#include <optional>
 #include <utility>
 
 #include "rill/net/send_buffer.h"
 #include "rill/protocol/flv_file.h"
+#include "rill/protocol/query_string.h"
 
 namespace rill::server {
 
@@ -43,6 +45,21 @@ void HttpFlvSession::start(media::Stream* s) {
     ex.reply_error(500, "no stream for " + key_.str());
     return finish("no stream");
   }
+  // Track 0 re-framed by default (players of plain FLV: mpegts.js, ffmpeg); "?track=all": the
+  // tags as sent, multitrack ones included; "?track=N": track N (media/track_selection.h).
+  std::optional<media::TrackSelection> tracks = media::TrackSelection::one(0);
+  const protocol::QueryParams params = protocol::parse_query(info_.query);
+  if (const std::string* v = protocol::query_value(params, "track")) {
+    tracks = media::parse_track_selection(*v);
+  }
+  if (!tracks || (s && !tracks->is_all() && s->has_headers() && !s->has_track(tracks->track()))) {
+    ex.reply_error(404, tracks ? "no track " + std::to_string(tracks->track()) + " in " + key_.str()
+                               : "track must be a track id (0-255) or \"all\"");
+    return finish("no such track");
+  }
+  // Track N's audio if it has its own, else track 0's (docs/abr.md, "Choosing a track").
+  if (s && !tracks->is_all()) tracks = s->audio_track_for(tracks->track());
+  set_track_selection(*tracks);
   ex.add_header("Content-Type", "video/x-flv");
   ex.add_header("Cache-Control", "no-cache, no-store");
   ex.add_cors_headers();

@@ -4,6 +4,7 @@
 
 #include "rill/core/access_line.h"
 #include "rill/protocol/chunk_writer.h"
+#include "rill/protocol/query_string.h"
 #include "rill/server/rtmp_session.h"
 #include "rill/server/stream_gate.h"
 
@@ -72,6 +73,10 @@ void RtmpSession::cmd_connect(const protocol::RtmpCommand& c) {
   // E-RTMP v1/v2 "Extending NetConnection connect Command": a client lists the FourCCs it handles.
   for (const char* key : {"fourCcList", "videoFourCcInfoMap", "audioFourCcInfoMap", "capsEx"})
     enhanced_client_ = enhanced_client_ || c.command_object.find(key) != nullptr;
+  // E-RTMP v2 "capsEx: Extended capabilities mask", CapsExMultitrack = 0x02 ("Support for
+  // multitrack"): the client reads VideoPacketType/AudioPacketType.Multitrack tags.
+  multitrack_client_ =
+      (static_cast<uint32_t>(c.command_object.find_number("capsEx").value_or(0)) & 0x02) != 0;
   relay_hops_ =
       static_cast<uint32_t>(std::clamp(c.command_object.find_number("rill-hops").value_or(0), 0.0, 255.0));
   app_cfg_ = ctx_.config->find_app(app_);
@@ -191,11 +196,27 @@ void RtmpSession::cmd_play(const protocol::RtmpCommand& c, uint32_t msid) {
   play_msid_ = msid;
   std::string query;
   const auto key = stream_key_of(c, msid, "NetStream.Play.StreamNotFound", query);
-  if (!key) return;
+  if (!key || !choose_tracks(msid, query)) return;
   awaiting_gate_ = true;
   const auto t = gate_.admit_play(admission_request(*key, std::move(query)),
                                   [this, msid](GateDecision d) { on_play_decision(msid, std::move(d)); });
   if (awaiting_gate_) gate_ticket_ = t;
+}
+
+bool RtmpSession::choose_tracks(uint32_t msid, const std::string& query) {
+  play_tracks_ = multitrack_client_ ? media::TrackSelection::all() : media::TrackSelection::one(0);
+  const protocol::QueryParams params = protocol::parse_query(query);
+  const std::string* value = protocol::query_value(params, "track");
+  if (!value) return true;
+  if (auto sel = media::parse_track_selection(*value)) {
+    play_tracks_ = *sel;
+    return true;
+  }
+  const std::string why = "track must be a track id (0-255) or \"all\", got \"" + value->substr(0, 40) + "\"";
+  ctx_.log->info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, why);
+  send_status(msid, "error", "NetStream.Play.StreamNotFound", why);
+  refuse("no such track", why);
+  return false;
 }
 
 void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
@@ -215,6 +236,15 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
   }
   if (!d.key.name.empty()) stream_name_ = d.key.name;  // a callback may redirect the player
   media::Stream& s = *d.stream;
+  if (!play_tracks_.is_all() && s.has_headers() && !s.has_track(play_tracks_.track())) {
+    const std::string why = "no track " + std::to_string(play_tracks_.track()) + " in " + stream_name_;
+    ctx_.log->info("rtmp: {} play {}/{}: {}", peer_, app_, stream_name_, why);
+    send_status(msid, "error", "NetStream.Play.StreamNotFound", why);
+    refuse("no such track", why);
+    return;
+  }
+  // Track N's audio if it has its own, else track 0's (docs/abr.md, "Choosing a track").
+  if (!play_tracks_.is_all()) play_tracks_ = s.audio_track_for(play_tracks_.track());
   // §7.2.2.1: StreamBegin, then NetStream.Play.Reset and NetStream.Play.Start.
   send_user_control(protocol::uc_event::StreamBegin, msid);
   send_status(msid, "status", "NetStream.Play.Reset", "Playing and resetting " + stream_name_ + ".");
@@ -232,6 +262,7 @@ void RtmpSession::on_play_decision(uint32_t msid, GateDecision d) {
   last_kind_ = net::SessionKind::Player;
   last_stream_ = s.key_text();
   stream_log().info("rtmp: {} playing {}/{}", peer_, app_, stream_name_);
+  set_track_selection(play_tracks_);
   s.add_subscriber(this);  // replays metadata, sequence headers and the GOP cache
   conn_->flush_now();      // that first burst is never held by write merging
 }

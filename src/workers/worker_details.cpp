@@ -58,7 +58,7 @@ json video_json(const media::Stream& s) {
   uint32_t first = 0, last = 0;
   size_t frames = 0;
   for (const media::FramePtr& f : s.gop_cache().gop()) {
-    if (f->type != media::MediaType::Video || f->sequence_header) continue;
+    if (f->type != media::MediaType::Video || f->sequence_header || !media::GopCache::is_track0(*f)) continue;
     if (frames++ == 0) first = f->timestamp;
     last = f->timestamp;
   }

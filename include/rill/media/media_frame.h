@@ -24,6 +24,12 @@ enum class MediaType : uint8_t { Audio = 8, Video = 9, Data = 18 };
 // here reads (VP6, FLAC, an E-RTMP multitrack audio tag, ...).
 enum class FrameCodec : uint8_t { None, H264, HEVC, AV1, VP9, AAC, MP3, Opus, Other };
 
+// How a frame stands to the tracks of an E-RTMP v2 multitrack publish (track_selection.h):
+// Plain: a single-track tag as sent (track 0), or script data; Multitrack: a multitrack tag as
+// sent (`track`: its first track's id); Reframed: one track (`track`) of a multitrack tag,
+// re-framed by the stream as a single-track tag.
+enum class FrameView : uint8_t { Plain, Multitrack, Reframed };
+
 struct MediaFrame {
   MediaType type = MediaType::Data;
   // What the tag header says (FLV E.4.2 / E.4.3, Enhanced RTMP), read once by Stream::publish
@@ -34,6 +40,8 @@ struct MediaFrame {
   bool sequence_header = false;  // AVC/HEVC/AV1/VP9 config record, AAC AudioSpecificConfig, OpusHead
   bool coded = false;            // carries coded media (not a header, end of sequence or command)
   bool metadata = false;         // onMetaData (already stripped of @setDataFrame)
+  FrameView view = FrameView::Plain;
+  uint8_t track = 0;             // see FrameView
   uint32_t timestamp = 0;        // ms on the stream's output timeline (32-bit wrap, never backwards)
   int32_t composition_time = 0;  // video only: PTS - DTS in ms
   BufferRef payload;             // FLV tag body

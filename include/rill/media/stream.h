@@ -8,10 +8,12 @@
 //
 // The hub knows no socket and no clock but the TimerQueue it is given. Everything runs on one
 // worker thread.
+#include <bitset>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,10 +96,23 @@ class Stream {
   uint32_t relay_hops() const { return relay_hops_; }
   void set_relay_hops(uint32_t hops) { relay_hops_ = hops; }
 
+  // --- tracks (E-RTMP v2 multitrack; track_selection.h) ---
+  // Whether the current publisher has sent audio or video of `track` (plain tags are track 0).
+  bool has_track(uint8_t track) const { return tracks_.test(track); }
+  // one(track) with the audio of `track` if it has audio, else track 0's.
+  TrackSelection audio_track_for(uint8_t track) const {
+    return TrackSelection::one(track, audio_tracks_.test(track) ? track : 0);
+  }
+  // Whether a sequence header came (so has_track can say no to a player for good).
+  bool has_headers() const {
+    return gop_.video_header() || gop_.audio_header() || !gop_.track_headers().empty();
+  }
+
   // --- subscribing ---
   // Attaches and replays metadata, sequence headers and the GOP cache to the new subscriber
-  // (synchronously, before returning). With no publisher, the subscriber waits: after the app's
-  // play_wait (if > 0) it gets on_stream_end unless a publisher came.
+  // (synchronously, before returning), as its track_selection() accepts them; a player of a track
+  // other than 0 starts at that track's first cached keyframe. With no publisher, the subscriber
+  // waits: after the app's play_wait (if > 0) it gets on_stream_end unless a publisher came.
   void add_subscriber(Subscriber* s);
   // May destroy the stream when nobody is left: do not touch it after this call.
   void remove_subscriber(Subscriber* s);
@@ -110,6 +125,10 @@ class Stream {
   friend class StreamRegistry;
   class DispatchScope;  // marks a callback loop (see dispatching_), compacts at the outermost end
   void fan_out(const FramePtr& f);
+  void deliver(const FramePtr& f);  // to the GOP cache, the outputs (track 0) and the subscribers
+  // A multitrack tag's tracks, each re-framed as a single-track tag (Reframed frames, no
+  // timestamp yet). Throws ProtocolError on a malformed tag.
+  std::vector<std::shared_ptr<MediaFrame>> reframe_tracks(MediaType type, std::span<const uint8_t> body);
   void start_outputs(PublishOrigin origin);
   void stop_outputs();  // on_stop, then destroys them
   uint32_t map_timestamp(uint32_t in);
@@ -129,6 +148,8 @@ class Stream {
   const config::AppConfig& cfg_;
   StreamInfo info_;
   GopCache gop_;
+  std::bitset<256> tracks_;        // tracks the current publisher sent audio/video of
+  std::bitset<256> audio_tracks_;  // of those, the ones with audio
   const void* publisher_ = nullptr;
   PublishOrigin origin_ = PublishOrigin::Ingest;  // of the current publisher
   uint32_t relay_hops_ = 0;                       // of the current publisher

@@ -2,6 +2,7 @@
 // Subscriber: the one small interface every output plugs into the hub through — an RTMP player,
 // an HTTP-FLV response, the HLS segmenter, a relay link to another worker. None knows another.
 #include "rill/media/media_frame.h"
+#include "rill/media/track_selection.h"
 
 namespace rill::media {
 
@@ -29,6 +30,15 @@ class Subscriber {
   // no (no player of the far worker watches it at the moment); what lingers after the last viewer
   // (an edge pull's idle_close) asks Stream::watched().
   virtual bool watched() const { return true; }
+
+  // Which tracks of a multitrack publish this subscriber gets (track_selection.h); the hub
+  // passes on_frame only what it accepts. Set before add_subscriber. All by default (a worker
+  // link or relay forwards the tags as sent); a player of one track sets one(N).
+  const TrackSelection& track_selection() const { return tracks_; }
+  void set_track_selection(TrackSelection t) { tracks_ = t; }
+
+ private:
+  TrackSelection tracks_ = TrackSelection::all();
 };
 
 }  // namespace rill::media

@@ -73,6 +73,9 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   AdmissionRequest admission_request(const media::StreamKey& key, std::string query) const;
   void on_publish_decision(uint32_t msid, GateDecision d);
   void on_play_decision(uint32_t msid, GateDecision d);
+  // Sets play_tracks_ from the play query's "track" (or the connect's capsEx); false after
+  // refusing a bad value.
+  bool choose_tracks(uint32_t msid, const std::string& query);
 
   // Output
   void send_message(uint8_t type, uint32_t csid, uint32_t msid, uint32_t ts, BufferRef payload);
@@ -130,6 +133,10 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   // it may be sent AV1, VP9 and Opus tags; a player that did not is refused them (on_frame).
   bool enhanced_client_ = false;
   bool refused_codec_ = false;  // such a refusal was sent: nothing more is queued
+  // The connect's capsEx has CapsExMultitrack: it gets a multitrack publish's tags as sent;
+  // another player gets track 0 (media/track_selection.h). "?track=N|all" on play overrides.
+  bool multitrack_client_ = false;
+  media::TrackSelection play_tracks_ = media::TrackSelection::one(0);
   // What it last published or played: a closed session is described by it (its byte totals go
   // on counting for that stream: workers/worker_monitor.h).
   net::SessionKind last_kind_ = net::SessionKind::Connecting;
