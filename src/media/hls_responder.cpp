@@ -78,7 +78,12 @@ std::string file_name(const StreamKey& key, const protocol::HlsObjectName& o) {
 
 HlsResponse respond_hls(const HlsStreamState* st, const StreamKey& key, const protocol::HlsObjectName& o) {
   if (!st) return error(404, "stream " + key.str() + " has no HLS playlist");
-  if (o.playlist) return playlist(*st, key, o.directives);
+  if (o.playlist) {
+    // A multitrack publish: NAME.m3u8 lists its tracks' renditions (docs/abr.md). Rebuilt with
+    // every segment of a rendition: not cached.
+    if (st->multivariant()) return object(st->multivariant(), HlsCachePolicy::no_cache());
+    return playlist(*st, key, o.directives);
+  }
   if (o.variant) {  // a rendition's multivariant entry (docs/abr.md): changes with every segment
     const std::string entry = st->variant_entry();
     if (entry.empty()) return error(404, "stream " + key.str() + " has no HLS segment yet");

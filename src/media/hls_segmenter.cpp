@@ -5,6 +5,7 @@
 
 #include "rill/media/fmp4_segment_writer.h"
 #include "rill/media/hls_store.h"
+#include "rill/media/hls_track_renditions.h"
 #include "rill/media/rendition_group.h"
 #include "rill/media/rendition_traits.h"
 #include "rill/media/rewind_link.h"
@@ -38,19 +39,22 @@ std::unique_ptr<SegmentWriter> make_writer(const config::HlsConfig& cfg, size_t 
 
 }  // namespace
 
-HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log)
+HlsSegmenter::HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log,
+                           bool group_clock)
     : store_(store),
+      cfg_(cfg),
       key_(std::move(key)),
       key_text_(key_.str()),
       log_(log),
-      limits_(limits_of(cfg, key_.name)),
+      limits_(limits_of(cfg, key_.name, group_clock)),
       writer_(make_writer(cfg, limits_.max_segment_size, stream_log(), key_text_)) {
   store_.open(key_, cfg);
 }
 
 HlsSegmenter::~HlsSegmenter() { finish(); }
 
-HlsSegmenter::Limits HlsSegmenter::limits_of(const config::HlsConfig& cfg, const std::string& name) {
+HlsSegmenter::Limits HlsSegmenter::limits_of(const config::HlsConfig& cfg, const std::string& name,
+                                             bool group_clock) {
   Limits l;
   l.fragment_ms = std::max<int64_t>(1, cfg.fragment.count());
   l.max_fragment_ms = cfg.max_fragment.count() > 0
@@ -59,7 +63,7 @@ HlsSegmenter::Limits HlsSegmenter::limits_of(const config::HlsConfig& cfg, const
   l.max_segment_size = std::max<size_t>(cfg.max_segment_size, 4 * protocol::TsMuxer::kPacketSize);
   l.low_latency = cfg.low_latency;
   l.part_ms = std::max<int64_t>(1, cfg.part.count());
-  l.aligned = is_rendition(name, cfg.variant_suffixes);
+  l.aligned = group_clock || is_rendition(name, cfg.variant_suffixes);
   return l;
 }
 
@@ -77,6 +81,7 @@ void HlsSegmenter::finish() {
   finished_ = true;
   if (seg_.open) close_segment(time_.max_dts + frame_step());
   store_.close(key_);
+  if (tracks_) tracks_->finish();
   const HlsSegmenterStats s = stats();
   stream_log().info(
       "hls: {} segmenter done: {} segments ({} discontinuities, {} forced cuts, {} timestamp jumps), "
@@ -87,11 +92,40 @@ void HlsSegmenter::finish() {
 
 void HlsSegmenter::on_frame(const MediaFrame& f) {
   if (finished_) return;
-  if (f.type == MediaType::Video)
+  if (f.type == MediaType::Video) {
     on_video(f);
-  else if (f.type == MediaType::Audio)
+  } else if (f.type == MediaType::Audio) {
     on_audio(f);
+    if (tracks_) tracks_->on_audio(f);
+  }
   // Script data (metadata) has no place in the segments.
+}
+
+void HlsSegmenter::on_track_frame(const FramePtr& f) {
+  if (finished_ || !f || f->type != MediaType::Video || f->track == 0) return;
+  if (!tracks_) {
+    if (run_.produced_any) {
+      if (!std::exchange(warned_.tracks, true)) {
+        stream_log().warn("hls: {}: video track {} came after the first segment; HLS is track 0's only",
+                          key_text_, f->track);
+      }
+      return;
+    }
+    become_track_renditions();
+  }
+  tracks_->on_track_video(*f);
+}
+
+void HlsSegmenter::become_track_renditions() {
+  StreamKey group = key_;
+  key_ = StreamKey{group.app, track_rendition_name(group.name, 0)};
+  key_text_ = key_.str();
+  store_.open(key_, cfg_);
+  if (rewind_) rewind_->follow(key_);
+  limits_.aligned = true;
+  stream_log().info("hls: {}: multitrack publish: {}.m3u8 lists its video tracks, track 0 is {}.m3u8",
+                    group.str(), group.name, key_.name);
+  tracks_ = std::make_unique<HlsTrackRenditions>(store_, std::move(group), cfg_, log_, *this);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -511,6 +545,7 @@ void HlsSegmenter::close_segment(int64_t end_dts) {
   auto seq = store_.add_segment(key_, std::move(bytes), duration_s, disc);
   if (limits_.aligned) note_traits(duration_s);
   if (seq && rewind_) rewind_->segment_closed(*seq, duration_s, disc, end_dts);
+  if (tracks_) tracks_->refresh();
   run_.discontinuity_next = false;
   ++stats_.segments;
   if (disc) ++stats_.discontinuities;

@@ -159,6 +159,7 @@ void HlsStore::open(const StreamKey& key, const config::HlsConfig& cfg) {
     // §6.2.2: the media sequence continues; the new publisher's timeline is a discontinuity.
     st.playlist_.restart();
     st.cfg_.rewind = cfg.rewind;
+    st.multivariant_.reset();  // the new publisher's tracks decide again
     // A reload may have changed the container: the new segments follow it (older ones keep
     // the names they were listed with until they expire).
     st.cfg_.container = cfg.container;

@@ -22,7 +22,7 @@ std::vector<std::string> rendition_report_uris(const StreamKey& key, const confi
   return uris;
 }
 
-std::string HlsStreamState::variant_entry() const {
+std::string HlsStreamState::variant_entry(const std::string& audio_group) const {
   protocol::HlsVariantStream v;
   double peak = 0, bits = 0, seconds = 0;
   for (size_t i = retired_; i < segments_.size(); ++i) {  // the listed ones
@@ -43,11 +43,29 @@ std::string HlsStreamState::variant_entry() const {
   v.width = traits_.width;
   v.height = traits_.height;
   v.frame_rate = traits_.frame_rate;
+  v.audio_group = audio_group;
   return protocol::render_variant_stream(v);
 }
 
 void HlsStore::set_traits(const StreamKey& key, HlsRenditionTraits traits) {
   if (HlsStreamState* st = find_mut(key)) st->traits_ = std::move(traits);
+}
+
+void HlsStore::set_multivariant(const StreamKey& key, const std::string& text) {
+  HlsStreamState* st = find_mut(key);
+  if (!st) return;
+  st->multivariant_ = SharedBuffer::copy_of(std::string_view(text));
+  // Recorded as held here, as a segment would (NAME has none): the other workers find NAME.m3u8
+  // here also after the publisher left (workers/hls_sequence_memo.h).
+  if (continuity_)
+    continuity_->remember(st->key_text_, {st->playlist_.next_sequence(), st->playlist_.discontinuities_so_far()});
+}
+
+void HlsStore::set_rendition_reports(const StreamKey& key, std::vector<std::string> uris) {
+  HlsStreamState* st = find_mut(key);
+  if (!st) return;
+  st->playlist_.set_rendition_reports(std::move(uris));
+  st->playlist_cache_.reset();
 }
 
 void HlsStore::align_first_sequence(const StreamKey& key, uint64_t sequence) {

@@ -270,6 +270,8 @@ void Stream::deliver(const FramePtr& frame) {
   gop_.add(frame);
   if (GopCache::is_track0(*frame)) {
     for (const auto& o : outputs_) o->on_frame(frame);
+  } else if (frame->view == FrameView::Reframed) {
+    for (const auto& o : outputs_) o->on_track_frame(frame);
   }
   fan_out(frame);
 }

@@ -1,6 +1,8 @@
 // apps.NAME.auth with publish/play: token — the signed token of protocol/stream_token.h in the
 // request's query. HLS segment requests carry the playlist's token (see hls_handler.cpp).
 #include <ctime>
+#include <optional>
+#include <string>
 
 #include "rill/media/rendition_group.h"
 #include "rill/protocol/stream_token.h"
@@ -33,13 +35,17 @@ class TokenCheck final : public AdmissionCheck {
     const std::string& secret = app->auth.secret.value_or("");
     auto refused =
         protocol::verify_token(secret, to_string(action), req.key.app, req.key.name, req.query, now);
-    // A play token for a rendition group NAME admits its renditions (NAME_hi, ...: docs/abr.md),
-    // whose URIs in NAME's multivariant playlist carry it.
+    // A play token for a rendition group NAME admits its renditions (NAME_hi, ..., and the
+    // tracks' NAME_track0, ...: docs/abr.md), whose URIs in NAME's multivariant playlist carry it.
     if (refused && action == GateAction::Play) {
+      std::optional<std::string> group;
       if (auto member = media::rendition_member(req.key.name, app->hls.variant_suffixes)) {
-        if (!protocol::verify_token(secret, to_string(action), req.key.app, member->group, req.query, now))
-          refused.reset();
+        group = std::move(member->group);
+      } else if (auto track = media::track_rendition_of(req.key.name)) {
+        group = std::move(track->stream);
       }
+      if (group && !protocol::verify_token(secret, to_string(action), req.key.app, *group, req.query, now))
+        refused.reset();
     }
     done(std::move(refused));
   }

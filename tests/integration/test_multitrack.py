@@ -1,7 +1,7 @@
 """E-RTMP v2 multitrack: rill-bench publishes 3 H.264 renditions of one lavfi source (same GOP) as
 ManyTracks video tags, with AAC audio as track 0's. A legacy RTMP player (ffmpeg) gets track 0
 and decodes it; "?track=2" gives the third rendition over RTMP and HTTP-FLV, with track 0's audio (it has none of its own); a player whose
-connect declares capsEx Multitrack gets the published tags byte-identical; HLS plays track 0.
+connect declares capsEx Multitrack gets the published tags byte-identical; HLS: mt_track0.m3u8 is track 0.
 The expected multitrack tags are built here (multitrack_tag), independently of Rill's code."""
 
 import http.client
@@ -143,8 +143,10 @@ class MultitrackTest(unittest.TestCase):
         for v in videos:
             self.assertIn(v, self.expected)
 
-    def test_hls_plays_track0(self):
-        s = probe(self, self.m3u8, ('-read_intervals', '%+1'))
+    def test_hls_track0_rendition_plays_track0(self):
+        # mt.m3u8 is the tracks' multivariant playlist (test_multitrack_hls.py); mt_track0.m3u8 is
+        # track 0's media playlist.
+        s = probe(self, self.m3u8.replace('/mt.m3u8', '/mt_track0.m3u8'), ('-read_intervals', '%+1'))
         self.assertEqual((s['width'], s['height']), SIZES[0])
 
 

@@ -34,6 +34,8 @@
 // the stream's timeline (k x fragment), its first segment numbered k (store.align_first_sequence),
 // so renditions whose encoders share timestamps and aligned keyframes get equal cut points and
 // sequence numbers; it also gives the store its traits (CODECS, size, frame rate) per segment.
+// A multitrack publish (E-RTMP v2) makes one rendition per video track the same way, all on the
+// group's clock: hls_track_renditions.h.
 //
 // media/: no socket, no clock (timestamps come from the frames). One worker thread.
 #include <spdlog/logger.h>
@@ -57,6 +59,7 @@ namespace rill::media {
 
 class HlsStore;
 class RewindLink;
+class HlsTrackRenditions;
 
 struct HlsSegmenterStats {
   uint64_t segments = 0;         // handed to the store
@@ -71,8 +74,11 @@ struct HlsSegmenterStats {
 
 class HlsSegmenter : public StreamOutput {
  public:
-  // Opens `key` in the store (reviving a state kept from an earlier publisher).
-  HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log);
+  // Opens `key` in the store (reviving a state kept from an earlier publisher). `group_clock`:
+  // cut by the group's clock although `key` is no suffix rendition (a multitrack publish's track).
+  // `cfg` outlives the segmenter (the stream's app configuration).
+  HlsSegmenter(HlsStore& store, StreamKey key, const config::HlsConfig& cfg, spdlog::logger& log,
+               bool group_clock = false);
   ~HlsSegmenter() override;  // finish()
   HlsSegmenter(const HlsSegmenter&) = delete;
   HlsSegmenter& operator=(const HlsSegmenter&) = delete;
@@ -83,6 +89,10 @@ class HlsSegmenter : public StreamOutput {
     if (f) on_frame(*f);
   }
   void on_stop(const PublishSession&) override { finish(); }
+  // A video track N > 0 of a multitrack publish: the first one, before this segmenter's first
+  // segment, turns the stream into renditions (hls_track_renditions.h); after it, HLS stays
+  // track 0's (one log line).
+  void on_track_frame(const FramePtr& f) override;
 
   // Every frame of the stream, in order, as Stream::publish made it (metadata is ignored).
   void on_frame(const MediaFrame& f);
@@ -96,6 +106,11 @@ class HlsSegmenter : public StreamOutput {
   HlsSegmenterStats stats() const;                                // the plan's and the writer's
   size_t pending_bytes() const { return writer_->size(); }        // the segment being built
   size_t buffer_capacity() const { return writer_->capacity(); }  // memory its builders hold
+  // Whether the segments carry audio now.
+  bool carries_audio() const { return run_.tracks && run_.tracks->has_audio; }
+  // Takes `other`'s audio configuration, as if its audio sequence header had come here too (a
+  // track's rendition carries track 0's audio, whose header came before the track's first frame).
+  void share_audio_config(const HlsSegmenter& other) { audio_ = other.audio_; }
 
   static constexpr int64_t kMaxBackwardJumpMs = 1000;
   static constexpr int64_t kMaxForwardJumpMs = 10000;
@@ -157,10 +172,13 @@ class HlsSegmenter : public StreamOutput {
     std::optional<int64_t> first_audio;  // dts of the first audio sample (the audio-only probe)
   };
   struct Warned {  // one log line each
-    bool video = false, audio = false, too_big = false, fmp4 = false;
+    bool video = false, audio = false, too_big = false, fmp4 = false, tracks = false;
   };
 
-  static Limits limits_of(const config::HlsConfig& cfg, const std::string& name);
+  static Limits limits_of(const config::HlsConfig& cfg, const std::string& name, bool group_clock);
+  // The first frame of another video track: this segmenter becomes track 0's rendition
+  // (NAME_track0, on the group's clock) and NAME the renditions' multivariant playlist.
+  void become_track_renditions();
   void on_video(const MediaFrame& f);
   // An AVC, HEVC, AV1 or VP9 sequence header.
   void on_video_config(std::span<const uint8_t> record, protocol::VideoCodec codec);
@@ -198,11 +216,12 @@ class HlsSegmenter : public StreamOutput {
   static void note_step(KindClock& k, int64_t dts);
 
   HlsStore& store_;
+  const config::HlsConfig& cfg_;
   StreamKey key_;
   std::string key_text_;  // "app/name", for logs
   spdlog::logger& log_;
   core::StreamLog stream_log() const { return {log_, key_text_}; }  // log_, about this stream
-  const Limits limits_;
+  Limits limits_;  // aligned turns on in become_track_renditions
   bool finished_ = false;
   VideoConfig video_;
   AudioConfig audio_;
@@ -214,6 +233,7 @@ class HlsSegmenter : public StreamOutput {
   std::unique_ptr<SegmentWriter> writer_;
   HlsSegmenterStats stats_;  // the plan's counts (the writer keeps the samples')
   std::shared_ptr<RewindLink> rewind_;
+  std::unique_ptr<HlsTrackRenditions> tracks_;  // a multitrack publish's other renditions
 };
 
 }  // namespace rill::media

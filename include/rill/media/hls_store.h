@@ -140,8 +140,12 @@ class HlsStreamState {
   HlsStreamStats stats() const;
   // This stream's EXT-X-STREAM-INF entry in its group's multivariant playlist (URI NAME.m3u8):
   // the traits its segmenter gave and BANDWIDTH / AVERAGE-BANDWIDTH measured over the listed
-  // segments (peak and mean of bytes x 8 / duration). Empty before the first segment.
-  std::string variant_entry() const;
+  // segments (peak and mean of bytes x 8 / duration), and AUDIO=`audio_group` unless empty.
+  // Empty before the first segment.
+  std::string variant_entry(const std::string& audio_group = {}) const;
+  // A multitrack publish's multivariant playlist (HlsStore::set_multivariant), answered for this
+  // stream's playlist instead of its own; null for any other stream.
+  const BufferRef& multivariant() const { return multivariant_; }
 
  private:
   friend class HlsStore;
@@ -184,6 +188,7 @@ class HlsStreamState {
   uint64_t init_id_ = 0;  // the current one (0: none yet)
   mutable uint64_t playlist_reads_ = 0;
   HlsRenditionTraits traits_;
+  BufferRef multivariant_;
 };
 
 // Where a stream's HLS sequence numbers continue from when it is published again on another
@@ -244,6 +249,12 @@ class HlsStore {
   // so that renditions cut at the same media times carry the same numbers. Later segments
   // number on by one; a playlist with segments (a republish within the grace) is left as is.
   void align_first_sequence(const StreamKey& key, uint64_t sequence);
+  // A multitrack publish (media/hls_track_renditions.h): key's playlist is this multivariant
+  // playlist of its tracks' renditions from now on, until the next publisher opens key.
+  void set_multivariant(const StreamKey& key, const std::string& text);
+  // LL-HLS: key's EXT-X-RENDITION-REPORT URIs, for renditions known only once published (a
+  // multitrack publish's tracks); a suffix rendition's come from the configuration.
+  void set_rendition_reports(const StreamKey& key, std::vector<std::string> uris);
 
   // ---- held requests (LL-HLS blocking playlist reload and preload hints) ----
   // Calls `done(true)` once `key` has got to what `target` names (at once is the caller's

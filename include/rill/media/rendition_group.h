@@ -5,6 +5,7 @@
 // group: the HLS route, the token check, the segmenter's alignment and the rendition reports ask
 // it. Pure names; no socket, no clock.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,5 +29,15 @@ bool is_rendition(std::string_view name, const std::vector<std::string>& suffixe
 
 // The stream names of the group's renditions, in the configured order.
 std::vector<std::string> rendition_names(std::string_view group, const std::vector<std::string>& suffixes);
+
+// The renditions of a multitrack publish NAME (E-RTMP v2 video tracks): NAME_track0,
+// NAME_track1, ... (docs/abr.md, "Multitrack: HLS renditions").
+std::string track_rendition_name(std::string_view stream, uint8_t track);
+struct TrackRendition {
+  std::string stream;  // NAME
+  uint8_t track = 0;
+};
+// NAME and N of "NAME_trackN" (N a track id 0-255 without leading zeros, NAME not empty).
+std::optional<TrackRendition> track_rendition_of(std::string_view name);
 
 }  // namespace rill::media

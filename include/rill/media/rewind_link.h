@@ -46,6 +46,9 @@ class RewindLink {
     have_time_ = true;
   }
   void segment_closed(uint64_t sequence, double duration_s, bool discontinuity, int64_t end_dts);
+  // The segmenter's playlist moved to `key` before its first segment (a multitrack publish's
+  // track 0 becomes NAME_track0: media/hls_track_renditions.h); the history follows it.
+  void follow(StreamKey key) { key_ = std::move(key); }
 
   // ---- the recorder's side ----
   void on_cut(std::function<void(const Cut&)> f) { on_cut_ = std::move(f); }
@@ -58,7 +61,7 @@ class RewindLink {
 
  private:
   HlsStore& store_;
-  const StreamKey key_;
+  StreamKey key_;
   std::function<void(const Cut&)> on_cut_;
   bool have_time_ = false;
   uint32_t last_ts_ = 0;

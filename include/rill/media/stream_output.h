@@ -52,6 +52,10 @@ class StreamOutput {
   // malformed messages excluded. Called before the stream's subscribers get the frame. An output
   // must not call back into the stream (publish, detach_publisher) from here.
   virtual void on_frame(const FramePtr& frame) = 0;
+  // A multitrack publish (E-RTMP v2): a frame of a track other than 0, re-framed as a
+  // single-track tag (FrameView::Reframed). on_frame gets track 0 only; an output that makes
+  // something of the other tracks (HLS renditions) takes them here. Same rules as on_frame.
+  virtual void on_track_frame(const FramePtr& /*frame*/) {}
   // The publisher left (or the stream is being destroyed with it): finish what is in progress
   // (the last segment, the playlist's end). Called once after on_start; the output is destroyed
   // right after, without another frame.
