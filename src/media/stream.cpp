@@ -209,7 +209,7 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
       default:
         return;
     }
-    if (multitrack) tracks = reframe_tracks(type, body);
+    if (multitrack) tracks = reframe_tracks(type, body, pool);
   } catch (const protocol::ProtocolError& e) {
     ++info_.frames_dropped;
     log().debug("{}: dropped malformed {} message ({} bytes, ts {}): {}", key_text_, type_name(type),
@@ -241,19 +241,24 @@ void Stream::publish(MediaType type, uint32_t timestamp, BufferRef payload) {
   deliver(std::move(f));
 }
 
-std::vector<std::shared_ptr<MediaFrame>> Stream::reframe_tracks(MediaType type,
-                                                                std::span<const uint8_t> body) {
+std::vector<std::shared_ptr<MediaFrame>> Stream::reframe_tracks(MediaType type, std::span<const uint8_t> body,
+                                                                BufferPool* pool) {
   const bool video = type == MediaType::Video;
   const protocol::MultitrackTag tag =
       video ? protocol::parse_multitrack_video(body) : protocol::parse_multitrack_audio(body);
   std::vector<std::shared_ptr<MediaFrame>> out;
   out.reserve(tag.tracks.size());
   for (const protocol::TrackPayload& t : tag.tracks) {
-    auto f = std::make_shared<MediaFrame>();
+    // Written once, straight into a buffer of the publisher's pool, like the tag it comes from.
+    const protocol::SingleTrackPrefix prefix = protocol::single_track_prefix(tag, t);
+    BufferRef payload = SharedBuffer::create(prefix.size + t.body.size(), pool);
+    payload->append(prefix.bytes, prefix.size);
+    payload->append(t.body);
+    auto f = std::allocate_shared<MediaFrame>(BufferPoolAllocator<MediaFrame>(pool));
     f->type = type;
     f->view = FrameView::Reframed;
     f->track = t.track_id;
-    f->payload = SharedBuffer::copy_of(std::span<const uint8_t>(protocol::single_track_tag(tag, t)));
+    f->payload = std::move(payload);
     if (video) {
       set_tag_facts(*f, protocol::parse_video_tag(f->payload.span()));
     } else {

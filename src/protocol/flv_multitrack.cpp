@@ -152,36 +152,44 @@ std::vector<uint8_t> write_multitrack_tag(const MultitrackTag& tag) {
   return out;
 }
 
-std::vector<uint8_t> single_track_tag(const MultitrackTag& tag, const TrackPayload& track) {
-  std::vector<uint8_t> out;
-  out.reserve(track.body.size() + 8);
+SingleTrackPrefix single_track_prefix(const MultitrackTag& tag, const TrackPayload& track) {
+  SingleTrackPrefix out;
+  auto push = [&out](uint8_t b) { out.bytes[out.size++] = b; };
   const uint8_t pt = tag.packet_type;
   if (tag.is_video && track.fourcc == kFourccAvc &&
       pt <= static_cast<uint8_t>(ExVideoPacketType::CodedFramesX)) {
     // FLV E.4.3.1 VIDEODATA + AVCVIDEOPACKET: FrameType UB[4], CodecID UB[4] = 7, AVCPacketType
     // UI8 (0 sequence header, 1 NALUs, 2 end of sequence), CompositionTime SI24.
-    out.push_back(static_cast<uint8_t>((tag.frame_type << 4) | kVideoCodecIdAvc));
+    push(static_cast<uint8_t>((tag.frame_type << 4) | kVideoCodecIdAvc));
     const bool coded = pt == kCodedFrames || pt == static_cast<uint8_t>(ExVideoPacketType::CodedFramesX);
-    out.push_back(coded ? 1 : pt);  // SequenceStart 0, SequenceEnd 2: the same numbers
+    push(coded ? 1 : pt);  // SequenceStart 0, SequenceEnd 2: the same numbers
     if (pt == kCodedFrames) {
       if (track.body.size() < 3)
         throw ProtocolError("multitrack avc1 CodedFrames track: no composition time");
     } else {
-      out.insert(out.end(), {0, 0, 0});  // CodedFramesX: "compositionTimeOffset is implied 0"
+      for (int i = 0; i < 3; ++i) push(0);  // CodedFramesX: "compositionTimeOffset is implied 0"
     }
   } else if (!tag.is_video && track.fourcc == kFourccAac && pt <= kCodedFrames) {
     // FLV E.4.2.1: SoundFormat 10, SoundRate 3, SoundSize 1, SoundType 1 ("for AAC: always 3"
     // and "always 1"), then AACPacketType: 0 AudioSpecificConfig, 1 raw frame.
-    out.push_back(0xAF);
-    out.push_back(pt);
+    push(0xAF);
+    push(pt);
   } else {
     if (tag.is_video) {
-      out.push_back(static_cast<uint8_t>(0x80 | ((tag.frame_type & 0x07) << 4) | pt));
+      push(static_cast<uint8_t>(0x80 | ((tag.frame_type & 0x07) << 4) | pt));
     } else {
-      out.push_back(static_cast<uint8_t>((kSoundFormatExHeader << 4) | pt));
+      push(static_cast<uint8_t>((kSoundFormatExHeader << 4) | pt));
     }
-    put_u32(out, track.fourcc);
+    for (int shift = 24; shift >= 0; shift -= 8) push(static_cast<uint8_t>(track.fourcc >> shift));
   }
+  return out;
+}
+
+std::vector<uint8_t> single_track_tag(const MultitrackTag& tag, const TrackPayload& track) {
+  const SingleTrackPrefix prefix = single_track_prefix(tag, track);
+  std::vector<uint8_t> out;
+  out.reserve(prefix.size + track.body.size());
+  out.insert(out.end(), prefix.bytes, prefix.bytes + prefix.size);
   put(out, track.body);
   return out;
 }

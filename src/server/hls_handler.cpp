@@ -53,9 +53,13 @@ void HlsHandler::reply(HttpExchange& ex, const HlsRequest& req, const media::Hls
 }
 
 void HlsHandler::serve_locally(HttpExchange& ex, const HlsRequest& req) {
+  serve_locally(ex, req, core_.streams->hls().find(req.key));
+}
+
+void HlsHandler::serve_locally(HttpExchange& ex, const HlsRequest& req, const media::HlsStreamState* state) {
   if (!req.app) return ex.reply_error(404, "unknown app " + req.key.app);
   if (!req.app->hls.enabled) return ex.reply_error(404, "HLS is not enabled for app " + req.key.app);
-  media::HlsResponse r = media::respond_hls(core_.streams->hls().find(req.key), req.key, req.object);
+  media::HlsResponse r = media::respond_hls(state, req.key, req.object);
   if (const auto* hold = std::get_if<media::HlsHold>(&r)) {
     return hold_hls_request(*this, ex, req, *hold);  // answered when it ends
   }
@@ -75,9 +79,11 @@ void HlsHandler::serve_playlist(HttpExchange& ex, StreamPath&& route, const conf
   }
   HlsRequest req{std::move(route.key), app, {}};
   req.object.directives = protocol::format_hls_delivery_directives(d);
-  if (variants_ && variants_->serve(*this, ex, req)) return;
+  // One lookup in this worker's store for the whole request (nothing changes it meanwhile).
+  const media::HlsStreamState* local = core_.streams->hls().find(req.key);
+  if (variants_ && variants_->serve(*this, ex, req, local)) return;
   if (remote_ && remote_->serve(*this, ex, req)) return;
-  serve_locally(ex, req);
+  serve_locally(ex, req, local);
 }
 
 void HlsHandler::serve_segment(HttpExchange& ex, StreamPath&& route, const config::AppConfig* app) {

@@ -58,13 +58,14 @@ bool HlsVariants::held_elsewhere(const std::string& key) const {
   return locator_ && fetcher_ && locator_->hls_source(key).has_value();
 }
 
-bool HlsVariants::serve(HlsHandler& hls, HttpExchange& ex, const HlsRequest& req) {
+bool HlsVariants::serve(HlsHandler& hls, HttpExchange& ex, const HlsRequest& req,
+                        const media::HlsStreamState* local) {
   if (!req.app || !req.app->hls.enabled || !req.object.playlist) return false;
   const std::vector<std::string>& suffixes = req.app->hls.variant_suffixes;
   if (suffixes.empty() || media::is_rendition(req.key.name, suffixes)) return false;
   // NAME published itself: NAME.m3u8 stays its media playlist (docs/abr.md).
+  if (local || held_elsewhere(req.key.str())) return false;
   const media::HlsStore& store = core_.streams->hls();
-  if (store.find(req.key) || held_elsewhere(req.key.str())) return false;
 
   const std::vector<std::string> names = media::rendition_names(req.key.name, suffixes);
   std::vector<std::string> entries(names.size());

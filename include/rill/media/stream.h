@@ -128,7 +128,9 @@ class Stream {
   void deliver(const FramePtr& f);  // to the GOP cache, the outputs (track 0) and the subscribers
   // A multitrack tag's tracks, each re-framed as a single-track tag (Reframed frames, no
   // timestamp yet). Throws ProtocolError on a malformed tag.
-  std::vector<std::shared_ptr<MediaFrame>> reframe_tracks(MediaType type, std::span<const uint8_t> body);
+  // `pool`: the publisher's (the tag's payload came from it), or null.
+  std::vector<std::shared_ptr<MediaFrame>> reframe_tracks(MediaType type, std::span<const uint8_t> body,
+                                                          BufferPool* pool);
   void start_outputs(PublishOrigin origin);
   void stop_outputs();  // on_stop, then destroys them
   uint32_t map_timestamp(uint32_t in);

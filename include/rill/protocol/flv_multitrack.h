@@ -59,6 +59,13 @@ std::vector<uint8_t> write_multitrack_tag(const MultitrackTag& tag);
 // where the packet type has one, the E-RTMP single-track form otherwise (ExHeader, packet type,
 // FourCC, body). A ModEx prefix of the multitrack tag is not carried over.
 std::vector<uint8_t> single_track_tag(const MultitrackTag& tag, const TrackPayload& track);
+// The bytes single_track_tag puts before the track's body (at most 5), for a caller that writes
+// the tag into a buffer of its own (the stream re-frames every multitrack tag: no vector there).
+struct SingleTrackPrefix {
+  uint8_t bytes[8] = {};
+  uint8_t size = 0;
+};
+SingleTrackPrefix single_track_prefix(const MultitrackTag& tag, const TrackPayload& track);
 
 // The reverse, for building multitrack tags: a single-track video/audio tag body (legacy or
 // E-RTMP) as its frame type, packet type (E-RTMP numbering) and track payload (FourCC, body;

@@ -67,6 +67,8 @@ class HlsHandler {
 
   // Answers the request from this worker's own store: the responder's answer, or a hold.
   void serve_locally(HttpExchange& ex, const HlsRequest& req);
+  // The same with req.key's state already looked up (null: none).
+  void serve_locally(HttpExchange& ex, const HlsRequest& req, const media::HlsStreamState* state);
 
   // The HTTP reply of an HLS answer, whichever worker's responder made it: status, Content-Type,
   // Cache-Control (protocol::hls_cache_control), Retry-After, CORS; a playlist fetched with a

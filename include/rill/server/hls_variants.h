@@ -37,8 +37,9 @@ class HlsVariants {
 
   // True when `req` asks for a group's multivariant playlist and is taken care of (answered now
   // or later from the event loop). False: it is a media playlist (NAME is a rendition, NAME
-  // itself has HLS, or its app has no variants) and the caller serves it as before.
-  bool serve(HlsHandler& hls, HttpExchange& ex, const HlsRequest& req);
+  // itself has HLS, or its app has no variants) and the caller serves it as before. `local`: the
+  // state this worker's store holds for req.key (the caller looked it up once), or null.
+  bool serve(HlsHandler& hls, HttpExchange& ex, const HlsRequest& req, const media::HlsStreamState* local);
 
  private:
   struct Gather;
