@@ -301,12 +301,21 @@ class HlsRewindTest(unittest.TestCase):
 
     def assert_decode_from_the_oldest_segment(self, *names):
         """ffmpeg decodes 3 s of each playlist from its oldest segment (read back from the
-        recording) without an error; the playlists side by side."""
+        recording) without an error; the playlists side by side.
+
+        The decoded frames keep their own timestamps (-enc_time_base:v -1, the demuxer's 1/90000):
+        by default ffmpeg gives them a time base of 1 / the frame rate it guessed from the first
+        packets, and the publisher's loop seam (ffmpeg -stream_loop -c copy offsets each loop by
+        the last audio timestamp + 1 ms: video steps 49 ms once, audio overlaps a frame) read near
+        the start makes that guess 24.58 fps, which puts two 40 ms frames in one tick about 1.7 s
+        in ("non monotonically increasing dts to muxer ... 43 >= 43"), the same with the
+        publisher's own file and no Rill. In 1/90000 a frame served twice still fails."""
         procs = {}
         for name in names:
             procs[name] = subprocess.Popen(
                 ['ffmpeg', '-hide_banner', '-nostdin', '-v', 'error', '-live_start_index', '0',
-                 '-i', self.rill.http_url('/live/%s.m3u8' % name), '-t', '3', '-f', 'null', '-'],
+                 '-i', self.rill.http_url('/live/%s.m3u8' % name), '-t', '3',
+                 '-enc_time_base:v', '-1', '-f', 'null', '-'],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for name, p in procs.items():
             try:
