@@ -10,6 +10,7 @@
 
 #include "bench_options.h"
 #include "loop.h"
+#include "rill/protocol/handshake_mac.h"
 #include "stats.h"
 
 namespace rill::loadgen {
@@ -48,6 +49,7 @@ struct ThreadContext {
   std::map<std::string, uint64_t> errors;
   LatencyHistogram latency;
   SendTimeBoard* board = nullptr;  // fanout: the publisher's send times
+  protocol::HandshakeMac handshake_mac;  // the thread's RTMP handshakes' HMAC, set up once
 
   // Counts an error of this kind. With RILL_BENCH_DEBUG set in the environment, every error is
   // also printed to stderr with its detail (e.g. the exception text).

@@ -15,7 +15,8 @@ using namespace rill::protocol;
 
 namespace {
 
-RtmpClientOptions session_options(const Options& opt, const Url& url, RtmpClient::Role role) {
+RtmpClientOptions session_options(ThreadContext& ctx, const Url& url, RtmpClient::Role role) {
+  const Options& opt = ctx.opt;
   RtmpClientOptions o;
   const bool publisher = role == RtmpClient::Role::Publisher;
   o.role = publisher ? RtmpClientRole::Publish : RtmpClientRole::Play;
@@ -26,6 +27,7 @@ RtmpClientOptions session_options(const Options& opt, const Url& url, RtmpClient
   o.connect_timeout_ms = static_cast<int64_t>(opt.setup_timeout_s * 1000);
   o.out_chunk_size = RtmpClient::kOutChunkSize;
   o.media_prefix = publisher ? 0 : RtmpClient::kHeadBytes;
+  o.handshake_mac = &ctx.handshake_mac;
   return o;
 }
 
@@ -52,7 +54,7 @@ RtmpClient::RtmpClient(ThreadContext& ctx, ClientRecord& rec, const Endpoint& ep
                        std::shared_ptr<const FlvSource> source)
     : Client(ctx, rec, ep),
       role_(role),
-      session_(session_options(ctx.opt, url, role), *this),
+      session_(session_options(ctx, url, role), *this),
       source_(std::move(source)) {
   rec_.kind = role == Role::Player ? ClientRecord::Kind::RtmpPlayer : ClientRecord::Kind::Publisher;
 }

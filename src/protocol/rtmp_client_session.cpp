@@ -94,7 +94,9 @@ RtmpClientSession::~RtmpClientSession() = default;
 void RtmpClientSession::start(int64_t now_ms) {
   if (state_ != RtmpClientState::Idle) return;
   deadline_ms_ = now_ms + opt_.connect_timeout_ms;
-  handshake_ = std::make_unique<ClientHandshake>(opt_.random, opt_.complex_handshake);
+  HandshakeMac* mac = opt_.handshake_mac;
+  if (!mac) mac = (own_mac_ = std::make_unique<HandshakeMac>()).get();
+  handshake_ = std::make_unique<ClientHandshake>(opt_.random, *mac, opt_.complex_handshake);
   out_.push_back(handshake_->take_output());  // C0C1
   set_state(RtmpClientState::Handshaking);
 }
@@ -157,6 +159,7 @@ void RtmpClientSession::fail(RtmpClientFailure::Kind kind, std::string code, std
   failure_.code = std::move(code);
   failure_.detail = std::move(detail);
   handshake_.reset();
+  own_mac_.reset();
   set_state(RtmpClientState::Failed);
 }
 
@@ -186,6 +189,7 @@ void RtmpClientSession::feed_handshake(std::span<const uint8_t>& bytes) {
   if (!handshake_->done()) return;
   server_digest_ok_ = handshake_->server_digest_ok();
   handshake_.reset();
+  own_mac_.reset();
   // 5.2.1: "The client MUST wait until S2 has been received before sending any other data."
   send_connect();
   set_state(RtmpClientState::Connecting);

@@ -1,7 +1,5 @@
 #include "rill/protocol/rtmp_handshake.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -34,44 +32,35 @@ constexpr uint8_t kServerVersion[4] = {0x0D, 0x0E, 0x0A, 0x0D};
 // Version field of our C1 (a Flash Player 10 version, like librtmp's).
 constexpr uint8_t kClientVersion[4] = {0x0A, 0x00, 0x2D, 0x02};
 
-using Digest = std::array<uint8_t, kHandshakeDigestSize>;
+using Digest = HandshakeMac::Digest;
+using Key = HandshakeMac::Key;
 using Block = std::span<const uint8_t, kHandshakeSize>;
 
-Digest hmac_sha256(std::span<const uint8_t> key, std::span<const uint8_t> data) {
-  Digest out{};
-  unsigned int len = 0;
-  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data.data(), data.size(),
-            out.data(), &len) ||
-      len != out.size()) {
-    throw std::runtime_error("HMAC-SHA256 failed");
-  }
-  return out;
-}
-
 // Writes a digest into a 1536-byte block at the scheme's offset.
-size_t sign_block(std::span<uint8_t, kHandshakeSize> block, DigestScheme scheme,
-                  std::span<const uint8_t> key) {
+size_t sign_block(HandshakeMac& mac, std::span<uint8_t, kHandshakeSize> block, DigestScheme scheme, Key key) {
   size_t off = handshake::digest_offset(block, scheme);
-  Digest d = handshake::block_digest(block, off, key);
+  Digest d = handshake::block_digest(mac, block, off, key);
   std::memcpy(block.data() + off, d.data(), d.size());
   return off;
 }
 
-// S2/C2 of the complex handshake: random 1504 bytes + HMAC(HMAC(full key, peer digest), those).
-void sign_response(std::span<uint8_t, kHandshakeSize> block, std::span<const uint8_t> full_key,
-                   std::span<const uint8_t> peer_digest) {
-  Digest k = hmac_sha256(full_key, peer_digest);
-  constexpr size_t n = kHandshakeSize - kHandshakeDigestSize;
-  Digest d = hmac_sha256(k, std::span<const uint8_t>(block.data(), n));
-  std::memcpy(block.data() + n, d.data(), d.size());
+// The digest that ends S2/C2 of the complex handshake: HMAC(HMAC(full key, peer digest), the
+// block's first 1504 bytes).
+Digest response_digest(HandshakeMac& mac, Block block, Key full_key, std::span<const uint8_t> peer_digest) {
+  const Digest k = mac.digest(full_key, {peer_digest});
+  return mac.digest(k, {block.first(kHandshakeSize - kHandshakeDigestSize)});
 }
 
-bool response_ok(Block block, std::span<const uint8_t> full_key,
-                 std::span<const uint8_t> peer_digest) {
-  Digest k = hmac_sha256(full_key, peer_digest);
-  constexpr size_t n = kHandshakeSize - kHandshakeDigestSize;
-  Digest d = hmac_sha256(k, std::span<const uint8_t>(block.data(), n));
-  return std::memcmp(d.data(), block.data() + n, d.size()) == 0;
+// S2/C2 of the complex handshake: random 1504 bytes + their response digest.
+void sign_response(HandshakeMac& mac, std::span<uint8_t, kHandshakeSize> block, Key full_key,
+                   std::span<const uint8_t> peer_digest) {
+  const Digest d = response_digest(mac, block, full_key, peer_digest);
+  std::memcpy(block.data() + kHandshakeSize - kHandshakeDigestSize, d.data(), d.size());
+}
+
+bool response_ok(HandshakeMac& mac, Block block, Key full_key, std::span<const uint8_t> peer_digest) {
+  const Digest d = response_digest(mac, block, full_key, peer_digest);
+  return std::memcmp(d.data(), block.data() + kHandshakeSize - kHandshakeDigestSize, d.size()) == 0;
 }
 
 std::string describe_version(uint8_t v) {
@@ -114,21 +103,17 @@ size_t digest_offset(Block block, DigestScheme scheme) {
   return sum % 728 + base + 4;
 }
 
-std::array<uint8_t, 32> block_digest(Block block, size_t offset, std::span<const uint8_t> key) {
+Digest block_digest(HandshakeMac& mac, Block block, size_t offset, Key key) {
   if (offset > kHandshakeSize - kHandshakeDigestSize) {
     throw std::invalid_argument("handshake digest offset out of range");
   }
-  uint8_t joined[kHandshakeSize - kHandshakeDigestSize];
-  std::memcpy(joined, block.data(), offset);
-  std::memcpy(joined + offset, block.data() + offset + kHandshakeDigestSize,
-              kHandshakeSize - kHandshakeDigestSize - offset);
-  return hmac_sha256(key, joined);
+  return mac.digest(key, {block.first(offset), block.subspan(offset + kHandshakeDigestSize)});
 }
 
-bool verify_digest(Block block, DigestScheme scheme, std::span<const uint8_t> key) {
+bool verify_digest(HandshakeMac& mac, Block block, DigestScheme scheme, Key key) {
   if (scheme == DigestScheme::None) return false;
   size_t off = digest_offset(block, scheme);
-  Digest d = block_digest(block, off, key);
+  Digest d = block_digest(mac, block, off, key);
   return std::memcmp(d.data(), block.data() + off, d.size()) == 0;
 }
 
@@ -142,7 +127,7 @@ std::span<const uint8_t> server_key_partial() { return {kServerKey, 36}; }
 // ---------------------------------------------------------------------------------------------
 // ServerHandshake
 
-ServerHandshake::ServerHandshake(RandomFill random) : random_(std::move(random)) {}
+ServerHandshake::ServerHandshake(RandomFill random, HandshakeMac& mac) : random_(std::move(random)), mac_(mac) {}
 
 size_t ServerHandshake::feed(std::span<const uint8_t> in) {
   size_t used = 0;
@@ -178,10 +163,9 @@ void ServerHandshake::answer_c1() {
   // a client digest in either position.
   scheme_ = DigestScheme::None;
   if (c1[4] | c1[5] | c1[6] | c1[7]) {
-    if (handshake::verify_digest(c1, DigestScheme::DigestFirst, handshake::client_key_partial())) {
+    if (handshake::verify_digest(mac_, c1, DigestScheme::DigestFirst, Key::ClientPartial)) {
       scheme_ = DigestScheme::DigestFirst;
-    } else if (handshake::verify_digest(c1, DigestScheme::KeyFirst,
-                                        handshake::client_key_partial())) {
+    } else if (handshake::verify_digest(mac_, c1, DigestScheme::KeyFirst, Key::ClientPartial)) {
       scheme_ = DigestScheme::KeyFirst;
     }
   }
@@ -199,10 +183,10 @@ void ServerHandshake::answer_c1() {
     std::memcpy(s2.data(), c1.data(), kHandshakeSize);
   } else {
     std::memcpy(s1.data() + 4, kServerVersion, 4);
-    sign_block(s1, scheme_, handshake::server_key_partial());
+    sign_block(mac_, s1, scheme_, Key::ServerPartial);
     size_t c1_off = handshake::digest_offset(c1, scheme_);
     random_(s2.first(kHandshakeSize - kHandshakeDigestSize));
-    sign_response(s2, handshake::server_key_full(), c1.subspan(c1_off, kHandshakeDigestSize));
+    sign_response(mac_, s2, Key::ServerFull, c1.subspan(c1_off, kHandshakeDigestSize));
   }
   out->commit(1 + 2 * kHandshakeSize);
   output_ = std::move(out);
@@ -211,13 +195,13 @@ void ServerHandshake::answer_c1() {
 // ---------------------------------------------------------------------------------------------
 // ClientHandshake
 
-ClientHandshake::ClientHandshake(RandomFill random, bool complex)
-    : random_(std::move(random)), complex_(complex) {
+ClientHandshake::ClientHandshake(RandomFill random, HandshakeMac& mac, bool complex)
+    : random_(std::move(random)), mac_(mac), complex_(complex) {
   std::memset(c1_.data(), 0, 8);
   random_(std::span<uint8_t>(c1_).subspan(8));
   if (complex_) {
     std::memcpy(c1_.data() + 4, kClientVersion, 4);
-    c1_digest_offset_ = sign_block(c1_, DigestScheme::DigestFirst, handshake::client_key_partial());
+    c1_digest_offset_ = sign_block(mac_, c1_, DigestScheme::DigestFirst, Key::ClientPartial);
   }
   output_ = SharedBuffer::create(1 + kHandshakeSize);
   output_->push_back(kRtmpVersion);
@@ -257,10 +241,9 @@ void ClientHandshake::on_s1() {
   DigestScheme scheme = DigestScheme::None;
   if (complex_) {
     // librtmp and ffmpeg accept the server digest in either position.
-    if (handshake::verify_digest(s1, DigestScheme::DigestFirst, handshake::server_key_partial())) {
+    if (handshake::verify_digest(mac_, s1, DigestScheme::DigestFirst, Key::ServerPartial)) {
       scheme = DigestScheme::DigestFirst;
-    } else if (handshake::verify_digest(s1, DigestScheme::KeyFirst,
-                                        handshake::server_key_partial())) {
+    } else if (handshake::verify_digest(mac_, s1, DigestScheme::KeyFirst, Key::ServerPartial)) {
       scheme = DigestScheme::KeyFirst;
     }
   }
@@ -271,7 +254,7 @@ void ClientHandshake::on_s1() {
     // C2 = random + HMAC(HMAC(full client key, S1 digest), random), as librtmp sends it.
     random_(std::span<uint8_t>(c2).first(kHandshakeSize - kHandshakeDigestSize));
     size_t off = handshake::digest_offset(s1, scheme);
-    sign_response(c2, handshake::client_key_full(), s1.subspan(off, kHandshakeDigestSize));
+    sign_response(mac_, c2, Key::ClientFull, s1.subspan(off, kHandshakeDigestSize));
   } else {
     std::memcpy(c2.data(), s1.data(), kHandshakeSize);  // 5.2.4: C2 echoes S1
   }
@@ -284,9 +267,8 @@ void ClientHandshake::on_s1() {
 
 void ClientHandshake::on_s2() {
   s2_ok_ = complex_ && s1_ok_ &&
-           response_ok(s2_, handshake::server_key_full(),
-                       std::span<const uint8_t>(c1_.data() + c1_digest_offset_,
-                                                kHandshakeDigestSize));
+           response_ok(mac_, s2_, Key::ServerFull,
+                       std::span<const uint8_t>(c1_.data() + c1_digest_offset_, kHandshakeDigestSize));
 }
 
 }  // namespace rill::protocol

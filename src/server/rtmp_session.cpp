@@ -142,11 +142,16 @@ void RtmpSession::on_data(std::span<const uint8_t> bytes) {
 
 void RtmpSession::handle_bytes(const uint8_t* data, size_t len) {
   if (state_ == State::Handshake) {
-    if (!handshake_) handshake_ = std::make_unique<protocol::ServerHandshake>(protocol::system_random());
+    if (!handshake_) {
+      protocol::HandshakeMac* mac = ctx_.handshake_mac;
+      if (!mac) mac = (own_mac_ = std::make_unique<protocol::HandshakeMac>()).get();
+      handshake_ = std::make_unique<protocol::ServerHandshake>(protocol::system_random(), *mac);
+    }
     size_t used = handshake_->feed({data, len});
     if (handshake_->has_output()) queue_control(handshake_->take_output());
     if (!handshake_->done()) return;
     handshake_.reset();
+    own_mac_.reset();
     state_ = State::Connected;
     protocol::ChunkReaderLimits lim;
     lim.max_message_size = static_cast<uint32_t>(ctx_.config->rtmp.max_message_size);

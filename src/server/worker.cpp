@@ -28,6 +28,7 @@
 #include "rill/net/resolver.h"
 #include "rill/net/send_buffer.h"
 #include "rill/net/worker_core.h"
+#include "rill/protocol/handshake_mac.h"
 #include "rill/record/file_writer.h"
 #include "rill/record/recording_changes.h"
 #include "rill/server/admission_checks.h"
@@ -105,6 +106,8 @@ struct Worker::Impl {
   // Publishers' messages and frames (core/buffer_pool.h); before whatever holds frames, though the
   // pool outlives its handle until its last block comes back.
   BufferPool::Owner frame_pool = BufferPool::create();
+  // The RTMP handshake's HMAC (protocol/handshake_mac.h): looked up and keyed once, not per connection.
+  protocol::HandshakeMac handshake_mac;
   EventTimerQueue timers;
   net::FlushScheduler flusher;
   // Its closed files' on_record_done callbacks, on this loop; before the writer, whose thread
@@ -179,6 +182,7 @@ struct Worker::Impl {
     ctx.sessions = &sessions;
     ctx.resolver = &resolver;
     ctx.frame_pool = frame_pool.get();
+    ctx.handshake_mac = &handshake_mac;
     if (!resolver.setup_note().empty()) wctx.log->info("resolver: {}", resolver.setup_note());
     ctx.log = wctx.log;
     ctx.access_log = wctx.access_log;

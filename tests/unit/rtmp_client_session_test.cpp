@@ -127,7 +127,8 @@ class ScriptedServer {
     received.push_back(std::move(r));
   }
 
-  ServerHandshake handshake_{counter_random(7)};
+  HandshakeMac mac_;
+  ServerHandshake handshake_{counter_random(7), mac_};
   ChunkReader reader_;
   uint32_t chunk_size_ = 128;
   Bytes out_;

@@ -1,6 +1,6 @@
 // RTMP handshake: simple (spec 5.2) and complex (digest) variants. The digests are checked
-// against an HMAC-SHA256 computed here with OpenSSL's EVP_MAC API, independently of the
-// implementation (which uses HMAC()).
+// against an HMAC-SHA256 computed here with OpenSSL's EVP_MAC API from scratch each time,
+// independently of the implementation (HandshakeMac's contexts, keyed once and reused).
 #include <gtest/gtest.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
@@ -42,7 +42,8 @@ Bytes evp_hmac(const Bytes& k, std::initializer_list<std::pair<const uint8_t*, s
   OSSL_PARAM params[] = {
       OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
       OSSL_PARAM_construct_end()};
-  EXPECT_EQ(EVP_MAC_init(ctx, k.data(), k.size(), params), 1);
+  static const uint8_t kNoKey = 0;  // a null key would mean "the key set before"
+  EXPECT_EQ(EVP_MAC_init(ctx, k.empty() ? &kNoKey : k.data(), k.size(), params), 1);
   for (auto& [p, n] : parts) EXPECT_EQ(EVP_MAC_update(ctx, p, n), 1);
   Bytes out(32);
   size_t len = 0;
@@ -91,7 +92,8 @@ Bytes random_block(uint32_t seed) {
 }  // namespace
 
 TEST(RtmpHandshake, ComplexClientAcceptedAndDigestsVerifyIndependently) {
-  ClientHandshake client(seeded(1));
+  HandshakeMac mac;
+  ClientHandshake client(seeded(1), mac);
   ASSERT_TRUE(client.has_output());
   Bytes c0c1 = to_bytes(client.take_output());
   ASSERT_EQ(c0c1.size(), 1537u);
@@ -100,7 +102,7 @@ TEST(RtmpHandshake, ComplexClientAcceptedAndDigestsVerifyIndependently) {
   EXPECT_NE(c1[4] | c1[5] | c1[6] | c1[7], 0);
   ASSERT_TRUE(digest_ok(c1, 0, key(kFpText, false)));  // scheme 0, like librtmp
 
-  ServerHandshake server(seeded(2));
+  ServerHandshake server(seeded(2), mac);
   EXPECT_EQ(server.feed(c0c1), 1537u);
   EXPECT_EQ(server.state(), ServerHandshake::State::NeedC2);
   EXPECT_TRUE(server.complex());
@@ -131,6 +133,7 @@ TEST(RtmpHandshake, ComplexClientAcceptedAndDigestsVerifyIndependently) {
 }
 
 TEST(RtmpHandshake, ServerAnswersKeyFirstScheme) {
+  HandshakeMac mac;
   Bytes c0c1(1537);
   c0c1[0] = 3;
   uint8_t* c1 = c0c1.data() + 1;
@@ -141,7 +144,7 @@ TEST(RtmpHandshake, ServerAnswersKeyFirstScheme) {
   Bytes d = evp_hmac(key(kFpText, false), {{c1, off}, {c1 + off + 32, 1536 - off - 32}});
   std::memcpy(c1 + off, d.data(), 32);
 
-  ServerHandshake server(seeded(3));
+  ServerHandshake server(seeded(3), mac);
   server.feed(c0c1);
   EXPECT_EQ(server.scheme(), DigestScheme::KeyFirst);
   Bytes s = to_bytes(server.take_output());
@@ -150,11 +153,12 @@ TEST(RtmpHandshake, ServerAnswersKeyFirstScheme) {
 }
 
 TEST(RtmpHandshake, SimpleWhenC1VersionIsZero) {
-  ClientHandshake client(seeded(4), /*complex=*/false);
+  HandshakeMac mac;
+  ClientHandshake client(seeded(4), mac, /*complex=*/false);
   Bytes c0c1 = to_bytes(client.take_output());
   EXPECT_EQ(c0c1[5] | c0c1[6] | c0c1[7] | c0c1[8], 0);
 
-  ServerHandshake server(seeded(5));
+  ServerHandshake server(seeded(5), mac);
   server.feed(c0c1);
   EXPECT_FALSE(server.complex());
   Bytes s = to_bytes(server.take_output());
@@ -173,12 +177,13 @@ TEST(RtmpHandshake, SimpleWhenC1VersionIsZero) {
 }
 
 TEST(RtmpHandshake, VersionWithoutDigestFallsBackToSimple) {
+  HandshakeMac mac;
   Bytes c0c1(1537);
   c0c1[0] = 3;
   Bytes r = random_block(9);
   std::copy(r.begin(), r.end(), c0c1.begin() + 1);
   c0c1[5] = 10;  // non-zero version, but no digest anywhere
-  ServerHandshake server(seeded(6));
+  ServerHandshake server(seeded(6), mac);
   server.feed(c0c1);
   EXPECT_FALSE(server.complex());
   Bytes s = to_bytes(server.take_output());
@@ -186,7 +191,8 @@ TEST(RtmpHandshake, VersionWithoutDigestFallsBackToSimple) {
 }
 
 TEST(RtmpHandshake, RejectsHttpOnRtmpPort) {
-  ServerHandshake server(seeded(1));
+  HandshakeMac mac;
+  ServerHandshake server(seeded(1), mac);
   std::string req = "GET /live/stream.flv HTTP/1.1\r\nHost: x\r\n\r\n";
   try {
     server.feed(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(req.data()), req.size()));
@@ -199,12 +205,13 @@ TEST(RtmpHandshake, RejectsHttpOnRtmpPort) {
 }
 
 TEST(RtmpHandshake, RejectsOtherVersions) {
+  HandshakeMac mac;
   for (uint8_t v : {0x00, 0x06, 0x16, 0xFF}) {
-    ServerHandshake server(seeded(1));
+    ServerHandshake server(seeded(1), mac);
     uint8_t b[2] = {v, 0};
     EXPECT_THROW(server.feed(b), ProtocolError) << int(v);
   }
-  ServerHandshake tls(seeded(1));
+  ServerHandshake tls(seeded(1), mac);
   uint8_t hello[] = {0x16, 0x03, 0x01};
   try {
     tls.feed(hello);
@@ -216,14 +223,15 @@ TEST(RtmpHandshake, RejectsOtherVersions) {
 }
 
 TEST(RtmpHandshake, FedOneByteAtATime) {
-  ClientHandshake client(seeded(11));
+  HandshakeMac mac;
+  ClientHandshake client(seeded(11), mac);
   Bytes c0c1 = to_bytes(client.take_output());
 
-  ServerHandshake whole(seeded(12));
+  ServerHandshake whole(seeded(12), mac);
   whole.feed(c0c1);
   Bytes expected = to_bytes(whole.take_output());
 
-  ServerHandshake server(seeded(12));
+  ServerHandshake server(seeded(12), mac);
   for (size_t i = 0; i < c0c1.size(); ++i) {
     EXPECT_FALSE(server.has_output()) << i;
     EXPECT_EQ(server.feed(std::span<const uint8_t>(&c0c1[i], 1)), 1u);
@@ -248,14 +256,15 @@ TEST(RtmpHandshake, FedOneByteAtATime) {
 }
 
 TEST(RtmpHandshake, LeftoverBytesAfterC2AreNotConsumed) {
-  ClientHandshake client(seeded(21));
+  HandshakeMac mac;
+  ClientHandshake client(seeded(21), mac);
   Bytes all = to_bytes(client.take_output());
   Bytes c2 = random_block(22);  // garbage C2 is accepted
   all.insert(all.end(), c2.begin(), c2.end());
   const Bytes chunk = {0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0x10, 0};
   all.insert(all.end(), chunk.begin(), chunk.end());
 
-  ServerHandshake server(seeded(23));
+  ServerHandshake server(seeded(23), mac);
   size_t used = server.feed(all);
   EXPECT_EQ(used, 1537u + 1536u);
   EXPECT_TRUE(server.done());
@@ -263,17 +272,18 @@ TEST(RtmpHandshake, LeftoverBytesAfterC2AreNotConsumed) {
   EXPECT_EQ(server.feed(chunk), 0u);  // nothing more consumed once done
 
   // Same split across two feeds: C2's tail and the chunk bytes together.
-  ServerHandshake s2(seeded(23));
+  ServerHandshake s2(seeded(23), mac);
   EXPECT_EQ(s2.feed(std::span<const uint8_t>(all.data(), 2000)), 2000u);
   EXPECT_EQ(s2.feed(std::span<const uint8_t>(all.data() + 2000, all.size() - 2000)), 3073u - 2000u);
   EXPECT_TRUE(s2.done());
 }
 
 TEST(RtmpHandshake, ClientLeftoverAndCombinedOutput) {
-  ClientHandshake client(seeded(31));
+  HandshakeMac mac;
+  ClientHandshake client(seeded(31), mac);
   // C0C1 not taken before S1 arrives: C0C1 and C2 come out together.
-  ServerHandshake server(seeded(32));
-  ClientHandshake probe(seeded(31));
+  ServerHandshake server(seeded(32), mac);
+  ClientHandshake probe(seeded(31), mac);
   server.feed(to_bytes(probe.take_output()));
   Bytes s = to_bytes(server.take_output());
   s.push_back(0xAB);
@@ -284,14 +294,16 @@ TEST(RtmpHandshake, ClientLeftoverAndCombinedOutput) {
 }
 
 TEST(RtmpHandshake, ClientRejectsBadServerVersion) {
-  ClientHandshake client(seeded(41));
+  HandshakeMac mac;
+  ClientHandshake client(seeded(41), mac);
   uint8_t s0[] = {'H', 'T', 'T', 'P'};
   EXPECT_THROW(client.feed(s0), ProtocolError);
 }
 
 TEST(RtmpHandshake, ClientFlagsForgedServerResponse) {
-  ClientHandshake client(seeded(51));
-  ServerHandshake server(seeded(52));
+  HandshakeMac mac;
+  ClientHandshake client(seeded(51), mac);
+  ServerHandshake server(seeded(52), mac);
   server.feed(to_bytes(client.take_output()));
   Bytes s = to_bytes(server.take_output());
   s[3072] ^= 1;  // corrupt the S2 HMAC
@@ -301,9 +313,10 @@ TEST(RtmpHandshake, ClientFlagsForgedServerResponse) {
 }
 
 TEST(RtmpHandshake, DeterministicForSameRandomness) {
-  auto run = [] {
-    ClientHandshake c(seeded(61));
-    ServerHandshake s(seeded(62));
+  HandshakeMac mac;
+  auto run = [&mac] {
+    ClientHandshake c(seeded(61), mac);
+    ServerHandshake s(seeded(62), mac);
     s.feed(to_bytes(c.take_output()));
     return to_bytes(s.take_output());
   };
@@ -311,8 +324,9 @@ TEST(RtmpHandshake, DeterministicForSameRandomness) {
 }
 
 TEST(RtmpHandshake, ClientAcceptsServerDigestInKeyFirstPosition) {
+  HandshakeMac mac;
   // A server (built here by hand) that signs S1 with scheme 1 although the client used scheme 0.
-  ClientHandshake client(seeded(71));
+  ClientHandshake client(seeded(71), mac);
   Bytes c0c1 = to_bytes(client.take_output());
   const uint8_t* c1 = c0c1.data() + 1;
   Bytes s(3073);
@@ -342,4 +356,40 @@ TEST(RtmpHandshake, SystemRandomFills) {
   r(b);
   EXPECT_NE(a, b);
   r(std::span<uint8_t>());  // empty is fine
+}
+
+// One HandshakeMac for many handshakes, as a worker keeps it: each reuse of a keyed context (and
+// of the context re-keyed per S2/C2) gives the digests computed from scratch.
+TEST(RtmpHandshake, OneMacForManyHandshakes) {
+  HandshakeMac mac;
+  for (uint32_t i = 0; i < 20; ++i) {
+    ClientHandshake client(seeded(100 + i), mac);
+    Bytes c0c1 = to_bytes(client.take_output());
+    ServerHandshake server(seeded(200 + i), mac);
+    server.feed(c0c1);
+    ASSERT_TRUE(server.complex()) << i;
+    Bytes s = to_bytes(server.take_output());
+    const uint8_t* c1 = c0c1.data() + 1;
+    EXPECT_TRUE(digest_ok(s.data() + 1, 0, key(kFmsText, false))) << i;
+    EXPECT_TRUE(response_ok(s.data() + 1 + 1536, key(kFmsText, true), c1 + offset_of(c1, 0))) << i;
+    client.feed(s);
+    EXPECT_TRUE(client.server_digest_ok()) << i;
+    Bytes c2 = to_bytes(client.take_output());
+    EXPECT_TRUE(response_ok(c2.data(), key(kFpText, true), s.data() + 1 + offset_of(s.data() + 1, 0))) << i;
+  }
+}
+
+TEST(RtmpHandshake, MacDigestsMatchHmacFromScratch) {
+  HandshakeMac mac;
+  const Bytes a = random_block(5), b = random_block(6);
+  for (int round = 0; round < 3; ++round) {  // the same contexts again
+    const HandshakeMac::Digest f = mac.digest(HandshakeMac::Key::ServerFull, {a, b});
+    EXPECT_EQ(Bytes(f.begin(), f.end()), evp_hmac(key(kFmsText, true), {{a.data(), a.size()}, {b.data(), b.size()}}));
+    for (const Bytes& k : {a, b, Bytes{}}) {
+      const HandshakeMac::Digest d = mac.digest(k, {std::span<const uint8_t>(b).first(100)});
+      EXPECT_EQ(Bytes(d.begin(), d.end()), evp_hmac(k, {{b.data(), 100}})) << k.size();
+    }
+    const HandshakeMac::Digest p = mac.digest(HandshakeMac::Key::ClientPartial, {a});
+    EXPECT_EQ(Bytes(p.begin(), p.end()), evp_hmac(key(kFpText, false), {{a.data(), a.size()}}));
+  }
 }

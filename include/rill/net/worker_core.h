@@ -18,6 +18,10 @@
 
 struct event_base;
 
+namespace rill::protocol {
+class HandshakeMac;
+}
+
 namespace rill::net {
 
 class SessionSet;
@@ -51,6 +55,9 @@ struct WorkerCore {
   Resolver* resolver = nullptr;
   // Where publishers' messages and their frames are allocated (null: the heap).
   BufferPool* frame_pool = nullptr;
+  // The RTMP complex handshake's HMAC, set up once for the worker's sessions
+  // (protocol/handshake_mac.h; null: each handshake sets up its own, e.g. unit tests).
+  protocol::HandshakeMac* handshake_mac = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<spdlog::logger> access_log;  // may be null
 };

@@ -98,6 +98,9 @@ struct RtmpClientOptions {
   Amf0Limits amf0_limits{.max_depth = 16, .max_string = 64 * 1024};
   // Handshake randomness; empty: system_random().
   RandomFill random;
+  // The complex handshake's HMAC, shared by the owner's sessions on one thread (handshake_mac.h);
+  // null: the session sets up its own for its handshake.
+  HandshakeMac* handshake_mac = nullptr;
 };
 
 // What the session tells its owner. Called synchronously from start(), feed(), poll(),
@@ -201,6 +204,7 @@ class RtmpClientSession {
   RtmpClientState state_ = RtmpClientState::Idle;
   RtmpClientFailure failure_;
   std::unique_ptr<ClientHandshake> handshake_;  // freed once done (it holds ~6 KB)
+  std::unique_ptr<HandshakeMac> own_mac_;        // for it, without options().handshake_mac
   bool server_digest_ok_ = false;
   ChunkReader reader_;
   std::vector<BufferRef> out_;

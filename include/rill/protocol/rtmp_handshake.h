@@ -5,7 +5,8 @@
 // by the peer's digest. ffmpeg, when playing, refuses a server whose S1/S2 do not verify.
 //
 // Pure bytes in / bytes out. Randomness is an input (RandomFill), so tests are deterministic;
-// the session passes system_random().
+// the session passes system_random(). The HMACs are computed by a HandshakeMac (handshake_mac.h)
+// that the owner of the handshakes keeps for all of them (a worker: one for its RTMP sessions).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <span>
 
 #include "rill/core/buffer.h"
+#include "rill/protocol/handshake_mac.h"
 
 namespace rill::protocol {
 
@@ -34,11 +36,11 @@ namespace handshake {
 // Offset of the 32-byte digest inside a 1536-byte block for the given scheme (0 or 1).
 size_t digest_offset(std::span<const uint8_t, kHandshakeSize> block, DigestScheme scheme);
 // HMAC-SHA256 over the block minus the 32 digest bytes at `offset`.
-std::array<uint8_t, 32> block_digest(std::span<const uint8_t, kHandshakeSize> block, size_t offset,
-                                     std::span<const uint8_t> key);
+HandshakeMac::Digest block_digest(HandshakeMac& mac, std::span<const uint8_t, kHandshakeSize> block,
+                                  size_t offset, HandshakeMac::Key key);
 // True if the block carries a valid digest at the scheme's offset, keyed with `key`.
-bool verify_digest(std::span<const uint8_t, kHandshakeSize> block, DigestScheme scheme,
-                   std::span<const uint8_t> key);
+bool verify_digest(HandshakeMac& mac, std::span<const uint8_t, kHandshakeSize> block, DigestScheme scheme,
+                   HandshakeMac::Key key);
 // The keys: the first 30 (client) / 36 (server) bytes are the "partial" keys used for C1/S1.
 std::span<const uint8_t> client_key_full();     // "Genuine Adobe Flash Player 001" + 32 bytes
 std::span<const uint8_t> client_key_partial();  // 30 bytes
@@ -52,7 +54,8 @@ class ServerHandshake {
  public:
   enum class State { NeedC0C1, NeedC2, Done };
 
-  explicit ServerHandshake(RandomFill random);
+  // `mac` outlives the handshake.
+  ServerHandshake(RandomFill random, HandshakeMac& mac);
 
   // Consumes handshake bytes and returns how many were consumed. Once the state is Done it
   // consumes nothing more: bytes beyond C2 in the same span (in.size() - returned) belong to the
@@ -72,6 +75,7 @@ class ServerHandshake {
   void answer_c1();
 
   RandomFill random_;
+  HandshakeMac& mac_;
   State state_ = State::NeedC0C1;
   DigestScheme scheme_ = DigestScheme::None;
   std::array<uint8_t, 1 + kHandshakeSize> c0c1_{};
@@ -85,7 +89,8 @@ class ClientHandshake {
  public:
   enum class State { NeedS0S1, NeedS2, Done };
 
-  explicit ClientHandshake(RandomFill random, bool complex = true);
+  // `mac` outlives the handshake.
+  ClientHandshake(RandomFill random, HandshakeMac& mac, bool complex = true);
 
   // Consumes server bytes; returns how many were consumed (bytes after S2 are not consumed).
   // Throws ProtocolError if S0 is not 3.
@@ -106,6 +111,7 @@ class ClientHandshake {
   void on_s2();
 
   RandomFill random_;
+  HandshakeMac& mac_;
   bool complex_;
   State state_ = State::NeedS0S1;
   std::array<uint8_t, kHandshakeSize> c1_{};

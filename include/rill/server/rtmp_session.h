@@ -107,6 +107,7 @@ class RtmpSession final : public net::Session, public net::ConnectionHandler, pu
   // Made at the first byte, dropped once done: ~1.6 KB that neither an idle connection nor a
   // playing one needs to keep.
   std::unique_ptr<protocol::ServerHandshake> handshake_;
+  std::unique_ptr<protocol::HandshakeMac> own_mac_;  // for it, when the core has none
   std::unique_ptr<protocol::ChunkReader> reader_;
   media::OutputQueue& queue_;  // conn_->queue(): the connection writes what the session queues
   uint32_t out_chunk_size_ = 128;
