@@ -156,10 +156,11 @@ void relay_families(std::string& out, const json& gathered) {
 
 // Server-wide: a per-stream label would grow with every stream ever recorded.
 void record_families(std::string& out, const json& gathered, const json& streams) {
-  double bytes = 0, failures = 0, recording = 0;
+  double bytes = 0, failures = 0, recording = 0, download_timeouts = 0;
   for (const json& r : arr(gathered, "rows")) {
     bytes += num(r, "record_bytes");
     failures += num(r, "record_failures");
+    download_timeouts += num(r, "download_send_timeouts");
   }
   for (const json& s : streams) {
     if (s.value("record", json::object()).value("state", "") == "recording") ++recording;
@@ -169,6 +170,9 @@ void record_families(std::string& out, const json& gathered, const json& streams
          "Recordings stopped by a write error (disk full, EACCES, EIO) or a full write queue.")
       .sample(failures);
   Family(out, "rill_recordings", "gauge", "Streams whose recording file is being written.").sample(recording);
+  Family(out, "rill_download_send_timeouts_total", "counter",
+         "Recording downloads closed because their client took no byte within http.timeout.")
+      .sample(download_timeouts);
 }
 
 // apps.NAME.exec (docs/abr.md): summed over the workers that answered.

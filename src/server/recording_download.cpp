@@ -108,7 +108,10 @@ void RecordingDownload::close(const char* reason) {
   finish(reason);
 }
 
-void RecordingDownload::ended(const std::string& reason) { finish(reason.empty() ? "sent" : reason); }
+void RecordingDownload::ended(const std::string& reason) {
+  if (reason == FileRangeBody::kSendTimeout) ctx_.sessions->note_send_timeout(protocol());  // /metrics
+  finish(reason.empty() ? "sent" : reason);
+}
 
 // The access log line, then the SessionSet destroys the session after this callback.
 void RecordingDownload::finish(const std::string& reason) {

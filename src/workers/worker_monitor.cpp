@@ -248,6 +248,8 @@ WorkerMonitor::Published WorkerMonitor::publish_counters(const Totals& t, uint64
   v.cpu_us = publisher_.publish(Counter::CpuMicros, cpu_micros());
   v.record_bytes = publisher_.publish(Counter::RecordBytes, rec ? rec->bytes_written() : 0);
   v.record_failures = publisher_.publish(Counter::RecordFailures, rec ? rec->failures() : 0);
+  v.download_timeouts = publisher_.publish(Counter::DownloadSendTimeouts,
+                                           ctx_.sessions->send_timeouts(SessionProtocol::Download));
   return v;
 }
 
@@ -262,7 +264,8 @@ json WorkerMonitor::counters() {
       {"hls_segments", v.hls_segments},
       {"cpu_seconds", static_cast<double>(v.cpu_us) / 1e6},
       {"record_bytes", v.record_bytes},
-      {"record_failures", v.record_failures}};
+      {"record_failures", v.record_failures},
+      {"download_send_timeouts", v.download_timeouts}};
 }
 
 json WorkerMonitor::all_rows(uint32_t slots) {
@@ -296,7 +299,8 @@ json WorkerMonitor::all_rows(uint32_t slots) {
                     {"cpu_seconds", static_cast<double>(get(Counter::CpuMicros)) / 1e6},
                     {"restarts", get(Counter::Respawns)},
                     {"record_bytes", get(Counter::RecordBytes)},
-                    {"record_failures", get(Counter::RecordFailures)}});
+                    {"record_failures", get(Counter::RecordFailures)},
+                    {"download_send_timeouts", get(Counter::DownloadSendTimeouts)}});
   }
   return rows;
 }

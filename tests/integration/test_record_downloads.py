@@ -11,8 +11,8 @@ by /api/v1/clients (proto download) and counted by rill_connections while they r
 once their clients leave. A reload's retiring worker keeps a download that is still being read and
 exits once it has been sent whole, even when its client reads slowly for longer than
 shutdown_timeout. A client that stops reading is closed once it took no byte for
-http.timeout (2 s here; the access log says `send timeout`), while a slow reader beside it goes on
-and gets the file whole.
+http.timeout (2 s here; the access log says `send timeout`, rill_download_send_timeouts_total counts
+it once), while a slow reader beside it goes on and gets the file whole.
 
 Run:  cd tests/integration && RILL_BIN=.../rill python3 -m unittest -v test_record_downloads
 """
@@ -279,7 +279,15 @@ class RecordDownloadsTest(unittest.TestCase):
         s.sendall(('GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' % self.path()).encode())
         return s
 
+    def send_timeouts(self):
+        status, _, body = http_get(self.rill.api_url('/metrics'))
+        self.assertEqual(status, 200)
+        m = re.search(r'^rill_download_send_timeouts_total (\d+)$', body.decode(), re.M)
+        self.assertIsNotNone(m, body.decode())
+        return int(m.group(1))
+
     def test_a_client_that_stops_reading_is_closed_after_http_timeout(self):
+        timeouts_before = self.send_timeouts()
         stalled = self.open_download(16 * 1024)  # never read
         slow = self.open_download(64 * 1024)
         reader = SlowReader(slow, 64 * 1024)  # all along
@@ -318,6 +326,9 @@ class RecordDownloadsTest(unittest.TestCase):
         self.assertLess(got[stalled_addr]['bytes_out'], len(self.data) // 4)
         self.assertEqual(got[reader_addr]['close_reason'], 'sent')
         self.assertIn('took no byte within http.timeout', self.rill.log_text())
+        # Counted once, the slow reader not at all (published within a second).
+        self.assertTrue(wait_until(lambda: self.send_timeouts() == timeouts_before + 1, 5, 0.2),
+                        (timeouts_before, self.send_timeouts()))
 
 
 if __name__ == '__main__':

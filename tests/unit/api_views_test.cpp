@@ -243,6 +243,17 @@ TEST(MetricsText, WorkerRestartsAndDescriptorLimit) {
   EXPECT_NE(text.find("rill_worker_open_fds{worker=\"0\",pid=\"100\"} 20\n"), std::string::npos);
 }
 
+// Recording downloads closed by their send timeout (server/file_range_body.h): the slots' rows summed.
+TEST(MetricsText, DownloadSendTimeoutsSummedOverTheSlots) {
+  json g = gathered();
+  EXPECT_NE(metrics_text(g, kNow).find("rill_download_send_timeouts_total 0\n"), std::string::npos);
+  g["rows"][0]["download_send_timeouts"] = 2;
+  g["rows"][1]["download_send_timeouts"] = 1;
+  const std::string text = metrics_text(g, kNow);
+  EXPECT_NE(text.find("# TYPE rill_download_send_timeouts_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("rill_download_send_timeouts_total 3\n"), std::string::npos);
+}
+
 TEST(MetricsText, LabelEscaping) { EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
 
 // After a reload: slot 0's old worker (generation 0, pid 100) still owns live/a and its players;

@@ -131,6 +131,10 @@ class SessionSet {
   size_t count(SessionProtocol p) const { return counts_[static_cast<size_t>(p)]; }
   // Sessions of one protocol ever added (a counter for the API and /metrics).
   uint64_t added(SessionProtocol p) const { return added_[static_cast<size_t>(p)]; }
+  // Sessions of one protocol closed because their peer took no byte within their send timeout
+  // (a recording download's http.timeout: server/file_range_body.h), ever (for /metrics).
+  void note_send_timeout(SessionProtocol p) { ++send_timeouts_[static_cast<size_t>(p)]; }
+  uint64_t send_timeouts(SessionProtocol p) const { return send_timeouts_[static_cast<size_t>(p)]; }
   // Told once per session as it is retired, with its last description (its byte totals go on
   // counting in the control plane's counters after the session is gone).
   void set_retire_observer(std::function<void(const SessionInfo&)> f) { on_retired_ = std::move(f); }
@@ -153,6 +157,7 @@ class SessionSet {
   std::vector<Session*> retired_;
   std::array<size_t, kSessionProtocols> counts_{};
   std::array<uint64_t, kSessionProtocols> added_{};
+  std::array<uint64_t, kSessionProtocols> send_timeouts_{};
   std::function<void(const SessionInfo&)> on_retired_;
   bool reap_scheduled_ = false;
   uint32_t id_seq_ = 0;

@@ -52,6 +52,9 @@ struct FileRangeSource {
 
 class FileRangeBody {
  public:
+  // The end reason when the client took no byte within http.timeout.
+  static constexpr const char* kSendTimeout = "send timeout";
+
   static constexpr size_t kPiece = 128 * 1024;
   static constexpr size_t kMaxQueued = 256 * 1024;
   // Told once when the body ended: "" when every byte was queued and the connection ended
@@ -83,7 +86,6 @@ class FileRangeBody {
   void watch_sending();
   void check_sending();
 
-  static constexpr const char* kSendTimeout = "send timeout";
 
   net::WorkerCore& ctx_;
   net::BlockingWorkThread& work_;

@@ -7,8 +7,8 @@
 // rill_connections{proto="download"} and rill_connections_accepted_total{proto="download"}, closed
 // by DELETE /api/v1/clients/{id}, and waited for by a retiring worker after a reload while it
 // makes progress (server/worker_retirement.h). Its body is a FileRangeBody, which closes it when
-// its client takes no byte for http.timeout ("send timeout"); the access log line is written when
-// it ends.
+// its client takes no byte for http.timeout ("send timeout", counted by the SessionSet for
+// rill_download_send_timeouts_total); the access log line is written when it ends.
 //
 // answer_download() is the response both routes give once they know the bytes: the conditional
 // request (RFC 9110 §13) and Range handling, the head, and for a GET the session.

@@ -31,9 +31,10 @@ enum class Counter : uint8_t {
   RecordBytes,     // bytes written to recording files
   RecordFailures,  // recordings stopped by a write error or a full write queue
   // Downloads of recordings (server/recording_download.h). Last, so that an area inherited from
-  // a build without it (a binary upgrade) keeps every other counter where it was; a row has room
-  // for 16 counters (one cache-line-aligned row of 128 bytes), so the area's size is the same.
+  // a build without them (a binary upgrade) keeps every other counter where it was; a row has
+  // room for 16 counters (one cache-line-aligned row of 128 bytes), so the area's size is the same.
   AcceptedDownload,
+  DownloadSendTimeouts,  // closed: their client took no byte within http.timeout
   kCount,
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

@@ -93,7 +93,7 @@ class WorkerMonitor {
   };
   struct Published {  // counters()'s values, as published
     uint64_t bytes_in = 0, bytes_out = 0, rtmp = 0, flv = 0, hls = 0, link = 0, download = 0, dropped = 0;
-    uint64_t hls_segments = 0, cpu_us = 0, record_bytes = 0, record_failures = 0;
+    uint64_t hls_segments = 0, cpu_us = 0, record_bytes = 0, record_failures = 0, download_timeouts = 0;
   };
   void tick();
   void retired(const net::SessionInfo& i);
