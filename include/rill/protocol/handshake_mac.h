@@ -3,8 +3,8 @@
 // all the handshakes of its owner — a worker's RTMP sessions, a client tool's connections.
 //
 // OpenSSL's one-shot HMAC() looks up the HMAC and SHA-256 implementations and derives the key's
-// inner and outer pads on every call; a handshake makes four or five such calls, three of them
-// under one of the four constant keys (Adobe's client and server keys, partial and full). Here
+// inner and outer pads on every call; a handshake makes four or five such calls, all but one under
+// one of the four constant keys (Adobe's client and server keys, partial and full). Here
 // HMAC is looked up once, each constant key is kept as a keyed context (made on its first use),
 // and a digest re-initialises it, which restores the keyed state without deriving the pads again;
 // a per-handshake key (S2/C2 are keyed by a digest of the peer's digest) reuses one context too.
