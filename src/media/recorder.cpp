@@ -132,7 +132,7 @@ void Recorder::on_frame(const FramePtr& fp) {
 void Recorder::on_header(const FramePtr& fp, bool video) {
   (video ? video_header_ : audio_header_) = fp;
   if (!file_ || (video ? !file_video_ : !file_audio_)) return;
-  if (!rf_->header(*fp, file_ts(fp->timestamp), buf_)) rotate_pending_ = true;
+  if (!rf_->header(*fp, file_ts(fp->timestamp), buf_.head)) rotate_pending_ = true;
 }
 
 bool Recorder::rotation_due(const MediaFrame& f, bool video) const {
@@ -197,7 +197,7 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
   buf_.clear();
   std::string why;
   segment_offset_.reset();
-  if (!rf_->begin(h, buf_, why)) {
+  if (!rf_->begin(h, buf_.head, why)) {
     rf_.reset();
     buf_.clear();
     if (failure_ != why) stream_log().warn("{}: not recording: {}", label_, why);
@@ -224,7 +224,7 @@ void Recorder::open_file(const FramePtr& first, bool with_video) {
     state_ = State::Recording;
     stream_log().info("{}: recording to {}", label_, path);
   }
-  if (rewind_) moov_ = buf_;
+  if (rewind_) moov_ = buf_.head;
   // The header reaches the disk at once: the file exists (or fails) from its first frame.
   if (!hand_off()) return fail(queue_full(), true);
   // Opened at a segment boundary: the live segment that starts here is recorded whole.
@@ -252,7 +252,7 @@ void Recorder::write_frame(const MediaFrame& f, bool video) {
     if (!hand_off())
       return fail(fmt::format("the write queue is full ({} waiting)", mib(writer_.queued_bytes())), true);
   }
-  if (rf_->add(f, ts, buf_)) {
+  if (rf_->add(f, ts, buf_.head)) {
     ++frames_written_;
   } else {
     ++frames_skipped_;
@@ -264,11 +264,11 @@ void Recorder::write_frame(const MediaFrame& f, bool video) {
 
 bool Recorder::hand_off() {
   if (buf_.empty()) return true;
-  // The staged bytes go to the writer as they are (moved, not copied); the next ones are staged in
-  // a new buffer as large, which then grows without copies.
-  std::vector<uint8_t> bytes = std::move(buf_);
+  // The staged bytes go to the writer as they are (moved, not copied; fMP4 samples borrowed from
+  // their frames); the next ones are staged in a new buffer as large, which then grows without copies.
+  record::AppendBytes bytes = std::move(buf_);
   buf_ = {};
-  buf_.reserve(bytes.capacity());
+  buf_.head.reserve(bytes.head.capacity());
   const size_t n = bytes.size();
   if (!writer_.append(file_, std::move(bytes))) {
     rf_->rollback();

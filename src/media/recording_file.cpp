@@ -4,6 +4,7 @@
 #include <spdlog/logger.h>
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -88,7 +89,7 @@ class FlvRecordingFile final : public RecordingFile {
     }
     return true;
   }
-  void cut(uint32_t, std::vector<uint8_t>&) override {}
+  void cut(uint32_t, record::AppendBytes&) override {}
   size_t held_bytes() const override { return 0; }
   void commit() override { mark_ = w_->mark(); }
   void rollback() override { w_->rollback(mark_); }
@@ -169,9 +170,22 @@ class Fmp4RecordingFile final : public RecordingFile {
     held_.push_back(f.payload);
     return true;
   }
-  void cut(uint32_t end_ts, std::vector<uint8_t>& out) override {
-    mux_->flush(end_ts, out);
-    held_.clear();
+  void cut(uint32_t end_ts, record::AppendBytes& out) override {
+    // The samples go from their payloads straight into the file (the writer thread's writev):
+    // their references go with them, to be released once written.
+    const size_t before = out.borrowed.size();
+    mux_->flush(end_ts, out.head, out.borrowed);
+    for (size_t i = before; i < out.borrowed.size(); ++i) out.borrowed_bytes += out.borrowed[i].size();
+    if (out.borrowed.size() == before) return held_.clear();
+    const size_t n = held_.size();
+    if (out.keep.empty()) {
+      out.keep.swap(held_);
+    } else {
+      out.keep.insert(out.keep.end(), std::make_move_iterator(held_.begin()),
+                      std::make_move_iterator(held_.end()));
+      held_.clear();
+    }
+    held_.reserve(n);  // about as many in the next fragment
   }
   size_t held_bytes() const override { return mux_ ? mux_->pending_bytes() : 0; }
   uint32_t duration_ms() const override {
@@ -187,7 +201,7 @@ class Fmp4RecordingFile final : public RecordingFile {
   std::string label_;
   std::optional<protocol::Fmp4Muxer> mux_;
   FramePtr video_, audio_;       // the configurations in the moov
-  std::vector<BufferRef> held_;  // the payloads of the samples the muxer borrowed until the next cut
+  std::vector<BufferRef> held_;  // the payloads of the samples the muxer borrowed, until the next cut
   bool seen_[2] = {false, false};
   uint32_t last_[2] = {0, 0}, delta_[2] = {0, 0};  // [0] audio, [1] video
 };

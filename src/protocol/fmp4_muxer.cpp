@@ -334,8 +334,8 @@ size_t Fmp4Muxer::write_traf(Mp4BoxWriter& w, Track& t, bool video, int64_t end_
   return data_offset_at;
 }
 
-void Fmp4Muxer::flush(int64_t end_ms, std::vector<uint8_t>& out) {
-  if (empty()) return;
+// moof for the buffered samples, whose mdat (8 bytes of header, then video, then audio) follows it.
+void Fmp4Muxer::write_moof(int64_t end_ms, std::vector<uint8_t>& out) {
   const size_t moof_at = out.size();
   Mp4BoxWriter w(out);
   const size_t moof = w.begin("moof");
@@ -350,17 +350,44 @@ void Fmp4Muxer::flush(int64_t end_ms, std::vector<uint8_t>& out) {
   const size_t mdat_payload = out.size() - moof_at + 8;
   if (video_offset_at) w.patch_u32(video_offset_at, static_cast<uint32_t>(mdat_payload));
   if (audio_offset_at) w.patch_u32(audio_offset_at, static_cast<uint32_t>(mdat_payload + video_.pending));
-  const size_t need = out.size() + 8 + pending_bytes();  // growing as a vector does, not to fit
-  if (out.capacity() < need) out.reserve(std::max(need, 2 * out.capacity()));
-  const size_t mdat = w.begin("mdat");  // §8.1.1
-  write_mdat_payload(video_, out);
-  write_mdat_payload(audio_, out);
-  w.end(mdat);
+}
+
+void Fmp4Muxer::clear_samples() {
   for (Track* t : {&video_, &audio_}) {
     t->samples.clear();
     t->bytes.clear();
     t->pending = 0;
   }
+}
+
+void Fmp4Muxer::flush(int64_t end_ms, std::vector<uint8_t>& out) {
+  if (empty()) return;
+  write_moof(end_ms, out);
+  const size_t need = out.size() + 8 + pending_bytes();  // growing as a vector does, not to fit
+  if (out.capacity() < need) out.reserve(std::max(need, 2 * out.capacity()));
+  Mp4BoxWriter w(out);
+  const size_t mdat = w.begin("mdat");  // §8.1.1
+  write_mdat_payload(video_, out);
+  write_mdat_payload(audio_, out);
+  w.end(mdat);
+  clear_samples();
+}
+
+void Fmp4Muxer::flush(int64_t end_ms, std::vector<uint8_t>& out,
+                      std::vector<std::span<const uint8_t>>& mdat_payload) {
+  if (!video_.bytes.empty() || !audio_.bytes.empty()) return flush(end_ms, out);  // a copied sample
+  if (empty()) return;
+  write_moof(end_ms, out);
+  mdat_payload.reserve(mdat_payload.size() + video_.samples.size() + audio_.samples.size());
+  Mp4BoxWriter w(out);
+  w.u32(static_cast<uint32_t>(8 + pending_bytes()));  // §8.1.1: the mdat's header, its samples after it
+  w.fourcc("mdat");
+  for (const Track* t : {&video_, &audio_}) {
+    for (const Pending& p : t->samples) {
+      if (p.size > 0) mdat_payload.emplace_back(p.borrowed, p.size);
+    }
+  }
+  clear_samples();
 }
 
 // The track's samples in order, each from where it is: the copies in `bytes`, or the caller's.

@@ -2,12 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 
 namespace rill::record {
@@ -29,6 +31,28 @@ int write_all(int fd, const uint8_t* p, size_t n, int64_t offset = kAtEnd) {
     p += w;
     n -= static_cast<size_t>(w);
     if (offset != kAtEnd) offset += w;
+  }
+  return 0;
+}
+
+// All the bytes of `iov` written at the file position, IOV_MAX pieces a writev() at most, short
+// writes resumed (`iov` is consumed): 0, or the errno.
+int writev_all(int fd, std::vector<iovec>& iov) {
+  size_t at = 0;
+  while (at < iov.size()) {
+    const int n = static_cast<int>(std::min<size_t>(iov.size() - at, IOV_MAX));
+    ssize_t w = ::writev(fd, iov.data() + at, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (w == 0) return EIO;
+    while (at < iov.size() && static_cast<size_t>(w) >= iov[at].iov_len)
+      w -= static_cast<ssize_t>(iov[at++].iov_len);
+    if (w > 0) {
+      iov[at].iov_base = static_cast<uint8_t*>(iov[at].iov_base) + w;
+      iov[at].iov_len -= static_cast<size_t>(w);
+    }
   }
   return 0;
 }
@@ -93,19 +117,30 @@ FileWriter::~FileWriter() {
   }
   cv_.notify_one();
   thread_.join();
+  kept_.clear();  // everything is written; on the loop's thread, which destroys the writer
 }
 
-void FileWriter::push(Command c) {
+uint64_t FileWriter::push(Command c) {
+  uint64_t seq = 0;
   {
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(c));
+    seq = ++pushed_;
   }
   cv_.notify_one();
+  return seq;
+}
+
+void FileWriter::release_written() {
+  if (kept_.empty()) return;
+  const uint64_t done = carried_out_.load(std::memory_order_acquire);
+  while (!kept_.empty() && kept_.front().seq <= done) kept_.pop_front();
 }
 
 RecordFilePtr FileWriter::open(std::string path) {
+  release_written();
   auto file = std::make_shared<RecordFile>(std::move(path));
-  push(Command{Op::Open, file, {}, 0, {}});
+  push(Command{Op::Open, file, {}, 0, {}, {}, 0});
   return file;
 }
 
@@ -118,24 +153,42 @@ bool FileWriter::reserve_queue(size_t n) {
 }
 
 bool FileWriter::append(const RecordFilePtr& file, BufferRef bytes) {
+  release_written();
   if (!reserve_queue(bytes.size())) return false;
   if (bytes && (bytes->use_count() != 1 || bytes->pool())) bytes = SharedBuffer::copy_of(bytes.span());
-  push(Command{Op::Append, file, std::move(bytes), 0, {}});
+  const size_t n = bytes.size();
+  push(Command{Op::Append, file, std::move(bytes), 0, {}, {}, n});
   return true;
 }
 
 bool FileWriter::append(const RecordFilePtr& file, std::vector<uint8_t> bytes) {
+  release_written();
   if (!reserve_queue(bytes.size())) return false;
-  push(Command{Op::Append, file, {}, 0, std::move(bytes)});
+  const size_t n = bytes.size();
+  push(Command{Op::Append, file, {}, 0, std::move(bytes), {}, n});
+  return true;
+}
+
+bool FileWriter::append(const RecordFilePtr& file, AppendBytes bytes) {
+  release_written();
+  const size_t n = bytes.size();
+  if (!reserve_queue(n)) return false;
+  const uint64_t seq =
+      push(Command{Op::Append, file, {}, 0, std::move(bytes.head), std::move(bytes.borrowed), n});
+  if (!bytes.keep.empty()) kept_.push_back(Kept{seq, std::move(bytes.keep)});
   return true;
 }
 
 void FileWriter::write_at(const RecordFilePtr& file, uint64_t offset, BufferRef bytes) {
+  release_written();
   if (bytes && (bytes->use_count() != 1 || bytes->pool())) bytes = SharedBuffer::copy_of(bytes.span());
-  push(Command{Op::WriteAt, file, std::move(bytes), offset, {}});
+  push(Command{Op::WriteAt, file, std::move(bytes), offset, {}, {}, 0});
 }
 
-void FileWriter::close(const RecordFilePtr& file) { push(Command{Op::Close, file, {}, 0, {}}); }
+void FileWriter::close(const RecordFilePtr& file) {
+  release_written();
+  push(Command{Op::Close, file, {}, 0, {}, {}, 0});
+}
 
 void FileWriter::run() {
   for (;;) {
@@ -152,9 +205,11 @@ void FileWriter::run() {
     execute(c);
     if (c.op == Op::Open && opt_.on_opened) opt_.on_opened(c.file);
     if (c.op == Op::Close && opt_.on_closed) opt_.on_closed(c.file);
-    if (c.op == Op::Append) queued_.fetch_sub(c.data().size(), std::memory_order_relaxed);
+    if (c.op == Op::Append) queued_.fetch_sub(c.size, std::memory_order_relaxed);
     c.bytes.reset();  // released here, on this thread: the only reference
     c.file.reset();
+    // The borrowed bytes are read: the loop may release their buffers.
+    carried_out_.fetch_add(1, std::memory_order_release);
     {
       std::lock_guard lock(mu_);
       busy_ = false;
@@ -180,7 +235,7 @@ void FileWriter::execute(Command& c) {
       do_open(f);
       break;
     case Op::Append:
-      do_append(f, c.data());
+      do_append(f, c);
       break;
     case Op::WriteAt:
       do_write_at(f, c.offset, c.data());
@@ -227,17 +282,27 @@ void FileWriter::do_open(RecordFile& f) {
   f.fail("open", EEXIST);
 }
 
-void FileWriter::do_append(RecordFile& f, std::span<const uint8_t> bytes) {
+void FileWriter::do_append(RecordFile& f, const Command& c) {
   if (f.fd_ < 0 || f.error() != 0) return;
   const uint64_t before = f.written();
-  if (const int err = write_all(f.fd_, bytes.data(), bytes.size())) {
+  int err = 0;
+  const std::span<const uint8_t> head = c.data();
+  if (c.borrowed.empty()) {
+    err = write_all(f.fd_, head.data(), head.size());
+  } else {  // one writev: the head, then the pieces where they lie
+    iov_.clear();
+    if (!head.empty()) iov_.push_back({const_cast<uint8_t*>(head.data()), head.size()});
+    for (const auto& piece : c.borrowed) iov_.push_back({const_cast<uint8_t*>(piece.data()), piece.size()});
+    err = writev_all(f.fd_, iov_);
+  }
+  if (err != 0) {
     // Back to the end of the last whole append: the file ends where its format can be read.
     if (::ftruncate(f.fd_, static_cast<off_t>(before)) == 0)
       ::lseek(f.fd_, static_cast<off_t>(before), SEEK_SET);
     return f.fail("write", err);
   }
-  f.written_.store(before + bytes.size(), std::memory_order_release);
-  bytes_written_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  f.written_.store(before + c.size, std::memory_order_release);
+  bytes_written_.fetch_add(c.size, std::memory_order_relaxed);
 }
 
 void FileWriter::do_write_at(RecordFile& f, uint64_t offset, std::span<const uint8_t> bytes) {

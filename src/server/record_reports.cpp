@@ -55,6 +55,7 @@ void RecordReports::on_wake(int fd, short, void* arg) {
     std::lock_guard lock(self->mu_);
     files.swap(self->inbox_);
   }
+  if (self->on_wake_) self->on_wake_();
   for (const auto& f : files) self->report(*f);
 }
 

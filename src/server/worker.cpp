@@ -165,6 +165,7 @@ struct Worker::Impl {
                 }),
         sessions(timers) {
     streams.set_record_writer(record_writer.get());
+    if (record_writer) record_reports->set_on_wake([w = record_writer.get()] { w->release_written(); });
     ctx.base = b;
     ctx.worker_id = wctx.id;
     ctx.config = wctx.config;

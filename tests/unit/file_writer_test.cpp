@@ -117,6 +117,55 @@ TEST(FileWriter, AppendsMovedVectorsInOrderWithinTheBound) {
   EXPECT_EQ(w.queued_bytes(), 0u);
 }
 
+// Bytes partly borrowed: the head, then the pieces where they lie (more than one writev() takes,
+// IOV_MAX = 1024), within the bound; the buffers they lie in are held until the thread has written
+// them, and released on the caller's side (release_written, or the next call).
+TEST(FileWriter, AppendsBorrowedPiecesAfterTheHeadAndKeepsTheirBuffersUntilWritten) {
+  TempDir d;
+  std::atomic<bool> hold{true};
+  FileWriterOptions o;
+  o.max_queue_bytes = 4000;
+  o.before_command = [&] {
+    while (hold.load()) ::usleep(1000);
+  };
+  FileWriter w(o);
+  auto f = w.open(d.path + "/b.mp4");
+  const BufferRef body = text(std::string(1000, 'a') + std::string(1000, 'b') + std::string(500, 'c'));
+  AppendBytes bytes;
+  bytes.head = {'H', 'E', 'A', 'D'};
+  const auto s = body.span();
+  for (size_t i = 0; i < 2000; ++i) bytes.borrow(s.subspan(i, 1));  // 2000 pieces of one byte
+  bytes.borrow({});                                                 // an empty one is left out
+  bytes.borrow(s.subspan(2000));
+  bytes.keep.push_back(body);
+  EXPECT_EQ(bytes.size(), 2504u);
+  EXPECT_TRUE(w.append(f, std::move(bytes)));
+  EXPECT_EQ(body->use_count(), 2u);  // held by the writer
+  EXPECT_EQ(w.queued_bytes(), 2504u);
+  AppendBytes more;
+  more.borrow(s.subspan(0, 1500));
+  EXPECT_FALSE(w.append(f, std::move(more)));  // past the bound: refused, nothing queued
+  w.release_written();
+  EXPECT_EQ(body->use_count(), 2u);  // not written yet
+  hold = false;
+  w.wait_idle();
+  EXPECT_EQ(body->use_count(), 2u);  // released on the caller's side only
+  w.release_written();
+  EXPECT_EQ(body->use_count(), 1u);
+  AppendBytes tail;
+  tail.head = {'!'};
+  tail.keep.push_back(body);
+  EXPECT_TRUE(w.append(f, std::move(tail)));
+  w.close(f);  // releases nothing yet: the append may still be queued
+  w.wait_idle();
+  w.release_written();
+  EXPECT_EQ(body->use_count(), 1u);
+  EXPECT_EQ(f->error(), 0);
+  EXPECT_EQ(f->written(), 2505u);
+  EXPECT_EQ(slurp(f->path()), "HEAD" + std::string(body->view()) + "!");
+  EXPECT_EQ(w.queued_bytes(), 0u);
+}
+
 TEST(FileWriter, NeverOverwrites) {
   TempDir d;
   FileWriter w;

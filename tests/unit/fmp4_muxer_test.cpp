@@ -238,6 +238,52 @@ TEST(Fmp4Muxer, BorrowedSamplesMakeTheSameFragment) {
   EXPECT_EQ(borrowed.pending_bytes(), 0u);
 }
 
+// flush() with a list for the mdat's payload: borrowed samples are listed, not copied, and the
+// bytes written followed by the listed pieces are the fragment flush() makes; one copied sample
+// makes it copy them all (nothing listed). A second fragment continues the sequence the same way.
+TEST(Fmp4Muxer, BorrowedSamplesListedInsteadOfCopied) {
+  const Bytes v1 = {0, 0, 0, 2, 0x65, 0x88}, v2 = {0, 0, 0, 3, 0x41, 0x9a, 0x01};
+  const Bytes a1 = {0x21, 0x10, 0x05}, a2 = {0x21, 0x11};
+  const std::vector<Fmp4Sample> in = {{true, 1000, 80, true, v1},
+                                      {false, 1000, 0, false, a1},
+                                      {true, 1040, 40, false, v2},
+                                      {false, 1023, 0, false, a2}};
+  Fmp4Muxer copied(av_tracks()), listed(av_tracks()), mixed(av_tracks());
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < in.size(); ++i) {
+      Fmp4Sample s = in[i];
+      s.dts_ms += round * 80;
+      copied.add(s);
+      listed.add_borrowed(s);
+      EXPECT_TRUE(i == 2 ? mixed.add(s) : mixed.add_borrowed(s));
+    }
+    Bytes a, b = {0xEE}, c;  // what `out` held before stays in front
+    std::vector<std::span<const uint8_t>> pieces, none;
+    copied.flush(1080 + round * 80, a);
+    listed.flush(1080 + round * 80, b, pieces);
+    mixed.flush(1080 + round * 80, c, none);
+    EXPECT_TRUE(none.empty());
+    EXPECT_EQ(a, c);
+    // The video samples, then the audio ones, each where the caller keeps it.
+    ASSERT_EQ(pieces.size(), 4u);
+    EXPECT_EQ(pieces[0].data(), v1.data());
+    EXPECT_EQ(pieces[1].data(), v2.data());
+    EXPECT_EQ(pieces[2].data(), a1.data());
+    EXPECT_EQ(pieces[3].data(), a2.data());
+    EXPECT_EQ(b.size(), 1 + a.size() - 18);  // the moof and the mdat's header only
+    EXPECT_EQ(b.front(), 0xEE);
+    Bytes whole(b.begin() + 1, b.end());
+    for (const auto& p : pieces) whole.insert(whole.end(), p.begin(), p.end());
+    EXPECT_EQ(whole, a);
+    EXPECT_EQ(listed.pending_bytes(), 0u);
+  }
+  Bytes d;
+  std::vector<std::span<const uint8_t>> pieces;
+  listed.flush(2000, d, pieces);  // nothing buffered: nothing written
+  EXPECT_TRUE(d.empty());
+  EXPECT_TRUE(pieces.empty());
+}
+
 TEST(Fmp4Muxer, AudioOnlyAndVideoOnly) {
   Fmp4Tracks a;
   a.has_audio = true;

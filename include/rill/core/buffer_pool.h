@@ -11,7 +11,8 @@
 // hold at most max_free_bytes in all: a block freed beyond that goes back to the heap.
 //
 // Single-threaded, like BufferRef: a block is allocated and released on the thread that created
-// the pool (a buffer handed to another thread is copied first, record::FileWriter::append; the
+// the pool (a buffer handed to another thread is copied first, record::FileWriter::append, or
+// only read there while its reference stays on the pool's thread, record::AppendBytes; the
 // jobs of a net::BlockingWorkThread carry no frame). Under AddressSanitizer a block allocated or
 // released on another thread aborts with a report, so that the sanitizer runs of the tests catch
 // a path that breaks this. The pool lives as long as its owner's handle and its last block: a

@@ -126,7 +126,7 @@ class Recorder final : public StreamOutput {
   // The open file.
   record::RecordFilePtr file_;
   std::unique_ptr<RecordingFile> rf_;
-  std::vector<uint8_t> buf_;  // bytes not yet handed to the writer
+  record::AppendBytes buf_;  // bytes not yet handed to the writer
   bool file_video_ = false, file_audio_ = false;
   bool rotate_pending_ =
       false;           // a configuration the open file cannot carry: a new one at the next start point

@@ -22,6 +22,7 @@
 #include "rill/config/config.h"
 #include "rill/core/stream_log.h"
 #include "rill/media/media_frame.h"
+#include "rill/record/file_writer.h"
 
 namespace rill::media {
 
@@ -44,9 +45,11 @@ class RecordingFile {
   virtual bool header(const MediaFrame& f, uint32_t ts, std::vector<uint8_t>& out) = 0;
   // A coded frame; false when the file skipped it (a codec it does not carry, a malformed sample).
   virtual bool add(const MediaFrame& f, uint32_t ts, std::vector<uint8_t>& out) = 0;
-  // What add() holds becomes bytes in `out` (fMP4: one fragment, its last samples ending at
-  // `end_ts`, the time of the frame that follows). FLV holds nothing.
-  virtual void cut(uint32_t end_ts, std::vector<uint8_t>& out) = 0;
+  // What add() holds becomes bytes of `out` (fMP4: one fragment, its last samples ending at
+  // `end_ts`, the time of the frame that follows: the moof and the mdat's header in out.head, the
+  // samples borrowed from their frames, whose payloads out.keep holds). FLV holds nothing. Bytes
+  // borrowed come after the head: `out` goes to the writer before anything more is added to it.
+  virtual void cut(uint32_t end_ts, record::AppendBytes& out) = 0;
   virtual size_t held_bytes() const = 0;  // what add() holds until the next cut()
   // The bytes handed to the file so far were taken by the disk (commit) or refused (rollback):
   // the close-time rewrite must describe only what the file holds.

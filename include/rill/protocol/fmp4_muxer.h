@@ -76,6 +76,11 @@ class Fmp4Muxer {
   // `end_ms` ends the last sample of each track; a last sample that starts at or after it (audio
   // a little ahead of the video the cut follows) lasts as long as the sample before it.
   void flush(int64_t end_ms, std::vector<uint8_t>& out);
+  // The same without copying the samples when every one was borrowed (add_borrowed): `out` gets
+  // the moof and the mdat's header, `mdat_payload` the samples in order, as the caller's bytes
+  // (out's new bytes followed by them are the fragment flush() makes). When a sample was copied
+  // (add), all go into `out` as with flush().
+  void flush(int64_t end_ms, std::vector<uint8_t>& out, std::vector<std::span<const uint8_t>>& mdat_payload);
 
   bool empty() const { return video_.samples.empty() && audio_.samples.empty(); }
   size_t pending_bytes() const { return video_.pending + audio_.pending; }
@@ -103,6 +108,8 @@ class Fmp4Muxer {
     uint32_t last_duration = 0;  // ticks of the last sample written (for a last one without an end)
   };
   bool add_sample(const Fmp4Sample& s, bool borrow);
+  void write_moof(int64_t end_ms, std::vector<uint8_t>& out);  // and patches the data offsets
+  void clear_samples();
   static void write_mdat_payload(const Track& t, std::vector<uint8_t>& out);
   void build_init();
   void write_trak(Mp4BoxWriter& w, const Track& t, bool video) const;

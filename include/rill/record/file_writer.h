@@ -17,9 +17,13 @@
 //
 // Bytes cross threads as BufferRefs whose count is not atomic: a buffer handed over must have no
 // other reference and come from no BufferPool (one that does is copied first), and the thread
-// releases it.
+// releases it. Or they cross without a copy and without their references (AppendBytes::borrowed):
+// the thread reads them where they lie, while the references stay on the loop's side, kept by the
+// writer until the thread has written the bytes and released there (release_written()).
 //
 // record/: core only. No libevent: the loop learns of errors by reading the RecordFile.
+#include <sys/uio.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -83,6 +87,32 @@ class RecordFile {
 };
 using RecordFilePtr = std::shared_ptr<RecordFile>;
 
+// Bytes to append to a file: `head`, then the `borrowed` pieces, which the writer thread reads
+// where they lie instead of a copy (a recording's samples, straight from the frames' payloads into
+// the file: the mdat of an fMP4 fragment). `keep` holds the buffers they lie in; the pieces must
+// stay unchanged while it does.
+struct AppendBytes {
+  std::vector<uint8_t> head;
+  std::vector<std::span<const uint8_t>> borrowed;
+  std::vector<BufferRef> keep;
+  size_t borrowed_bytes = 0;  // of `borrowed`
+
+  size_t size() const { return head.size() + borrowed_bytes; }
+  bool empty() const { return size() == 0; }
+  // Adds a piece (an empty one is left out).
+  void borrow(std::span<const uint8_t> piece) {
+    if (piece.empty()) return;
+    borrowed.push_back(piece);
+    borrowed_bytes += piece.size();
+  }
+  void clear() {
+    head.clear();
+    borrowed.clear();
+    keep.clear();
+    borrowed_bytes = 0;
+  }
+};
+
 struct FileWriterOptions {
   size_t max_queue_bytes = 64u << 20;  // appends waiting or being written
   // The wall clock the recorders name files with (media/ has none).
@@ -112,6 +142,13 @@ class FileWriter {
   bool append(const RecordFilePtr& file, BufferRef bytes);
   // The same with bytes the caller gives up: moved in, not copied, and shared with no one.
   bool append(const RecordFilePtr& file, std::vector<uint8_t> bytes);
+  // The same with bytes partly borrowed (AppendBytes): their references are kept here, on the
+  // loop's side, until the thread has written them. One writev() where the pieces fit.
+  bool append(const RecordFilePtr& file, AppendBytes bytes);
+  // Releases the references of borrowed bytes the thread has written. Every call of this writer
+  // from the loop (open, append, write_at, close) does it first; the loop also calls it when the
+  // thread tells it of a close (so that nothing stays held once the last recording ends).
+  void release_written();
   // Queues `bytes` at `offset` (inside what the file holds). Not bounded: for small rewrites.
   void write_at(const RecordFilePtr& file, uint64_t offset, BufferRef bytes);
   // Queues fdatasync + close. Never refused.
@@ -141,15 +178,22 @@ class FileWriter {
     BufferRef bytes;
     uint64_t offset = 0;
     std::vector<uint8_t> owned;  // the bytes instead, when appended as a vector
+    std::vector<std::span<const uint8_t>> borrowed;  // after `owned` (AppendBytes::borrowed)
+    size_t size = 0;                                 // of an append: all its bytes
 
     std::span<const uint8_t> data() const { return bytes ? bytes.span() : std::span<const uint8_t>(owned); }
   };
+  // The references of one append's borrowed bytes, until the command `seq` is carried out.
+  struct Kept {
+    uint64_t seq;
+    std::vector<BufferRef> refs;
+  };
   bool reserve_queue(size_t n);  // counts n more bytes queued; false if that passes the bound
-  void push(Command c);
+  uint64_t push(Command c);      // returns the command's sequence number
   void run();
   void execute(Command& c);
   void do_open(RecordFile& f);
-  void do_append(RecordFile& f, std::span<const uint8_t> bytes);
+  void do_append(RecordFile& f, const Command& c);
   void do_write_at(RecordFile& f, uint64_t offset, std::span<const uint8_t> bytes);
   void do_close(RecordFile& f);
 
@@ -162,6 +206,10 @@ class FileWriter {
   bool stopping_ = false;      // guarded by mu_
   bool busy_ = false;          // guarded by mu_: a command is being carried out
   std::condition_variable idle_cv_;
+  uint64_t pushed_ = 0;                   // guarded by mu_: commands queued so far
+  std::atomic<uint64_t> carried_out_{0};  // commands carried out so far (they are in order)
+  std::deque<Kept> kept_;                 // the loop's
+  std::vector<iovec> iov_;                // the thread's, reused
   std::thread thread_;
 };
 

@@ -43,6 +43,10 @@ class RecordReports {
   // Also told of each reported file, on the loop (APP, NAME, path): the record_done exec hooks.
   using ExecHook = std::function<void(const std::string&, const std::string&, const std::string&)>;
   void set_exec_hook(ExecHook hook) { exec_hook_ = std::move(hook); }
+  // Called on the loop each time the writer thread hands closed files back, before they are
+  // reported: the worker releases there what the writer keeps of written bytes
+  // (record::FileWriter::release_written), so that nothing stays held after the last close.
+  void set_on_wake(std::function<void()> f) { on_wake_ = std::move(f); }
 
  private:
   static void on_wake(int fd, short, void* arg);
@@ -52,6 +56,7 @@ class RecordReports {
   spdlog::logger& log_;
   http::HttpCallbackClient client_;
   ExecHook exec_hook_;
+  std::function<void()> on_wake_;
   int wake_fd_ = -1;
   event* wake_ev_ = nullptr;
   std::mutex mu_;
