@@ -95,6 +95,10 @@ void* BufferPool::allocate(size_t n) {
   if (FreeBlock* b = head) {
     RILL_POOL_UNPOISON(b, block);
     head = b->next;
+    // The next block of this class is fetched now, while the caller fills this one: a block
+    // freed a GOP ago is no longer in the cache, and its link is the first thing the next
+    // allocate() reads (a miss a frame otherwise, ~12 % of an ingest worker's user time).
+    if (head) __builtin_prefetch(head, 1);
     stats_.free_bytes -= block;
     ++stats_.reused;
     return b;

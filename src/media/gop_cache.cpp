@@ -6,8 +6,31 @@ GopCache::GopCache(bool enabled, size_t max_bytes, size_t max_frames)
     : enabled_(enabled), max_bytes_(max_bytes), max_frames_(max_frames) {}
 
 void GopCache::drop_gop() {
+  // A GOP is freed a GOP after its first frame came: with many streams on a worker its frames and
+  // their payloads' headers have left the cache, and freeing one takes two misses in a row (the
+  // frame's count, then its payload's). Fetched ahead, the misses of several frames overlap.
+  constexpr size_t kAhead = 8;
+  const size_t n = gop_.size();
+  auto fetch_frame = [&](size_t i) {
+    const auto* f = reinterpret_cast<const char*>(gop_[i].get());
+    __builtin_prefetch(f - 16, 1);  // the control block's counts, just before the frame
+    __builtin_prefetch(f + sizeof(MediaFrame) - 1, 1);
+  };
+  for (size_t i = 0; i < n && i < 2 * kAhead; ++i) fetch_frame(i);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 2 * kAhead < n) fetch_frame(i + 2 * kAhead);
+    if (i + kAhead < n) __builtin_prefetch(gop_[i + kAhead]->payload.get(), 1);
+    gop_[i].reset();
+  }
   gop_.clear();
   gop_bytes_ = 0;
+}
+
+void GopCache::push(const FramePtr& frame) {
+  // Counted here and moved in: a copy-construction in place reads the count's address back from
+  // the slot it has just written, which waits on that cold line of the deque (most of add()'s time).
+  FramePtr held = frame;
+  gop_.push_back(std::move(held));
 }
 
 void GopCache::clear() {
@@ -56,7 +79,7 @@ void GopCache::add(const FramePtr& frame) {
   } else if (seen_video_) {  // audio in an audio+video stream
     if (gop_.empty() || overflowed_) return;
   } else {  // audio-only stream: sliding window
-    gop_.push_back(frame);
+    push(frame);
     gop_bytes_ += f.payload.size();
     while (gop_.size() > 1 &&
            (gop_.size() > kAudioOnlyWindowFrames || gop_bytes_ > max_bytes_ || gop_.size() > max_frames_ ||
@@ -68,7 +91,7 @@ void GopCache::add(const FramePtr& frame) {
     return;
   }
 
-  gop_.push_back(frame);
+  push(frame);
   gop_bytes_ += f.payload.size();
   if (gop_bytes_ > max_bytes_ || gop_.size() > max_frames_) {
     drop_gop();

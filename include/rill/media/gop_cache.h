@@ -67,6 +67,7 @@ class GopCache {
 
  private:
   void drop_gop();
+  void push(const FramePtr& frame);  // onto the GOP
   void keep_track_header(const FramePtr& frame);
 };
 
