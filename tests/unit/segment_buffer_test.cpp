@@ -50,6 +50,22 @@ TEST(SegmentBuffer, MuchSlackIsCopiedAwayAtFinish) {
   EXPECT_EQ(done->view(), std::string(100 * 1000, 'y'));
 }
 
+TEST(SegmentBuffer, TheBuilderStartsAgainAfterFinishOrClear) {
+  SegmentBuffer b;
+  EXPECT_FALSE(b.finish());  // nothing started: nothing to hand over
+  put(b, "abc");             // an append without start() starts a segment
+  EXPECT_EQ(b.size(), 3u);
+  b.clear();
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.capacity(), 0u);
+  put(b, "defg");
+  BufferRef first = b.finish();
+  put(b, "hi");
+  BufferRef second = b.finish();
+  EXPECT_EQ(first->view(), "defg");  // the fill level reached the buffer at finish
+  EXPECT_EQ(second->view(), "hi");
+}
+
 TEST(SegmentBuffer, TheMuxerWritesThroughIt) {
   protocol::TsMuxer mux(protocol::TsStreams{});
   SegmentBuffer b;
