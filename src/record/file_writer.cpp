@@ -162,11 +162,9 @@ bool FileWriter::append(const RecordFilePtr& file, BufferRef bytes) {
 }
 
 bool FileWriter::append(const RecordFilePtr& file, std::vector<uint8_t> bytes) {
-  release_written();
-  if (!reserve_queue(bytes.size())) return false;
-  const size_t n = bytes.size();
-  push(Command{Op::Append, file, {}, 0, std::move(bytes), {}, n});
-  return true;
+  AppendBytes whole;  // all head, nothing borrowed
+  whole.head = std::move(bytes);
+  return append(file, std::move(whole));
 }
 
 bool FileWriter::append(const RecordFilePtr& file, AppendBytes bytes) {
