@@ -32,9 +32,18 @@ UpstreamTarget relay_target(const config::RtmpUrl& url, const std::string& name,
   return t;
 }
 
+namespace {
+// The worker's HMAC for the relay's complex handshake (protocol/handshake_mac.h), unless the
+// target names its own: set up once per worker, not once per connection.
+UpstreamTarget with_worker_mac(UpstreamTarget t, protocol::HandshakeMac* mac) {
+  if (!t.client.handshake_mac) t.client.handshake_mac = mac;
+  return t;
+}
+}  // namespace
+
 RtmpUpstream::RtmpUpstream(net::WorkerCore& ctx, UpstreamTarget target, RtmpUpstreamEvents& events)
     : ctx_(ctx),
-      target_(std::move(target)),
+      target_(with_worker_mac(std::move(target), ctx.handshake_mac)),
       events_(events),
       session_(target_.client, *this),
       connector_(ctx.base, ctx.resolver) {}
