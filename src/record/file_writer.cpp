@@ -113,7 +113,7 @@ FileWriter::FileWriter(FileWriterOptions options) : opt_(std::move(options)) {
 FileWriter::~FileWriter() {
   {
     std::lock_guard lock(mu_);
-    stopping_ = true;
+    stopping_ = hurry_ = true;
   }
   cv_.notify_one();
   thread_.join();
@@ -122,12 +122,17 @@ FileWriter::~FileWriter() {
 
 uint64_t FileWriter::push(Command c) {
   uint64_t seq = 0;
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(c));
     seq = ++pushed_;
+    // A thread between rounds is not woken (no futex call from the loop): it starts the next
+    // round on its own, or at once when the queue fills up.
+    if (!hurry_ && queued_.load(std::memory_order_relaxed) >= opt_.max_queue_bytes / 4) hurry_ = wake = true;
+    wake = wake || waiting_;
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
   return seq;
 }
 
@@ -189,25 +194,34 @@ void FileWriter::close(const RecordFilePtr& file) {
 }
 
 void FileWriter::run() {
+  std::deque<Command> round;
+  auto next_round = std::chrono::steady_clock::now();
   for (;;) {
-    Command c;
     {
       std::unique_lock lock(mu_);
+      waiting_ = true;
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      // Rounds at least opt_.round apart: what is pushed meanwhile waits for this one.
+      waiting_ = false;
+      cv_.wait_until(lock, next_round, [this] { return hurry_; });
       if (queue_.empty()) return;  // stopping, and everything is done
-      c = std::move(queue_.front());
-      queue_.pop_front();
+      round.swap(queue_);
       busy_ = true;
+      hurry_ = stopping_;
     }
-    if (opt_.before_command) opt_.before_command();
-    execute(c);
-    if (c.op == Op::Open && opt_.on_opened) opt_.on_opened(c.file);
-    if (c.op == Op::Close && opt_.on_closed) opt_.on_closed(c.file);
-    if (c.op == Op::Append) queued_.fetch_sub(c.size, std::memory_order_relaxed);
-    c.bytes.reset();  // released here, on this thread: the only reference
-    c.file.reset();
-    // The borrowed bytes are read: the loop may release their buffers.
-    carried_out_.fetch_add(1, std::memory_order_release);
+    next_round = std::chrono::steady_clock::now() + opt_.round;
+    for (Command& c : round) {
+      if (opt_.before_command) opt_.before_command();
+      execute(c);
+      if (c.op == Op::Open && opt_.on_opened) opt_.on_opened(c.file);
+      if (c.op == Op::Close && opt_.on_closed) opt_.on_closed(c.file);
+      if (c.op == Op::Append) queued_.fetch_sub(c.size, std::memory_order_relaxed);
+      c.bytes.reset();  // released here, on this thread: the only reference
+      c.file.reset();
+      // The borrowed bytes are read: the loop may release their buffers.
+      carried_out_.fetch_add(1, std::memory_order_release);
+    }
+    round.clear();
     {
       std::lock_guard lock(mu_);
       busy_ = false;
@@ -218,7 +232,13 @@ void FileWriter::run() {
 
 void FileWriter::wait_idle() {
   std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+  while (!queue_.empty() || busy_) {
+    if (!queue_.empty() && !hurry_) {
+      hurry_ = true;  // no round's wait: the caller blocks on it
+      cv_.notify_one();
+    }
+    idle_cv_.wait(lock);
+  }
 }
 
 bool FileWriter::idle() const {

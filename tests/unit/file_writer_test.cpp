@@ -12,10 +12,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <memory>
 #include <string>
 
 namespace rill::record {
@@ -272,6 +274,43 @@ TEST(FileWriter, HoldsALockWhileTheFileIsOpen) {
   w.close(f);
   w.wait_idle();
   EXPECT_TRUE(lockable(f->path()));  // complete (or a dead writer's leftover)
+}
+
+// FileWriterOptions::round: commands pushed after a round wait for the next one (the thread is
+// not woken for each), unless the queue holds a quarter of its bound, someone waits for idle, or
+// the writer ends. A round of a minute: nothing here waits for it, but a command that was not
+// held would show at once.
+TEST(FileWriter, CommandsBetweenRoundsWaitForTheNextOne) {
+  TempDir d;
+  FileWriterOptions o;
+  o.round = std::chrono::minutes(1);
+  o.max_queue_bytes = 4096;
+  auto w = std::make_unique<FileWriter>(o);
+  const std::string path = d.path + "/r.flv";
+  auto f = w->open(path);  // the first round starts at once
+  w->wait_idle();
+  ASSERT_EQ(f->error(), 0);
+
+  ASSERT_TRUE(w->append(f, text("held ")));
+  ::usleep(100 * 1000);
+  EXPECT_FALSE(w->idle());  // waiting for the next round, a minute after the first
+  EXPECT_EQ(f->written(), 0u);
+  w->wait_idle();  // it does not wait for the round
+  EXPECT_EQ(f->written(), 5u);
+
+  // A quarter of the queue's bound (1 KiB of 4) starts a round at once.
+  ASSERT_TRUE(w->append(f, text("then ")));
+  ASSERT_TRUE(w->append(f, SharedBuffer::copy_of(std::string(1024, 'x'))));
+  for (int i = 0; i < 2000 && !w->idle(); ++i) ::usleep(1000);
+  EXPECT_TRUE(w->idle());
+  EXPECT_EQ(f->written(), 10u + 1024u);
+
+  // What is queued at the end is carried out then.
+  ASSERT_TRUE(w->append(f, text("last")));
+  w->close(f);
+  w.reset();
+  EXPECT_TRUE(f->closed());
+  EXPECT_EQ(slurp(path), "held then " + std::string(1024, 'x') + "last");
 }
 
 }  // namespace

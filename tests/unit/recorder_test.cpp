@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -192,7 +193,11 @@ struct Rig {
   std::unique_ptr<record::FileWriter> writer;
   std::unique_ptr<Recorder> rec;
 
-  explicit Rig(config::RecordFormat format, record::FileWriterOptions o = {}) {
+  // `round`: the writer's (FileWriterOptions::round); 0, each command carried out as it comes,
+  // keeps the flushes at `flush` exactly, which the tests' arithmetic counts on.
+  explicit Rig(config::RecordFormat format, record::FileWriterOptions o = {},
+               std::chrono::milliseconds round = std::chrono::milliseconds(0)) {
+    o.round = round;
     cfg.mode = config::RecordMode::All;
     cfg.format = format;
     cfg.path = dir.path + "/{app}/{name}-{start:%s}";
@@ -238,6 +243,23 @@ TEST_P(RecorderFormats, OneFilePerPublishHoldsEveryFrame) {
     EXPECT_EQ(c.flv_filesize, static_cast<double>(fs::file_size(files[0])));
   } else {
     EXPECT_EQ(c.fragments, 5u);  // one per second of flush
+  }
+}
+
+// A writer that carries chunks out in rounds gets them that much before `flush`, so that they
+// still reach the file within it: 5 s with `flush: 1s` and 100 ms rounds are cut every 900 ms
+// (each cut before the first video frame due, at 40 ms steps: 920, 1840, 2760, 3680, 4600 ms).
+TEST_P(RecorderFormats, FlushesComeTheWritersRoundEarly) {
+  Rig rig(GetParam(), {}, std::chrono::milliseconds(100));
+  const Feed f = stream(5000);
+  rig.feed(f.frames);
+  const auto files = rig.finish();
+  ASSERT_EQ(files.size(), 1u);
+  const Contents c = rig.read(files[0]);
+  EXPECT_EQ(c.video, f.video);
+  EXPECT_EQ(c.audio, f.audio);
+  if (GetParam() == config::RecordFormat::Fmp4) {
+    EXPECT_EQ(c.fragments, 6u);  // 5 cuts and the close's
   }
 }
 

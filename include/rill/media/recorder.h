@@ -8,8 +8,9 @@
 //           first keyframe by a few ms), or at the first audio frame of a stream without video
 //           (after kAudioOnlyProbeMs of audio with no video header, as the HLS segmenter does;
 //           the audio held meanwhile goes into the file);
-//   flush   what came since the last flush is handed to the writer once `flush` of stream time
-//           has passed (fMP4: one moof + mdat, cut before a video frame when there is video);
+//   flush   what came since the last flush is handed to the writer once `flush` of stream time,
+//           less the writer's round (record::FileWriterOptions::round, at most half), has passed
+//           (fMP4: one moof + mdat, cut before a video frame when there is video);
 //   rotate  at the first keyframe (audio frame, without video) after `segment`, or past
 //           `max_size`, or after a new codec configuration (fMP4): the old file ends with the frame
 //           before it, the new one starts with the sequence headers and that keyframe — each frame
