@@ -248,7 +248,8 @@ void Recorder::write_frame(const MediaFrame& f, bool video) {
   const bool cut_point = cfg_.format == config::RecordFormat::Flv || !file_video_ || video;
   // The writer carries chunks out in rounds (FileWriterOptions::round): handed over that much
   // before `flush` (at most half of it), a chunk still reaches the file within `flush`.
-  const int64_t flush_due = cfg_.flush.count() - std::min<int64_t>(writer_.round().count(), cfg_.flush.count() / 2);
+  const int64_t flush_due =
+      cfg_.flush.count() - std::min<int64_t>(writer_.round().count(), cfg_.flush.count() / 2);
   if (cut_point && (now_ - last_flush_ >= flush_due || rf_->held_bytes() >= kChunkBytes)) {
     rf_->cut(ts, buf_);
     last_flush_ = now_;

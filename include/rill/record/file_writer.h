@@ -122,8 +122,9 @@ struct FileWriterOptions {
   // busy with other bytes; a round writes the chunks of many files back to back. Measured apart
   // from Rill, next to a record-50 loop: 0.42–0.53 ms per MB one write at a time, 0.29–0.32 in
   // rounds of 100 ms (docs/recording.md, "Off the event loop"). A round starts at once when the
-  // queue holds a quarter of max_queue_bytes, for wait_idle() and at the end. Recorders hand over their chunks this much earlier than `flush`
-  // (Recorder::flush_due), so data still reaches the file within `flush`.
+  // queue holds a quarter of max_queue_bytes, for wait_idle() and at the end. Recorders hand over
+  // their chunks this much earlier than `flush` (at most half of it: media::Recorder's flush), so
+  // data still reaches the file within `flush`.
   std::chrono::milliseconds round{100};
   // The wall clock the recorders name files with (media/ has none).
   std::function<std::time_t()> clock = [] { return std::time(nullptr); };
